@@ -1,0 +1,39 @@
+# pgarena — see README.md. Two entry points that work on a fresh Debian machine:
+#   make demo   install what is missing, build, benchmark an embedded cluster
+#   make test   the whole test suite (what CI runs)
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/pgarena/pgarena/internal/cli.Version=$(VERSION)
+BIN       := bin/pgarena
+
+.PHONY: all deps build demo test test-short vet fmt bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pgarena
+
+demo: deps build
+	./$(BIN) run tpcb -s 10 -c 8 -j 2 -T 30s -P 5
+
+test: deps vet
+	PGARENA_REQUIRE_PG=1 $(GO) test -race -count=1 -timeout 30m ./...
+
+test-short:
+	$(GO) test -count=1 ./...
+
+vet:
+	@test -z "$$(gofmt -l cmd internal)" || { echo "gofmt needed:"; gofmt -l cmd internal; exit 1; }
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w cmd internal
+
+bench: build
+	./bench/vs-pgbench.sh
+
+clean:
+	rm -rf bin

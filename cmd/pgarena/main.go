@@ -1,0 +1,19 @@
+// Command pgarena is a PostgreSQL benchmarking workbench. All behaviour lives
+// in internal/cli; main only maps the result to an exit code.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/pgarena/pgarena/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := cli.Main{Stdout: os.Stdout, Stderr: os.Stderr, Env: os.Environ()}
+	os.Exit(m.Run(ctx, os.Args[1:]))
+}

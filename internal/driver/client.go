@@ -1,0 +1,142 @@
+package driver
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// Reconnect backoff bounds: a client that cannot connect waits this long
+// (doubling) before its next attempt, so an outage is sampled a few times a
+// second per client instead of flooding the server's log.
+const (
+	backoffMin = 50 * time.Millisecond
+	backoffMax = 2 * time.Second
+)
+
+// client is one simulated user: one connection, one worker, one metrics
+// handle, all owned by its goroutine.
+type client struct {
+	id      int
+	worker  workload.Worker
+	handle  *metrics.Handle
+	connect func(context.Context) (*pgx.Conn, error)
+	cfg     *Config
+
+	conn       *pgx.Conn
+	live       bool // conn is open (conn may be nil for connection-less test dialers)
+	connected  *atomic.Int64
+	hadConn    bool
+	reconnects int64
+	backoff    time.Duration
+	done       int
+}
+
+func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
+	c.hadConn = c.live
+	for {
+		select {
+		case <-stopNew:
+			return
+		default:
+		}
+		if c.cfg.Transactions > 0 && c.done >= c.cfg.Transactions {
+			return
+		}
+		tx := c.worker.Next()
+		intended := c.cfg.Now()
+		class, connectFailed := c.run(ctx, tx)
+		end := c.cfg.Now()
+		if class != metrics.ClassNone && ctx.Err() != nil {
+			// Cancelled by our own stop: neither done nor failed.
+			return
+		}
+		c.handle.Record(int(tx), intended, intended, end, class)
+		c.done++
+		if connectFailed && !c.sleepBackoff(ctx, stopNew) {
+			return
+		}
+	}
+}
+
+// run runs one transaction, connecting first if the client has no
+// connection, retrying retryable failures up to MaxTries. It reports the
+// outcome's class and whether the failure was a failed connection attempt.
+func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClass, bool) {
+	if !c.live {
+		conn, err := c.connect(ctx)
+		if err != nil {
+			return pgerr.Classify(err), true
+		}
+		c.setConn(conn)
+	}
+	c.backoff = 0
+	for try := 1; ; try++ {
+		err := c.worker.Do(ctx, c.conn, tx)
+		if err == nil {
+			break
+		}
+		class := pgerr.Classify(err)
+		if class.ConnectionBroken() || (c.conn != nil && c.conn.IsClosed()) {
+			c.dropConn()
+			return class, false
+		}
+		if class.Retryable() && try < c.cfg.MaxTries && ctx.Err() == nil {
+			c.handle.Retry(int(tx), class)
+			continue
+		}
+		return class, false
+	}
+	if c.cfg.ConnectPerTx {
+		c.dropConn()
+	}
+	return metrics.ClassNone, false
+}
+
+func (c *client) setConn(conn *pgx.Conn) {
+	c.conn, c.live = conn, true
+	c.connected.Add(1)
+	if c.hadConn && !c.cfg.ConnectPerTx {
+		c.reconnects++
+	}
+	c.hadConn = true
+}
+
+func (c *client) dropConn() {
+	if !c.live {
+		return
+	}
+	if c.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c.conn.Close(ctx)
+		cancel()
+	}
+	c.conn, c.live = nil, false
+	c.connected.Add(-1)
+}
+
+// sleepBackoff waits before the next connection attempt; false means the
+// run is ending.
+func (c *client) sleepBackoff(ctx context.Context, stopNew <-chan struct{}) bool {
+	if c.backoff == 0 {
+		c.backoff = backoffMin
+	} else if c.backoff *= 2; c.backoff > backoffMax {
+		c.backoff = backoffMax
+	}
+	t := time.NewTimer(c.backoff)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stopNew:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}

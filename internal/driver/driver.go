@@ -1,0 +1,336 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// Dialer opens a new connection to the target, with the query exec mode of
+// the run already set on its config.
+type Dialer func(ctx context.Context) (*pgx.Conn, error)
+
+// Config is the load model and the run's length.
+type Config struct {
+	Clients int
+	// Duration ends the run (-T). Zero means the run ends when every client
+	// has done Transactions transactions (-t).
+	Duration     time.Duration
+	Transactions int
+	// ConnectPerTx opens a new connection for every transaction (-C); the
+	// connection time is part of the transaction's latency, as in pgbench.
+	ConnectPerTx bool
+	// MaxTries is how many times a transaction failing with a serialization
+	// failure or deadlock is tried in all (--max-tries); values below 1
+	// mean 1.
+	MaxTries int
+	// Tick is the interval length (default 1 s).
+	Tick time.Duration
+	// Drain is how long transactions still running at the end of Duration
+	// may take to finish before they are cancelled (default 10 s).
+	Drain time.Duration
+	// Seed makes the clients' random streams reproducible.
+	Seed uint64
+	// ConnectConcurrency limits simultaneous initial connection attempts
+	// (default 32).
+	ConnectConcurrency int
+	// OnInterval receives each interval as it is cut, from one goroutine.
+	OnInterval func(metrics.Interval)
+	// Notef prints a note for the user (may be nil).
+	Notef func(format string, args ...any)
+	// Now is the clock (default time.Now); tests may inject one.
+	Now func() time.Time
+}
+
+// Result describes how a run went; the measurements are in the Recorder.
+type Result struct {
+	Start time.Time // measurement start, after the initial connections
+	End   time.Time // final tick
+	// InitialConnect is the mean time to open a client's first connection.
+	InitialConnect time.Duration
+	Reconnects     int64
+	// Stopped is set when the run ended before its planned length (the
+	// context was cancelled); StopReason says why.
+	Stopped    bool
+	StopReason string
+}
+
+func (c *Config) defaults() {
+	if c.Tick <= 0 {
+		c.Tick = time.Second
+	}
+	if c.Drain <= 0 {
+		c.Drain = 10 * time.Second
+	}
+	if c.MaxTries < 1 {
+		c.MaxTries = 1
+	}
+	if c.ConnectConcurrency <= 0 {
+		c.ConnectConcurrency = 32
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Notef == nil {
+		c.Notef = func(string, ...any) {}
+	}
+	if c.OnInterval == nil {
+		c.OnInterval = func(metrics.Interval) {}
+	}
+}
+
+// Validate reports a configuration that cannot run.
+func (c *Config) Validate() error {
+	switch {
+	case c.Clients <= 0:
+		return fmt.Errorf("clients must be at least 1 (got %d)", c.Clients)
+	case c.Duration < 0:
+		return fmt.Errorf("duration must be positive (got %s)", c.Duration)
+	case c.Transactions < 0:
+		return fmt.Errorf("transactions must be positive (got %d)", c.Transactions)
+	case c.Duration > 0 && c.Transactions > 0:
+		return errors.New("give either a duration (-T) or a transaction count (-t), not both")
+	case c.Duration == 0 && c.Transactions == 0:
+		return errors.New("give a duration (-T) or a transaction count (-t)")
+	}
+	return nil
+}
+
+// InitialConnectError is returned when clients could not open their first
+// connection for a reason that retrying will not fix (authentication, an
+// unknown host, a refused connection).
+type InitialConnectError struct {
+	Class  metrics.ErrorClass
+	Failed int
+	Err    error
+}
+
+func (e *InitialConnectError) Error() string {
+	return fmt.Sprintf("%d client(s) could not connect (%s): %s", e.Failed, e.Class, pgerr.Describe(e.Err))
+}
+
+func (e *InitialConnectError) Unwrap() error { return e.Err }
+
+// Run runs w with cfg until the configured length is reached or ctx is
+// cancelled, and returns when every client has stopped and the final
+// interval was delivered. Cancelling ctx is a clean stop: the intervals so
+// far are complete and Result.Stopped is set.
+func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec *metrics.Recorder) (Result, error) {
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	setup, _ := w.(workload.ConnSetup)
+	connect := func(ctx context.Context) (*pgx.Conn, error) {
+		conn, err := dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if setup != nil {
+			if err := setup.SetupConn(ctx, conn); err != nil {
+				conn.Close(context.Background())
+				return nil, err
+			}
+		}
+		return conn, nil
+	}
+
+	clients := make([]*client, cfg.Clients)
+	for i := range clients {
+		clients[i] = &client{
+			id:      i,
+			worker:  w.NewWorker(i, rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))),
+			handle:  rec.NewHandle(),
+			connect: connect,
+			cfg:     &cfg,
+		}
+	}
+
+	res := Result{}
+	if !cfg.ConnectPerTx {
+		mean, err := connectAll(ctx, clients, &cfg)
+		if err != nil {
+			closeAll(clients)
+			return res, err
+		}
+		res.InitialConnect = mean
+	}
+
+	var connected atomic.Int64
+	for _, c := range clients {
+		if c.live {
+			connected.Add(1)
+		}
+		c.connected = &connected
+	}
+
+	start := cfg.Now()
+	rec.Begin(start)
+	res.Start = start
+
+	// stopNew tells clients to start no new transaction; runCtx cancels
+	// transactions in flight (pgx sends a cancel request and closes).
+	stopNew := make(chan struct{})
+	runCtx, cancelRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRun()
+
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.loop(runCtx, stopNew)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	var endTimer <-chan time.Time
+	if cfg.Duration > 0 {
+		t := time.NewTimer(time.Until(start.Add(cfg.Duration)))
+		defer t.Stop()
+		endTimer = t.C
+	}
+	tick := newTicker(start, cfg.Tick, cfg.Now)
+	defer tick.stop()
+
+	emit := func(now time.Time) {
+		iv := rec.Tick(now)
+		iv.Connected = int(connected.Load())
+		cfg.OnInterval(iv)
+	}
+	var drainTimer <-chan time.Time
+	stopping := false
+	beginStop := func(reason string, stopped bool) {
+		if stopping {
+			return
+		}
+		stopping = true
+		res.Stopped, res.StopReason = stopped, reason
+		close(stopNew)
+		t := time.NewTimer(cfg.Drain)
+		drainTimer = t.C
+	}
+	ctxDone := ctx.Done()
+loop:
+	for {
+		select {
+		case now := <-tick.C:
+			emit(now)
+		case <-endTimer:
+			endTimer = nil
+			beginStop("", false)
+		case <-ctxDone:
+			ctxDone = nil
+			reason := "interrupted"
+			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+				reason = cause.Error()
+			}
+			beginStop(reason, true)
+			// A user stop does not wait for slow transactions.
+			cancelRun()
+		case <-drainTimer:
+			drainTimer = nil
+			cfg.Notef("transactions still running %s after the end were cancelled", cfg.Drain)
+			cancelRun()
+		case <-done:
+			break loop
+		}
+	}
+	res.End = cfg.Now()
+	emit(res.End)
+	closeAll(clients)
+	for _, c := range clients {
+		res.Reconnects += c.reconnects
+	}
+	return res, nil
+}
+
+// connectAll opens every client's first connection, a bounded number at a
+// time, and returns the mean connection time. Failures that a retry cannot
+// fix end the run before it starts; others (too many connections) leave the
+// client to reconnect in its loop.
+func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Duration, error) {
+	sem := make(chan struct{}, cfg.ConnectConcurrency)
+	var (
+		mu       sync.Mutex
+		total    time.Duration
+		n        int
+		fatal    *InitialConnectError
+		deferred int
+	)
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			t0 := time.Now()
+			conn, err := c.connect(ctx)
+			d := time.Since(t0)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				class := pgerr.Classify(err)
+				switch {
+				case ctx.Err() != nil:
+					if fatal == nil {
+						fatal = &InitialConnectError{Class: class, Err: ctx.Err()}
+					}
+					fatal.Failed++
+				case class == metrics.ClassTooManyConnections || class == metrics.ClassAdminShutdown:
+					deferred++
+				default:
+					if fatal == nil {
+						fatal = &InitialConnectError{Class: class, Err: err}
+					}
+					fatal.Failed++
+				}
+				return
+			}
+			c.conn, c.live = conn, true
+			total += d
+			n++
+		}()
+	}
+	wg.Wait()
+	if fatal != nil {
+		return 0, fatal
+	}
+	if deferred > 0 {
+		cfg.Notef("%d of %d clients could not connect yet (server refused: too many connections or starting up); they keep retrying and count failures", deferred, len(clients))
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return total / time.Duration(n), nil
+}
+
+func closeAll(clients []*client) {
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		if c.conn == nil {
+			c.live = false
+			continue
+		}
+		wg.Add(1)
+		go func(conn *pgx.Conn) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			conn.Close(ctx)
+		}(c.conn)
+		c.conn, c.live = nil, false
+	}
+	wg.Wait()
+}

@@ -1,0 +1,39 @@
+package driver
+
+import "time"
+
+// ticker fires at start+k·every for k = 1, 2, … measured from the absolute
+// start, so interval boundaries do not drift however late a tick is served.
+type ticker struct {
+	C     chan time.Time
+	quit  chan struct{}
+	timer *time.Timer
+}
+
+func newTicker(start time.Time, every time.Duration, now func() time.Time) *ticker {
+	t := &ticker{C: make(chan time.Time), quit: make(chan struct{})}
+	go func() {
+		for k := 1; ; k++ {
+			next := start.Add(time.Duration(k) * every)
+			timer := time.NewTimer(time.Until(next))
+			select {
+			case <-timer.C:
+			case <-t.quit:
+				timer.Stop()
+				return
+			}
+			n := now()
+			if n.Before(next) {
+				n = next
+			}
+			select {
+			case t.C <- n:
+			case <-t.quit:
+				return
+			}
+		}
+	}()
+	return t
+}
+
+func (t *ticker) stop() { close(t.quit) }

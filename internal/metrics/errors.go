@@ -1,0 +1,131 @@
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// ErrorClass is the kind of a failed transaction or connection attempt, as
+// listed in DESIGN.md "Errors". ClassNone marks success.
+type ErrorClass uint8
+
+// The error classes. Their String form is the stable name used in output,
+// JSON and CSV.
+const (
+	ClassNone ErrorClass = iota
+	ClassConnectRefused
+	ClassDNS
+	ClassAuth
+	ClassTooManyConnections
+	ClassConnectionLost
+	ClassAdminShutdown
+	ClassDeadlock
+	ClassSerialization
+	ClassTimeout
+	ClassReadOnly
+	ClassConstraint
+	ClassOther
+	numClasses
+)
+
+// NumClasses is the number of error classes including ClassNone, for arrays
+// indexed by ErrorClass.
+const NumClasses = int(numClasses)
+
+var classNames = [...]string{
+	ClassNone:               "none",
+	ClassConnectRefused:     "connect_refused",
+	ClassDNS:                "dns",
+	ClassAuth:               "auth",
+	ClassTooManyConnections: "too_many_connections",
+	ClassConnectionLost:     "connection_lost",
+	ClassAdminShutdown:      "admin_shutdown",
+	ClassDeadlock:           "deadlock",
+	ClassSerialization:      "serialization",
+	ClassTimeout:            "timeout",
+	ClassReadOnly:           "read_only",
+	ClassConstraint:         "constraint",
+	ClassOther:              "other",
+}
+
+func (c ErrorClass) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", c)
+}
+
+// ParseErrorClass returns the class named s.
+func ParseErrorClass(s string) (ErrorClass, bool) {
+	for i, n := range classNames {
+		if n == s {
+			return ErrorClass(i), true
+		}
+	}
+	return 0, false
+}
+
+// Retryable reports whether a transaction failing with c may be retried
+// (--max-tries): serialization failures and deadlocks.
+func (c ErrorClass) Retryable() bool {
+	return c == ClassSerialization || c == ClassDeadlock
+}
+
+// ConnectionBroken reports whether a failure of class c means the client's
+// connection is gone (or never came) and must be re-established.
+func (c ErrorClass) ConnectionBroken() bool {
+	switch c {
+	case ClassConnectRefused, ClassDNS, ClassAuth, ClassTooManyConnections,
+		ClassConnectionLost, ClassAdminShutdown:
+		return true
+	}
+	return false
+}
+
+// ErrorCounts counts failures by class. Index ClassNone is unused.
+type ErrorCounts [NumClasses]int64
+
+// Total is the number of failures over all classes.
+func (e *ErrorCounts) Total() int64 {
+	var n int64
+	for c := 1; c < NumClasses; c++ {
+		n += e[c]
+	}
+	return n
+}
+
+// Add adds o to e.
+func (e *ErrorCounts) Add(o *ErrorCounts) {
+	for c := range e {
+		e[c] += o[c]
+	}
+}
+
+// MarshalJSON writes the non-zero classes as an object keyed by class name.
+func (e ErrorCounts) MarshalJSON() ([]byte, error) {
+	m := make(map[string]int64)
+	for c := 1; c < NumClasses; c++ {
+		if e[c] != 0 {
+			m[ErrorClass(c).String()] = e[c]
+		}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads the object written by MarshalJSON; unknown class
+// names (from a newer pgarena) are counted as other.
+func (e *ErrorCounts) UnmarshalJSON(b []byte) error {
+	var m map[string]int64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*e = ErrorCounts{}
+	for k, v := range m {
+		c, ok := ParseErrorClass(k)
+		if !ok || c == ClassNone {
+			c = ClassOther
+		}
+		e[c] += v
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package metrics
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Interval is what happened between two ticks.
+type Interval struct {
+	Seq    int       // 1-based position in the run
+	Start  time.Time // previous tick (run start for the first)
+	End    time.Time
+	Warmup bool // excluded from the summary
+	// Connected is the number of clients holding an open connection at
+	// End, set by the driver; an outage shows as a drop.
+	Connected int
+	// TargetRate is the scheduled arrival rate (tx/s) at End for open-loop
+	// runs; 0 in a closed loop.
+	TargetRate float64
+	Tx         []TxStats // indexed like Recorder.TxNames
+}
+
+// TxStats is one transaction type's share of an interval or run.
+type TxStats struct {
+	Name    string
+	Count   int64 // committed
+	Errors  ErrorCounts
+	Retries int64
+	Latency *hdr.Histogram // µs, end − intended start, committed only
+	Service *hdr.Histogram // µs, end − start
+}
+
+// Duration is the length of the interval.
+func (iv *Interval) Duration() time.Duration { return iv.End.Sub(iv.Start) }
+
+// Total merges the transaction types of iv into one TxStats named "total".
+func (iv *Interval) Total() TxStats { return MergeTx("total", iv.Tx) }
+
+// MergeTx merges several TxStats into one.
+func MergeTx(name string, txs []TxStats) TxStats {
+	out := TxStats{Name: name, Latency: NewHistogram(), Service: NewHistogram()}
+	for i := range txs {
+		out.add(&txs[i])
+	}
+	return out
+}
+
+func (t *TxStats) add(o *TxStats) {
+	t.Count += o.Count
+	t.Errors.Add(&o.Errors)
+	t.Retries += o.Retries
+	if o.Latency != nil {
+		t.Latency.Merge(o.Latency)
+	}
+	if o.Service != nil {
+		t.Service.Merge(o.Service)
+	}
+}
+
+// Failed is the number of failed transactions.
+func (t *TxStats) Failed() int64 { return t.Errors.Total() }
+
+// Latency statistics in milliseconds.
+type LatencyStats struct {
+	Avg    float64 `json:"avg"`
+	Stddev float64 `json:"stddev"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p999"`
+	Max    float64 `json:"max"`
+}
+
+var statPercentiles = []float64{50, 90, 95, 99, 99.9}
+
+// Stats computes LatencyStats (ms) of a µs histogram. An empty histogram
+// gives zeros.
+func Stats(h *hdr.Histogram) LatencyStats {
+	if h == nil || h.TotalCount() == 0 {
+		return LatencyStats{}
+	}
+	p := h.ValueAtPercentilesSlice(statPercentiles)
+	ms := func(us int64) float64 { return round3(float64(us) / 1000) }
+	return LatencyStats{
+		Avg:    round3(h.Mean() / 1000),
+		Stddev: round3(h.StdDev() / 1000),
+		P50:    ms(p[0]),
+		P90:    ms(p[1]),
+		P95:    ms(p[2]),
+		P99:    ms(p[3]),
+		P999:   ms(p[4]),
+		Max:    ms(h.Max()),
+	}
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// EncodeHistogram returns the compressed HdrHistogram V2 encoding of h in
+// base64, the form used in hlog files and interoperable with other HDR
+// implementations.
+func EncodeHistogram(h *hdr.Histogram) (string, error) {
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// DecodeHistogram reverses EncodeHistogram.
+func DecodeHistogram(s string) (*hdr.Histogram, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	return hdr.Decode(b)
+}
+
+// intervalJSON is the on-disk form of an Interval: one JSON line per
+// interval in a run's intervals.jsonl. Summary statistics are written for
+// readers that do not decode histograms; the histograms keep everything.
+type intervalJSON struct {
+	Seq        int       `json:"seq"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	Warmup     bool      `json:"warmup,omitempty"`
+	Connected  int       `json:"connected"`
+	TargetRate float64   `json:"target_rate,omitempty"`
+	Tx         []txJSON  `json:"tx"`
+}
+
+type txJSON struct {
+	Name        string       `json:"name"`
+	Count       int64        `json:"count"`
+	Failed      int64        `json:"failed"`
+	Errors      ErrorCounts  `json:"errors"`
+	Retries     int64        `json:"retries"`
+	LatencyMS   LatencyStats `json:"latency_ms"`
+	LatencyHist string       `json:"latency_hist"`
+	ServiceHist string       `json:"service_hist"`
+}
+
+// MarshalJSON encodes the interval with its histograms.
+func (iv Interval) MarshalJSON() ([]byte, error) {
+	j := intervalJSON{Seq: iv.Seq, Start: iv.Start.UTC(), End: iv.End.UTC(), Warmup: iv.Warmup,
+		Connected: iv.Connected, TargetRate: iv.TargetRate, Tx: make([]txJSON, len(iv.Tx))}
+	for i := range iv.Tx {
+		t := &iv.Tx[i]
+		lat := t.Latency
+		if lat == nil {
+			lat = NewHistogram()
+		}
+		svc := t.Service
+		if svc == nil {
+			svc = NewHistogram()
+		}
+		le, err := EncodeHistogram(lat)
+		if err != nil {
+			return nil, fmt.Errorf("encode latency histogram: %w", err)
+		}
+		se, err := EncodeHistogram(svc)
+		if err != nil {
+			return nil, fmt.Errorf("encode service histogram: %w", err)
+		}
+		j.Tx[i] = txJSON{Name: t.Name, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
+			Retries: t.Retries, LatencyMS: Stats(lat), LatencyHist: le, ServiceHist: se}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (iv *Interval) UnmarshalJSON(b []byte) error {
+	var j intervalJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*iv = Interval{Seq: j.Seq, Start: j.Start, End: j.End, Warmup: j.Warmup, Connected: j.Connected,
+		TargetRate: j.TargetRate, Tx: make([]TxStats, len(j.Tx))}
+	for i, t := range j.Tx {
+		lat, err := DecodeHistogram(t.LatencyHist)
+		if err != nil {
+			return fmt.Errorf("interval %d %s: latency histogram: %w", j.Seq, t.Name, err)
+		}
+		svc, err := DecodeHistogram(t.ServiceHist)
+		if err != nil {
+			return fmt.Errorf("interval %d %s: service histogram: %w", j.Seq, t.Name, err)
+		}
+		iv.Tx[i] = TxStats{Name: t.Name, Count: t.Count, Errors: t.Errors, Retries: t.Retries,
+			Latency: lat, Service: svc}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package metrics
+
+import (
+	"encoding/json"
+	"math"
+	"sync"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+
+func TestRecordTickCounts(t *testing.T) {
+	r := NewRecorder([]string{"a", "b"}, t0)
+	h := r.NewHandle()
+	for i := 0; i < 100; i++ {
+		start := t0.Add(time.Duration(i) * time.Millisecond)
+		h.Record(0, start, start, start.Add(time.Duration(i+1)*time.Millisecond), ClassNone)
+	}
+	h.Record(1, t0, t0, t0.Add(time.Millisecond), ClassDeadlock)
+	h.Retry(1, ClassSerialization)
+	iv := r.Tick(t0.Add(time.Second))
+	if iv.Seq != 1 || !iv.Start.Equal(t0) || iv.Duration() != time.Second {
+		t.Fatalf("interval bounds: %+v", iv)
+	}
+	a, b := iv.Tx[0], iv.Tx[1]
+	if a.Count != 100 || a.Failed() != 0 || a.Latency.TotalCount() != 100 {
+		t.Fatalf("a: count %d failed %d hist %d", a.Count, a.Failed(), a.Latency.TotalCount())
+	}
+	if b.Count != 0 || b.Errors[ClassDeadlock] != 1 || b.Retries != 1 || b.Latency.TotalCount() != 0 {
+		t.Fatalf("b: %+v", b)
+	}
+	// Latencies 1..100 ms: p50 ≈ 50 ms, max ≈ 100 ms (3 significant digits).
+	s := Stats(a.Latency)
+	if math.Abs(s.P50-50) > 0.1 || math.Abs(s.Max-100) > 0.1 || math.Abs(s.Avg-50.5) > 0.1 {
+		t.Fatalf("stats %+v", s)
+	}
+	// The next interval starts empty.
+	iv2 := r.Tick(t0.Add(2 * time.Second))
+	if iv2.Seq != 2 || iv2.Tx[0].Count != 0 || !iv2.Start.Equal(t0.Add(time.Second)) {
+		t.Fatalf("second interval not empty: %+v", iv2.Tx[0])
+	}
+}
+
+func TestLatencyIncludesQueueing(t *testing.T) {
+	r := NewRecorder([]string{"x"}, t0)
+	h := r.NewHandle()
+	intended := t0
+	start := t0.Add(90 * time.Millisecond) // waited 90 ms for a client
+	h.Record(0, intended, start, start.Add(10*time.Millisecond), ClassNone)
+	iv := r.Tick(t0.Add(time.Second))
+	if lat, svc := Stats(iv.Tx[0].Latency).Max, Stats(iv.Tx[0].Service).Max; math.Abs(lat-100) > 0.1 || math.Abs(svc-10) > 0.02 {
+		t.Fatalf("latency %v ms (want 100), service %v ms (want 10)", lat, svc)
+	}
+}
+
+// TestConcurrentRecordAndTick runs writers against a ticking reader (run
+// with -race): no sample may be lost or counted twice.
+func TestConcurrentRecordAndTick(t *testing.T) {
+	const clients, perClient = 8, 20000
+	r := NewRecorder([]string{"x"}, t0)
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		h := r.NewHandle()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perClient; i++ {
+				h.Record(0, t0, t0, t0.Add(time.Millisecond), ClassNone)
+				if i%100 == 0 {
+					h.Record(0, t0, t0, t0, ClassSerialization)
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var total, failed, hist int64
+	now := t0
+	for stop := false; !stop; {
+		select {
+		case <-done:
+			stop = true
+		default:
+		}
+		now = now.Add(time.Millisecond)
+		iv := r.Tick(now)
+		total += iv.Tx[0].Count
+		failed += iv.Tx[0].Failed()
+		hist += iv.Tx[0].Latency.TotalCount()
+	}
+	iv := r.Tick(now.Add(time.Millisecond))
+	total += iv.Tx[0].Count
+	failed += iv.Tx[0].Failed()
+	hist += iv.Tx[0].Latency.TotalCount()
+	if total != clients*perClient || hist != total || failed != clients*perClient/100 {
+		t.Fatalf("total %d hist %d failed %d, want %d and %d", total, hist, failed, clients*perClient, clients*perClient/100)
+	}
+}
+
+func TestIntervalJSONRoundTrip(t *testing.T) {
+	r := NewRecorder([]string{"tpcb-like"}, t0)
+	h := r.NewHandle()
+	for i := 1; i <= 50; i++ {
+		h.Record(0, t0, t0, t0.Add(time.Duration(i)*100*time.Microsecond), ClassNone)
+	}
+	h.Record(0, t0, t0, t0, ClassConnectionLost)
+	iv := r.Tick(t0.Add(time.Second))
+	iv.Connected = 7
+	b, err := json.Marshal(iv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Interval
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Seq != 1 || back.Connected != 7 || !back.End.Equal(iv.End) || back.Tx[0].Count != 50 ||
+		back.Tx[0].Errors[ClassConnectionLost] != 1 || !back.Tx[0].Latency.Equals(iv.Tx[0].Latency) ||
+		!back.Tx[0].Service.Equals(iv.Tx[0].Service) {
+		t.Fatalf("round trip differs: %s", b)
+	}
+}
+
+func TestAccumulatorSkipsWarmup(t *testing.T) {
+	r := NewRecorder([]string{"x"}, t0)
+	r.SetWarmupEnd(t0.Add(time.Second))
+	h := r.NewHandle()
+	var acc Accumulator
+	for s := 1; s <= 3; s++ {
+		n := 10 * s
+		for i := 0; i < n; i++ {
+			h.Record(0, t0, t0, t0.Add(time.Millisecond), ClassNone)
+		}
+		iv := r.Tick(t0.Add(time.Duration(s) * time.Second))
+		if iv.Warmup != (s == 1) {
+			t.Fatalf("interval %d warmup=%v", s, iv.Warmup)
+		}
+		acc.Add(iv)
+	}
+	var sum Summary
+	acc.Fill(&sum)
+	if sum.Transactions != 50 || sum.DurationS != 2 || sum.TPS != 25 || sum.WarmupS != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if len(sum.Tx) != 1 || sum.Tx[0].Transactions != 50 {
+		t.Fatalf("per type %+v", sum.Tx)
+	}
+}
+
+func TestErrorCountsJSON(t *testing.T) {
+	var e ErrorCounts
+	e[ClassDeadlock] = 2
+	e[ClassAuth] = 1
+	b, _ := json.Marshal(e)
+	if string(b) != `{"auth":1,"deadlock":2}` {
+		t.Fatalf("got %s", b)
+	}
+	var back ErrorCounts
+	if err := json.Unmarshal([]byte(`{"auth":1,"deadlock":2,"from_the_future":3}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back[ClassAuth] != 1 || back[ClassDeadlock] != 2 || back[ClassOther] != 3 || back.Total() != 6 {
+		t.Fatalf("got %v", back)
+	}
+	for c := ClassNone; c < numClasses; c++ {
+		if p, ok := ParseErrorClass(c.String()); !ok || p != c {
+			t.Fatalf("class %d does not round trip", c)
+		}
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	r := NewRecorder([]string{"x"}, t0)
+	h := r.NewHandle()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		h.Record(0, t0, t0, t0.Add(time.Millisecond), ClassNone)
+		if i%100000 == 0 {
+			r.Tick(t0)
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package metrics
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram bounds: microseconds from 1 µs to 1 hour, 3 significant digits.
+// Values above the bound are recorded as the bound.
+const (
+	histLowest  = 1
+	histHighest = int64(time.Hour / time.Microsecond)
+	histDigits  = 3
+)
+
+// NewHistogram returns an empty latency histogram with pgarena's bounds.
+func NewHistogram() *hdr.Histogram {
+	return hdr.New(histLowest, histHighest, histDigits)
+}
+
+func recordMicros(h *hdr.Histogram, us int64) {
+	if us < histLowest {
+		us = histLowest
+	} else if us > histHighest {
+		us = histHighest
+	}
+	_ = h.RecordValue(us) // cannot fail within the clamped range
+}
+
+// Recorder collects the measurements of all clients of a run and cuts them
+// into Intervals. Tick must be called from one goroutine at a time.
+type Recorder struct {
+	txNames []string
+
+	mu      sync.Mutex // guards handles (appended on client start, not on the hot path)
+	handles []*Handle
+
+	seq       int
+	lastTick  time.Time
+	warmupEnd time.Time
+}
+
+// NewRecorder returns a Recorder for the given transaction types whose first
+// interval starts at start.
+func NewRecorder(txNames []string, start time.Time) *Recorder {
+	return &Recorder{txNames: append([]string(nil), txNames...), lastTick: start}
+}
+
+// Begin sets the start of the first interval (the moment measurement
+// starts, after initial connections). Call it before the first Tick.
+func (r *Recorder) Begin(t time.Time) { r.lastTick = t }
+
+// TxNames returns the transaction types, indexed as in Record.
+func (r *Recorder) TxNames() []string { return r.txNames }
+
+// SetWarmupEnd flags every interval that ends at or before t as warm-up.
+func (r *Recorder) SetWarmupEnd(t time.Time) { r.warmupEnd = t }
+
+// NewHandle returns a Handle for one client. A Handle has one writer.
+func (r *Recorder) NewHandle() *Handle {
+	h := &Handle{spare: newBuffer(len(r.txNames))}
+	h.cur.Store(newBuffer(len(r.txNames)))
+	r.mu.Lock()
+	r.handles = append(r.handles, h)
+	r.mu.Unlock()
+	return h
+}
+
+// Handle records the outcomes of one client. Its methods must be called from
+// a single goroutine; Recorder.Tick may run concurrently.
+type Handle struct {
+	// seq is odd while the writer is inside a record (see Tick).
+	seq   atomic.Uint64
+	cur   atomic.Pointer[buffer]
+	spare *buffer // owned by the ticking goroutine
+}
+
+type buffer struct{ tx []txBuffer }
+
+type txBuffer struct {
+	latency []int64 // µs, end − intended start, committed transactions only
+	service []int64 // µs, end − start
+	errors  ErrorCounts
+	retries int64
+}
+
+func newBuffer(n int) *buffer { return &buffer{tx: make([]txBuffer, n)} }
+
+func (b *buffer) reset() {
+	for i := range b.tx {
+		t := &b.tx[i]
+		t.latency, t.service = t.latency[:0], t.service[:0]
+		t.errors = ErrorCounts{}
+		t.retries = 0
+	}
+}
+
+// Record records one finished transaction of type tx: intended is when it
+// was due to start (equal to start in a closed loop), start when it was sent,
+// end when its outcome was known. class is ClassNone for a commit; a failure
+// is counted in its class and never as done.
+func (h *Handle) Record(tx int, intended, start, end time.Time, class ErrorClass) {
+	h.seq.Add(1)
+	b := h.cur.Load()
+	t := &b.tx[tx]
+	if class == ClassNone {
+		t.latency = append(t.latency, int64(end.Sub(intended)/time.Microsecond))
+		t.service = append(t.service, int64(end.Sub(start)/time.Microsecond))
+	} else {
+		t.errors[class]++
+	}
+	h.seq.Add(1)
+}
+
+// Retry counts one retried attempt of a transaction of type tx that failed
+// with class (a serialization failure or deadlock under --max-tries).
+func (h *Handle) Retry(tx int, class ErrorClass) {
+	h.seq.Add(1)
+	h.cur.Load().tx[tx].retries++
+	h.seq.Add(1)
+}
+
+// swap installs the spare buffer and returns the one the writer used, once
+// the writer is no longer inside a record that may have loaded it.
+func (h *Handle) swap() *buffer {
+	old := h.cur.Swap(h.spare)
+	if s := h.seq.Load(); s%2 == 1 {
+		// The writer is inside a record that may hold old; a record that
+		// starts after the swap loads the new buffer. Wait for this one to
+		// end: it is a few hundred nanoseconds of work.
+		for h.seq.Load() == s {
+			spinWait()
+		}
+	}
+	return old
+}
+
+// Tick closes the current interval at now and returns it.
+func (r *Recorder) Tick(now time.Time) Interval {
+	r.mu.Lock()
+	handles := append([]*Handle(nil), r.handles...)
+	r.mu.Unlock()
+
+	r.seq++
+	iv := Interval{
+		Seq:   r.seq,
+		Start: r.lastTick,
+		End:   now,
+		Tx:    make([]TxStats, len(r.txNames)),
+	}
+	iv.Warmup = !r.warmupEnd.IsZero() && !now.After(r.warmupEnd)
+	for i, name := range r.txNames {
+		iv.Tx[i] = TxStats{Name: name, Latency: NewHistogram(), Service: NewHistogram()}
+	}
+	for _, h := range handles {
+		b := h.swap()
+		for i := range b.tx {
+			t, s := &b.tx[i], &iv.Tx[i]
+			for _, v := range t.latency {
+				recordMicros(s.Latency, v)
+			}
+			for _, v := range t.service {
+				recordMicros(s.Service, v)
+			}
+			s.Count += int64(len(t.latency))
+			s.Errors.Add(&t.errors)
+			s.Retries += t.retries
+		}
+		b.reset()
+		h.spare = b
+	}
+	r.lastTick = now
+	return iv
+}

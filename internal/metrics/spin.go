@@ -1,0 +1,5 @@
+package metrics
+
+import "runtime"
+
+func spinWait() { runtime.Gosched() }

@@ -1,0 +1,138 @@
+package metrics
+
+import (
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Summary is the result of a run (or of one step of it), the form printed at
+// the end, written to summary.json and emitted by --json.
+type Summary struct {
+	RunID      string `json:"run_id"`
+	Status     string `json:"status"` // see the Status constants
+	StopReason string `json:"stop_reason,omitempty"`
+	Workload   string `json:"workload"`
+	Label      string `json:"label,omitempty"`
+	QueryMode  string `json:"query_mode"`
+	Clients    int    `json:"clients"`
+	Threads    int    `json:"threads"`
+	// Params holds workload parameters (scale, script).
+	Params map[string]string `json:"params,omitempty"`
+
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	DurationS float64   `json:"duration_s"` // measured time, warm-up excluded
+	WarmupS   float64   `json:"warmup_s,omitempty"`
+
+	Transactions int64        `json:"transactions"` // committed
+	Failed       int64        `json:"failed"`
+	Errors       ErrorCounts  `json:"errors"`
+	Retries      int64        `json:"retries"`
+	TPS          float64      `json:"tps"` // committed per second of measured time
+	Latency      LatencyStats `json:"latency_ms"`
+	Service      LatencyStats `json:"service_ms"`
+	// InitialConnectMS is the mean time to open a client's first
+	// connection; it is not part of DurationS (pgbench's "tps without
+	// initial connection time").
+	InitialConnectMS float64 `json:"initial_connect_ms"`
+	// Reconnects counts connections re-opened after a failure.
+	Reconnects int64 `json:"reconnects,omitempty"`
+
+	Tx []TxSummary `json:"tx"`
+}
+
+// Run statuses.
+const (
+	StatusComplete    = "complete"    // ran its full length
+	StatusStopped     = "stopped"     // cut short: interrupted by the user or an autostop rule
+	StatusFailed      = "failed"      // ended by an error
+	StatusInterrupted = "interrupted" // pgarena died; only intervals remain
+	StatusRunning     = "running"
+)
+
+// TxSummary is one transaction type's part of a Summary.
+type TxSummary struct {
+	Name         string       `json:"name"`
+	Transactions int64        `json:"transactions"`
+	Failed       int64        `json:"failed"`
+	Errors       ErrorCounts  `json:"errors"`
+	Retries      int64        `json:"retries"`
+	TPS          float64      `json:"tps"`
+	Latency      LatencyStats `json:"latency_ms"`
+	Service      LatencyStats `json:"service_ms"`
+}
+
+// Accumulator merges intervals into run totals, skipping warm-up intervals.
+// The histograms it keeps are the "full histograms" of a run.
+type Accumulator struct {
+	Tx       []TxStats
+	Measured time.Duration
+	Warmup   time.Duration
+	First    time.Time // start of the first measured interval
+	Last     time.Time // end of the last interval
+}
+
+// Add merges iv unless it is a warm-up interval.
+func (a *Accumulator) Add(iv Interval) {
+	if a.Last.Before(iv.End) {
+		a.Last = iv.End
+	}
+	if iv.Warmup {
+		a.Warmup += iv.Duration()
+		return
+	}
+	if a.First.IsZero() {
+		a.First = iv.Start
+	}
+	a.Measured += iv.Duration()
+	if a.Tx == nil {
+		a.Tx = make([]TxStats, len(iv.Tx))
+		for i, t := range iv.Tx {
+			a.Tx[i] = TxStats{Name: t.Name, Latency: NewHistogram(), Service: NewHistogram()}
+		}
+	}
+	for i := range iv.Tx {
+		if i < len(a.Tx) {
+			a.Tx[i].add(&iv.Tx[i])
+		}
+	}
+}
+
+// Fill sets the measured fields of s (counts, rates, latencies, per-type
+// rows) from what was accumulated. Metadata fields are left alone.
+func (a *Accumulator) Fill(s *Summary) {
+	secs := a.Measured.Seconds()
+	rate := func(n int64) float64 {
+		if secs <= 0 {
+			return 0
+		}
+		return round3(float64(n) / secs)
+	}
+	total := MergeTx("total", a.Tx)
+	s.DurationS = round3(secs)
+	s.WarmupS = round3(a.Warmup.Seconds())
+	s.Transactions = total.Count
+	s.Failed = total.Failed()
+	s.Errors = total.Errors
+	s.Retries = total.Retries
+	s.TPS = rate(total.Count)
+	s.Latency = Stats(total.Latency)
+	s.Service = Stats(total.Service)
+	s.Tx = make([]TxSummary, len(a.Tx))
+	for i := range a.Tx {
+		t := &a.Tx[i]
+		s.Tx[i] = TxSummary{Name: t.Name, Transactions: t.Count, Failed: t.Failed(), Errors: t.Errors,
+			Retries: t.Retries, TPS: rate(t.Count), Latency: Stats(t.Latency), Service: Stats(t.Service)}
+	}
+}
+
+// Histograms returns the accumulated latency histogram of each transaction
+// type, keyed by name.
+func (a *Accumulator) Histograms() map[string]*hdr.Histogram {
+	m := make(map[string]*hdr.Histogram, len(a.Tx))
+	for i := range a.Tx {
+		m[a.Tx[i].Name] = a.Tx[i].Latency
+	}
+	return m
+}

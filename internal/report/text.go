@@ -1,0 +1,164 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+)
+
+// ProgressLine formats one progress report, pgbench -P style, for the
+// intervals ivs that together cover (elapsed−len, elapsed]:
+//
+//	progress: 10.0 s, 1234.5 tps, lat 6.4 ms stddev 2.1, p95 9.1 ms, p99 12.0 ms, failed 0
+func ProgressLine(elapsed time.Duration, ivs []metrics.Interval) string {
+	var acc metrics.Accumulator
+	var span time.Duration
+	connected, clientsKnown := 0, false
+	for _, iv := range ivs {
+		iv.Warmup = false // progress shows warm-up too
+		acc.Add(iv)
+		span += iv.Duration()
+		connected, clientsKnown = iv.Connected, true
+	}
+	total := metrics.MergeTx("total", acc.Tx)
+	tps := 0.0
+	if span > 0 {
+		tps = float64(total.Count) / span.Seconds()
+	}
+	lat := metrics.Stats(total.Latency)
+	var b strings.Builder
+	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps, lat %.1f ms stddev %.1f, p95 %.1f ms, p99 %.1f ms, failed %d",
+		elapsed.Seconds(), tps, lat.Avg, lat.Stddev, lat.P95, lat.P99, total.Failed())
+	if n := total.Failed(); n > 0 {
+		b.WriteString(" (" + classList(&total.Errors) + ")")
+	}
+	if total.Retries > 0 {
+		fmt.Fprintf(&b, ", retried %d", total.Retries)
+	}
+	if clientsKnown {
+		fmt.Fprintf(&b, ", connected %d", connected)
+	}
+	return b.String()
+}
+
+// classList renders non-zero error counts as "deadlock 2, other 1", largest
+// first.
+func classList(e *metrics.ErrorCounts) string {
+	type kv struct {
+		name string
+		n    int64
+	}
+	var l []kv
+	for c := 1; c < metrics.NumClasses; c++ {
+		if e[c] > 0 {
+			l = append(l, kv{metrics.ErrorClass(c).String(), e[c]})
+		}
+	}
+	sort.SliceStable(l, func(i, j int) bool { return l[i].n > l[j].n })
+	parts := make([]string, len(l))
+	for i, x := range l {
+		parts[i] = fmt.Sprintf("%s %d", x.name, x.n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func pct(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
+}
+
+// SummaryText writes the end-of-run summary in pgbench's layout, with
+// pgarena's additions (percentiles, error classes, per-type rows, status).
+func SummaryText(w io.Writer, s *metrics.Summary) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	script := s.Params["script"]
+	if script == "" && len(s.Tx) == 1 {
+		script = s.Tx[0].Name
+	}
+	p("run: %s (%s)", s.RunID, s.Workload)
+	if s.Label != "" {
+		p("label: %s", s.Label)
+	}
+	if script != "" {
+		p("transaction type: %s", script)
+	}
+	if sc, ok := s.Params["scale"]; ok {
+		p("scaling factor: %s", sc)
+	}
+	p("query mode: %s", s.QueryMode)
+	p("number of clients: %d", s.Clients)
+	p("number of threads: %d", s.Threads)
+	p("duration: %.1f s", s.DurationS)
+	if s.WarmupS > 0 {
+		p("warm-up excluded: %.1f s", s.WarmupS)
+	}
+	processed := s.Transactions + s.Failed
+	p("number of transactions actually processed: %d", s.Transactions)
+	p("number of failed transactions: %d (%.3f%%)", s.Failed, pct(s.Failed, processed))
+	if s.Failed > 0 {
+		p("  failed by class: %s", classList(&s.Errors))
+	}
+	p("number of transactions retried: %d (%.3f%%)", s.Retries, pct(s.Retries, processed))
+	l := s.Latency
+	p("latency average = %.3f ms", l.Avg)
+	p("latency stddev = %.3f ms", l.Stddev)
+	p("latency percentiles: p50 %.3f, p90 %.3f, p95 %.3f, p99 %.3f, p99.9 %.3f, max %.3f ms",
+		l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
+	if s.Service != l && s.Service.Avg > 0 {
+		p("service time average = %.3f ms (p99 %.3f ms)", s.Service.Avg, s.Service.P99)
+	}
+	p("initial connection time = %.3f ms", s.InitialConnectMS)
+	if s.Reconnects > 0 {
+		p("reconnects = %d", s.Reconnects)
+	}
+	p("tps = %.6f (without initial connection time)", s.TPS)
+	if len(s.Tx) > 1 {
+		p("per transaction type:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  type\ttransactions\tfailed\ttps\tavg ms\tp95 ms\tp99 ms\t")
+		for _, t := range s.Tx {
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t\n", t.Name, t.Transactions, t.Failed, t.TPS,
+				t.Latency.Avg, t.Latency.P95, t.Latency.P99)
+		}
+		tw.Flush()
+	}
+	status := s.Status
+	if s.StopReason != "" {
+		status += ": " + s.StopReason
+	}
+	p("status: %s", status)
+}
+
+// RunRow is one line of a run listing.
+type RunRow struct {
+	ID       string
+	Created  time.Time
+	Label    string
+	Workload string
+	Clients  int
+	TPS      float64
+	P95MS    float64
+	Status   string
+}
+
+// RunList writes runs as an aligned table, in the order given.
+func RunList(w io.Writer, rows []RunRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIME\tLABEL\tWORKLOAD\tCLIENTS\tTPS\tP95 MS\tSTATUS")
+	for _, r := range rows {
+		label := r.Label
+		if label == "" {
+			label = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%s\n", r.ID, r.Created.Local().Format("2006-01-02 15:04:05"),
+			label, r.Workload, r.Clients, r.TPS, r.P95MS, r.Status)
+	}
+	tw.Flush()
+}

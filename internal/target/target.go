@@ -1,0 +1,241 @@
+// Package target turns what the user named (a libpq DSN or URL, PG*
+// environment variables, an embedded or named local cluster) into
+// connections, and describes the server it reaches.
+//
+// Passwords never leave this package in text: Redacted renders a
+// connection's parameters without one.
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
+)
+
+// QueryModes maps -M values to pgx exec modes: simple is pgbench's default
+// (the simple query protocol), extended uses the extended protocol with an
+// unnamed statement (one round trip), prepared uses named prepared
+// statements cached per connection.
+var QueryModes = map[string]pgx.QueryExecMode{
+	"simple":   pgx.QueryExecModeSimpleProtocol,
+	"extended": pgx.QueryExecModeExec,
+	"prepared": pgx.QueryExecModeCacheStatement,
+}
+
+// ParseQueryMode validates a -M value.
+func ParseQueryMode(s string) (pgx.QueryExecMode, error) {
+	m, ok := QueryModes[s]
+	if !ok {
+		return 0, fmt.Errorf("unknown query mode %q (use simple, extended or prepared)", s)
+	}
+	return m, nil
+}
+
+// ParseDSN parses a libpq keyword string or postgres:// URL; an empty dsn
+// means "from PG* environment variables and defaults", as in psql. The
+// error never contains the password.
+func ParseDSN(dsn string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse connection string %q: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "pgarena"
+	}
+	return cfg, nil
+}
+
+// scrub removes anything that looks like the DSN's password from msg.
+func scrub(msg, dsn string) string {
+	for _, pw := range passwordsIn(dsn) {
+		if pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	return msg
+}
+
+var kwPassword = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
+
+func passwordsIn(dsn string) []string {
+	var out []string
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw, url.QueryEscape(pw), url.PathEscape(pw))
+		}
+	}
+	if u, err := url.Parse(dsn); err == nil {
+		if pw := u.Query().Get("password"); pw != "" {
+			out = append(out, pw)
+		}
+	}
+	for _, m := range kwPassword.FindAllStringSubmatch(dsn, -1) {
+		out = append(out, strings.Trim(m[1], "'"))
+	}
+	return out
+}
+
+// RedactDSN returns dsn with any password replaced by xxxxx, for display of
+// text that may not even parse.
+func RedactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		if u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			}
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	return kwPassword.ReplaceAllString(dsn, "password=xxxxx")
+}
+
+// Redacted describes cfg as a keyword string without the password.
+func Redacted(cfg *pgx.ConnConfig) string {
+	parts := []string{
+		"host=" + cfg.Host,
+		"port=" + strconv.Itoa(int(cfg.Port)),
+		"user=" + cfg.User,
+		"dbname=" + cfg.Database,
+	}
+	keys := make([]string, 0, len(cfg.RuntimeParams))
+	for k := range cfg.RuntimeParams {
+		if k != "application_name" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+cfg.RuntimeParams[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// Connect opens one connection with cfg (copied, so callers may reuse cfg)
+// under the given application_name.
+func Connect(ctx context.Context, cfg *pgx.ConnConfig, appName string) (*pgx.Conn, error) {
+	c := cfg.Copy()
+	if appName != "" {
+		c.RuntimeParams["application_name"] = appName
+	}
+	return pgx.ConnectConfig(ctx, c)
+}
+
+// WaitReady connects until the server accepts a connection or wait has
+// passed (wait 0 tries once). Refused connections and a server that is
+// starting up or full are retried; authentication or DNS failures are not.
+// note is called once if it has to wait.
+func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, note func(string)) (*pgx.Conn, error) {
+	deadline := time.Now().Add(wait)
+	noted := false
+	for {
+		conn, err := Connect(ctx, cfg, "")
+		if err == nil {
+			return conn, nil
+		}
+		class := pgerr.Classify(err)
+		retry := class == metrics.ClassConnectRefused || class == metrics.ClassAdminShutdown ||
+			class == metrics.ClassTooManyConnections || class == metrics.ClassConnectionLost
+		if !retry || time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err}
+		}
+		if !noted && note != nil {
+			note(fmt.Sprintf("waiting up to %s for %s to accept connections (%s)", wait.Round(time.Second), cfg.Host, class))
+			noted = true
+		}
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: ctx.Err()}
+		}
+	}
+}
+
+// ConnectError is a failure to reach the target, classified.
+type ConnectError struct {
+	Class  metrics.ErrorClass
+	Target string
+	Err    error
+}
+
+func (e *ConnectError) Error() string {
+	hint := ""
+	switch e.Class {
+	case metrics.ClassAuth:
+		hint = " (check the user and password: --dsn, PGUSER/PGPASSWORD or ~/.pgpass)"
+	case metrics.ClassDNS:
+		hint = " (the host name does not resolve)"
+	case metrics.ClassConnectRefused:
+		hint = " (is the server running? --wait-ready DURATION waits for it)"
+	}
+	return fmt.Sprintf("cannot connect to %s: %s: %s%s", e.Target, e.Class, pgerr.Describe(e.Err), hint)
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// IsConnectError reports whether err is a ConnectError.
+func IsConnectError(err error) bool {
+	var ce *ConnectError
+	return errors.As(err, &ce)
+}
+
+// ServerInfo is what a run records about the server.
+type ServerInfo struct {
+	Version    string
+	VersionNum int
+	Settings   map[string]string
+}
+
+// KeySettings are the pg_settings recorded with every run.
+var KeySettings = []string{
+	"max_connections", "shared_buffers", "effective_cache_size", "work_mem", "maintenance_work_mem",
+	"synchronous_commit", "fsync", "full_page_writes", "wal_level", "max_wal_size", "checkpoint_timeout",
+	"checkpoint_completion_target", "random_page_cost", "effective_io_concurrency", "max_worker_processes",
+	"max_parallel_workers", "huge_pages", "wal_buffers", "default_transaction_isolation", "jit",
+	"autovacuum", "server_encoding", "data_checksums", "block_size", "wal_compression", "shared_preload_libraries",
+}
+
+// Describe reads the server's version and key settings.
+func Describe(ctx context.Context, conn *pgx.Conn) (ServerInfo, error) {
+	info := ServerInfo{Settings: map[string]string{}}
+	err := conn.QueryRow(ctx, "select version(), current_setting('server_version_num')::int").Scan(&info.Version, &info.VersionNum)
+	if err != nil {
+		return info, fmt.Errorf("read server version: %w", err)
+	}
+	want := make(map[string]bool, len(KeySettings))
+	for _, k := range KeySettings {
+		want[k] = true
+	}
+	rows, err := conn.Query(ctx, "select name, current_setting(name) from pg_settings")
+	if err != nil {
+		return info, fmt.Errorf("read pg_settings: %w", err)
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return info, err
+		}
+		if want[k] {
+			info.Settings[k] = v
+		}
+	}
+	return info, rows.Err()
+}

@@ -1,0 +1,165 @@
+// Package workload defines the contract every benchmark implements and the
+// registry the CLI builds its commands from.
+//
+// A workload is one package under internal/workload/ that calls Register in
+// its init function. It describes its schema as Tables whose rows are
+// deterministic Batches (a pure function of seed and batch index, so a loader
+// may split them across connections freely), and it runs transactions through
+// Workers. A Worker never touches a clock, a histogram or a sleep: the driver
+// owns time and measurement, the workload owns SQL.
+//
+// Optional capabilities are separate small interfaces found by type
+// assertion: Flagser (workload parameters), Preparer (read state from the
+// database before a run), ConnSetup (per-connection preparation) and Checker
+// (consistency checks).
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/pflag"
+)
+
+// Meta names a workload and makes new instances of it.
+type Meta struct {
+	Name        string // registry key and CLI argument, e.g. "tpcb"
+	Description string // one line for help output
+	// New returns a workload with default parameters. Parameters are then
+	// set through Flagser (if implemented) before any other method is used.
+	New func() Workload
+}
+
+// Workload is one benchmark: its schema and data, and a way to run its
+// transactions.
+type Workload interface {
+	Meta() Meta
+	// Validate checks parameters after flags were parsed. Its error is shown
+	// to the user as one line and exits with code 2.
+	Validate() error
+	// Tables lists the schema in creation order.
+	Tables() []Table
+	// TxTypes names the transaction types a Worker may return from Next,
+	// indexed by TxType.
+	TxTypes() []string
+	// NewWorker makes the transaction source of one client. rng is seeded
+	// deterministically by the driver from the run seed and the client id.
+	NewWorker(id int, rng *rand.Rand) Worker
+}
+
+// TxType indexes Workload.TxTypes.
+type TxType int
+
+// Worker runs the transactions of one client, one at a time. Do is given the
+// client's current connection: the driver may replace it (reconnect, or a new
+// connection per transaction with -C) between calls.
+type Worker interface {
+	// Next chooses the next transaction type (mix, deck).
+	Next() TxType
+	// Do runs one transaction. No clocks, no sleeps, no measurement. On
+	// error the transaction must have been rolled back or the connection be
+	// unusable; the driver classifies and counts the error.
+	Do(ctx context.Context, conn *pgx.Conn, tx TxType) error
+}
+
+// Table is one table of a workload's schema.
+type Table struct {
+	Name string
+	// Create holds the statements that create the table (and its
+	// partitions), run in order before loading.
+	Create []string
+	// Columns names the columns Batches fills, in order.
+	Columns []string
+	// Rows generates the initial data; Rows.N == 0 means the table starts
+	// empty.
+	Rows Batches
+	// PostLoad holds statements run after all tables are loaded (primary
+	// keys, indexes, foreign keys), in order.
+	PostLoad []string
+	// Children lists partitions of this table that pgarena also created
+	// (they are marked and dropped with it).
+	Children []string
+}
+
+// Batches generates a table's initial rows as N batches. Fill must be a pure
+// function of the workload's parameters and seed and of i: the loader calls
+// it for any batch, in any order, from several goroutines at once. It
+// appends the rows of batch i to dst[:0] and returns it; row slices in dst
+// may be reused by the callee.
+type Batches struct {
+	N    int
+	Rows int64 // total rows over all batches, for progress
+	Fill func(i int, dst [][]any) [][]any
+}
+
+// Flagser is implemented by workloads that take parameters.
+type Flagser interface {
+	// Flags returns the workload's flags, bound to its fields. Flags that
+	// only matter to init or to run may be annotated; the CLI shows all of
+	// them in help.
+	Flags() *pflag.FlagSet
+}
+
+// Preparer is implemented by workloads that must read state from the
+// database before a run (scale, warehouse count). It returns an error
+// naming what is missing when the database was not initialised.
+type Preparer interface {
+	Prepare(ctx context.Context, conn *pgx.Conn) error
+}
+
+// ConnSetup is implemented by workloads that need per-connection work
+// (session settings) each time the driver opens a connection.
+type ConnSetup interface {
+	SetupConn(ctx context.Context, conn *pgx.Conn) error
+}
+
+// Checker is implemented by workloads with consistency checks.
+type Checker interface {
+	Check(ctx context.Context, conn *pgx.Conn) error
+}
+
+// Parameterizer is implemented by workloads that report their parameters for
+// the run record (scale, mode) beyond their flags.
+type Parameterizer interface {
+	Params() map[string]string
+}
+
+var registry = struct {
+	sync.Mutex
+	m map[string]Meta
+}{m: map[string]Meta{}}
+
+// Register adds a workload to the registry. It panics on a duplicate name,
+// which is a programming error caught at init.
+func Register(m Meta) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.m[m.Name]; dup {
+		panic(fmt.Sprintf("workload %q registered twice", m.Name))
+	}
+	registry.m[m.Name] = m
+}
+
+// Get returns the registered workload named name.
+func Get(name string) (Meta, bool) {
+	registry.Lock()
+	defer registry.Unlock()
+	m, ok := registry.m[name]
+	return m, ok
+}
+
+// All returns every registered workload sorted by name.
+func All() []Meta {
+	registry.Lock()
+	defer registry.Unlock()
+	out := make([]Meta, 0, len(registry.m))
+	for _, m := range registry.m {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
