@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -101,24 +100,20 @@ func Stats(h *hdr.Histogram) LatencyStats {
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// EncodeHistogram returns the compressed HdrHistogram V2 encoding of h in
-// base64, the form used in hlog files and interoperable with other HDR
-// implementations.
+// EncodeHistogram returns the compressed HdrHistogram V2 encoding of h as
+// base64 text ("HISTFAA..."), the form used in hlog files and readable by
+// every HDR implementation.
 func EncodeHistogram(h *hdr.Histogram) (string, error) {
-	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase) // already base64
 	if err != nil {
 		return "", err
 	}
-	return base64.StdEncoding.EncodeToString(b), nil
+	return string(b), nil
 }
 
 // DecodeHistogram reverses EncodeHistogram.
 func DecodeHistogram(s string) (*hdr.Histogram, error) {
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return nil, err
-	}
-	return hdr.Decode(b)
+	return hdr.Decode([]byte(s))
 }
 
 // intervalJSON is the on-disk form of an Interval: one JSON line per

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+
+	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+func (a *app) initCommand() *cobra.Command {
+	var (
+		t       targetFlags
+		workers int
+		force   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "init WORKLOAD",
+		Short: "Create and load a workload's schema (like pgbench -i)",
+		Long: `Create the workload's tables, load them over several connections in parallel
+with binary COPY, add primary keys and indexes, then VACUUM ANALYZE. The data
+is deterministic. Tables are marked as pgarena's; init refuses to replace
+same-named tables that pgarena did not create unless --force.`,
+		Example: `  pgarena init tpcb -s 50 --fillfactor 90 --dsn "$DSN"
+  pgarena init tpcb -s 10 --cluster dev`,
+	}
+	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {
+		t.add(sub, false)
+		sub.Flags().IntVar(&workers, "load-workers", runtime.NumCPU(), "connections loading data in parallel")
+		sub.Flags().BoolVar(&force, "force", false, "replace same-named tables that pgarena did not create")
+	}, func(cmd *cobra.Command, w workload.Workload) error {
+		if workers < 1 {
+			return usagef("--load-workers must be at least 1 (got %d)", workers)
+		}
+		cfg, err := a.requireTarget(cmd, &t)
+		if err != nil {
+			return err
+		}
+		conn, err := a.connect(cmd.Context(), cfg, &t)
+		if err != nil {
+			return err
+		}
+		conn.Close(context.Background())
+		return a.load(cmd.Context(), cfg, w, workers, force)
+	})
+	return cmd
+}
+
+// requireTarget parses an explicit target; init, check and drop make no
+// sense on an ephemeral cluster.
+func (a *app) requireTarget(cmd *cobra.Command, t *targetFlags) (*pgx.ConnConfig, error) {
+	if !a.explicitTarget(t) {
+		return nil, usagef("%s needs a target: --dsn, --cluster NAME or PGHOST/PGDATABASE (an ephemeral cluster would be gone right after)",
+			cmd.Parent().Name())
+	}
+	return a.parseTarget(t)
+}
+
+// load initialises w on cfg with a progress bar.
+func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload, workers int, force bool) error {
+	name := w.Meta().Name
+	bar := newLoadProgress(a.Stderr, isTerminal(a.Stderr))
+	dial := func(ctx context.Context) (*pgx.Conn, error) {
+		return target.Connect(ctx, cfg, "pgarena-loader")
+	}
+	stats, err := loader.Init(ctx, dial, w, loader.Options{Workers: workers, Force: force, Progress: bar})
+	bar.finish()
+	if err != nil {
+		return fmt.Errorf("init %s: %w", name, err)
+	}
+	fmt.Fprintf(a.Stderr, "init %s done: %d rows in %.2f s (create %.2f s, load %.2f s, keys %.2f s, vacuum %.2f s)\n",
+		name, stats.Rows, stats.Total.Seconds(), stats.Create.Seconds(), stats.Load.Seconds(),
+		stats.PostLoad.Seconds(), stats.Vacuum.Seconds())
+	return nil
+}
+
+func (a *app) checkCommand() *cobra.Command {
+	var t targetFlags
+	cmd := &cobra.Command{
+		Use:   "check WORKLOAD",
+		Short: "Run a workload's consistency checks",
+		Long: `Verify the workload's invariants on the database, e.g. for tpcb that
+sum(abalance) = sum(tbalance) = sum(bbalance) = sum(history.delta).
+Exit code 1 when a check fails.`,
+		Example: `  pgarena check tpcb --dsn "$DSN"`,
+	}
+	a.workloadCommands(cmd, "check", func(sub *cobra.Command) { t.add(sub, false) },
+		func(cmd *cobra.Command, w workload.Workload) error {
+			cfg, err := a.requireTarget(cmd, &t)
+			if err != nil {
+				return err
+			}
+			conn, err := a.connect(cmd.Context(), cfg, &t)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.Background())
+			if err := requireInitialised(cmd.Context(), conn, w); err != nil {
+				return err
+			}
+			return a.runCheck(cmd.Context(), conn, w)
+		})
+	return cmd
+}
+
+func (a *app) runCheck(ctx context.Context, conn *pgx.Conn, w workload.Workload) error {
+	c, ok := w.(workload.Checker)
+	if !ok {
+		fmt.Fprintf(a.Stderr, "%s has no consistency checks\n", w.Meta().Name)
+		return nil
+	}
+	if p, ok := w.(workload.Preparer); ok {
+		if err := p.Prepare(ctx, conn); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	if err := c.Check(ctx, conn); err != nil {
+		return &exitError{code: ExitFailed, msg: fmt.Sprintf("check %s failed: %s", w.Meta().Name, oneLine(err.Error()))}
+	}
+	fmt.Fprintf(a.Stdout, "check %s: ok (%.2f s)\n", w.Meta().Name, time.Since(t0).Seconds())
+	return nil
+}
+
+func (a *app) dropCommand() *cobra.Command {
+	var t targetFlags
+	cmd := &cobra.Command{
+		Use:   "drop WORKLOAD",
+		Short: "Drop the workload's tables that pgarena created",
+		Long: `Drop the workload's tables, but only those marked as created by pgarena;
+same-named tables created otherwise are left alone and listed.`,
+		Example: `  pgarena drop tpcb --dsn "$DSN"`,
+	}
+	a.workloadCommands(cmd, "drop", func(sub *cobra.Command) { t.add(sub, false) },
+		func(cmd *cobra.Command, w workload.Workload) error {
+			cfg, err := a.requireTarget(cmd, &t)
+			if err != nil {
+				return err
+			}
+			conn, err := a.connect(cmd.Context(), cfg, &t)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.Background())
+			foreign, err := loader.Foreign(cmd.Context(), conn, w)
+			if err != nil {
+				return err
+			}
+			dropped, err := loader.Drop(cmd.Context(), conn, w)
+			if err != nil {
+				return err
+			}
+			if len(dropped) == 0 {
+				fmt.Fprintf(a.Stdout, "nothing to drop: no %s tables created by pgarena\n", w.Meta().Name)
+			} else {
+				fmt.Fprintf(a.Stdout, "dropped %s\n", strings.Join(dropped, ", "))
+			}
+			if len(foreign) > 0 {
+				a.notef("left alone (not created by pgarena): %s", strings.Join(foreign, ", "))
+			}
+			return nil
+		})
+	return cmd
+}

@@ -1,0 +1,241 @@
+// Package cli is pgarena's command line: cobra commands built from the
+// workload registry, flag parsing and validation, progress printing and exit
+// codes. It is the only package that writes to the terminal.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/target/local"
+	"github.com/pgarena/pgarena/internal/workload"
+	_ "github.com/pgarena/pgarena/internal/workload/all" // register the workloads
+)
+
+// Version is pgarena's version, set at build time with
+// -ldflags "-X github.com/pgarena/pgarena/internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailed      = 1 // the run (or command) failed
+	ExitUsage       = 2 // bad usage or input: nothing was changed
+	ExitInterrupted = 130
+)
+
+// Main runs pgarena with injected standard streams and environment, so
+// command tests run in-process.
+type Main struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	Env    []string // KEY=VALUE, as os.Environ
+}
+
+// UsageError is bad input: printed as one line, exit code 2.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// exitError carries a specific exit code with an already printed message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// Run executes the command line args and returns the exit code.
+func (m Main) Run(ctx context.Context, args []string) int {
+	if m.Stdout == nil {
+		m.Stdout = io.Discard
+	}
+	if m.Stderr == nil {
+		m.Stderr = io.Discard
+	}
+	app := &app{Main: m, args: args}
+	root := app.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(m.Stdout)
+	root.SetErr(m.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return app.exitCode
+	}
+	return app.report(err)
+}
+
+// report prints err as one line and maps it to an exit code.
+func (a *app) report(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(a.Stderr, "pgarena: "+ee.msg)
+		}
+		return ee.code
+	}
+	msg := oneLine(err.Error())
+	fmt.Fprintln(a.Stderr, "pgarena: "+msg)
+	if isUsage(err) {
+		return ExitUsage
+	}
+	return ExitFailed
+}
+
+// isUsage reports whether err is the user's to fix before anything runs.
+func isUsage(err error) bool {
+	var ue *UsageError
+	var fe *loader.ForeignTablesError
+	switch {
+	case errors.As(err, &ue), errors.As(err, &fe),
+		target.IsConnectError(err),
+		errors.Is(err, local.ErrNoBinaries),
+		errors.Is(err, store.ErrNotWritable):
+		return true
+	}
+	return false
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// app holds one invocation's state.
+type app struct {
+	Main
+	args     []string
+	exitCode int
+}
+
+func (a *app) getenv(key string) string {
+	prefix := key + "="
+	for i := len(a.Env) - 1; i >= 0; i-- {
+		if strings.HasPrefix(a.Env[i], prefix) {
+			return a.Env[i][len(prefix):]
+		}
+	}
+	return ""
+}
+
+func (a *app) notef(format string, args ...any) {
+	fmt.Fprintf(a.Stderr, "note: "+format+"\n", args...)
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "pgarena",
+		Short: "pgarena benchmarks PostgreSQL: load, drive, measure, keep and compare",
+		Long: `pgarena benchmarks PostgreSQL deployments. It loads a benchmark schema fast,
+drives it with many clients, records HDR latency histograms per interval,
+keeps every run in a crash-safe results directory and prints pgbench-style
+summaries.
+
+Without --dsn (and without PGHOST/PGDATABASE in the environment) "run" starts
+an ephemeral local PostgreSQL from the installed server binaries, loads the
+workload, benchmarks it and removes the cluster.`,
+		Example: `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
+  pgarena init tpcb -s 50 --dsn postgres://bench@db1/bench
+  pgarena run tpcb -c 32 -T 5m -M prepared --dsn postgres://bench@db1/bench --label azure-8core
+  pgarena list
+  pgarena show last`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%s (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(
+		a.runCommand(),
+		a.initCommand(),
+		a.checkCommand(),
+		a.dropCommand(),
+		a.listCommand(),
+		a.showCommand(),
+		a.clusterCommand(),
+		a.versionCommand(),
+	)
+	root.CompletionOptions.DisableDefaultCmd = true
+	return root
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print pgarena's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(a.Stdout, "pgarena %s\n", Version)
+			return nil
+		},
+	}
+}
+
+// workloadCommands adds one subcommand per registered workload to parent,
+// each with the workload's own flags; run is called with the configured
+// workload.
+func (a *app) workloadCommands(parent *cobra.Command, verb string, addFlags func(*cobra.Command),
+	run func(cmd *cobra.Command, w workload.Workload) error) {
+	for _, meta := range workload.All() {
+		w := meta.New()
+		sub := &cobra.Command{
+			Use:     meta.Name,
+			Short:   meta.Description,
+			Args:    cobra.NoArgs,
+			Example: parent.Example,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				if err := w.Validate(); err != nil {
+					return usagef("%s: %s", meta.Name, err)
+				}
+				return run(cmd, w)
+			},
+		}
+		if f, ok := w.(workload.Flagser); ok {
+			sub.Flags().AddFlagSet(f.Flags())
+		}
+		addFlags(sub)
+		parent.AddCommand(sub)
+	}
+	parent.Args = cobra.ArbitraryArgs
+	parent.RunE = func(cmd *cobra.Command, args []string) error {
+		names := workloadNames()
+		if len(args) == 0 {
+			return usagef("%s needs a workload: %s (see pgarena %s --help)", verb, names, verb)
+		}
+		return usagef("unknown workload %q (available: %s)", args[0], names)
+	}
+}
+
+func workloadNames() string {
+	var n []string
+	for _, m := range workload.All() {
+		n = append(n, m.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// stdinIsTerminal etc. are not needed; progress rendering checks Stderr.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

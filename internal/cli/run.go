@@ -1,0 +1,410 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/pgarena/pgarena/internal/driver"
+	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/target/local"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+type runFlags struct {
+	target       targetFlags
+	clients      int
+	jobs         int
+	duration     time.Duration
+	transactions int
+	progress     time.Duration
+	protocol     string
+	connectPerTx bool
+	maxTries     int
+	label        string
+	seed         uint64
+	jsonOut      bool
+	results      string
+	tick         time.Duration
+	init         bool
+	loadWorkers  int
+	check        bool
+}
+
+func (a *app) runCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run WORKLOAD",
+		Short: "Benchmark a workload and record the run",
+		Long: `Run a workload's transactions with N clients for a duration (-T) or a number
+of transactions per client (-t), print progress every -P seconds and a
+pgbench-style summary at the end. Every run is recorded in the results
+directory (--results, PGARENA_RESULTS, default ./pgarena-results): its spec
+first, each interval as it happens, the summary and histograms at the end.
+
+Without --dsn, --cluster, PGHOST or PGDATABASE an ephemeral PostgreSQL is
+started from the installed server binaries, the workload is loaded into it,
+benchmarked, and the cluster is removed (--keep-cluster keeps it).
+
+Exit codes: 0 complete, 1 failed, 2 bad usage or input, 130 interrupted.`,
+		Example: `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
+  pgarena run tpcb -c 32 -T 5m -M prepared --dsn "$DSN" --label azure-8core
+  pgarena run tpcb -S -c 8 -T 30s --dsn "$DSN" --json`,
+	}
+	f := &runFlags{}
+	a.workloadCommands(cmd, "run", func(sub *cobra.Command) {
+		fl := sub.Flags()
+		f.target.add(sub, true)
+		fl.IntVarP(&f.clients, "clients", "c", 1, "number of concurrent clients (one connection each)")
+		fl.IntVarP(&f.jobs, "jobs", "j", 0, "worker threads (caps GOMAXPROCS; default: all cores); clamped to --clients")
+		fl.VarP(seconds{&f.duration}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t)")
+		fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client (instead of -T)")
+		fl.VarP(seconds{&f.progress}, "progress", "P", "print a progress line every this many seconds (0: off)")
+		fl.StringVarP(&f.protocol, "protocol", "M", "simple", "query protocol: simple, extended or prepared")
+		fl.BoolVarP(&f.connectPerTx, "connect", "C", false, "open a new connection for every transaction")
+		fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock (retries are counted)")
+		fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")
+		fl.Uint64Var(&f.seed, "seed", 1, "random seed of the clients' streams (recorded; same seed, same stream)")
+		fl.BoolVar(&f.jsonOut, "json", false, "print the final summary as JSON on stdout")
+		fl.StringVar(&f.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+		fl.DurationVar(&f.tick, "interval", time.Second, "length of a recorded interval")
+		fl.BoolVar(&f.init, "init", false, "initialise the workload before running (always on for the embedded cluster)")
+		fl.IntVar(&f.loadWorkers, "load-workers", runtime.NumCPU(), "connections loading data in parallel when initialising")
+		fl.BoolVar(&f.check, "check", false, "run the workload's consistency check after the run")
+		f.progress = 10 * time.Second
+	}, func(cmd *cobra.Command, w workload.Workload) error {
+		return a.runWorkload(cmd, w, f)
+	})
+	return cmd
+}
+
+func (f *runFlags) validate(cmd *cobra.Command) error {
+	switch {
+	case f.clients <= 0:
+		return usagef("clients must be at least 1 (got %d)", f.clients)
+	case cmd.Flags().Changed("time") && cmd.Flags().Changed("transactions"):
+		return usagef("give either -T/--time or -t/--transactions, not both")
+	case f.transactions < 0:
+		return usagef("transactions must be at least 1 (got %d)", f.transactions)
+	case cmd.Flags().Changed("time") && f.duration <= 0:
+		return usagef("time must be positive (got %s)", f.duration)
+	case f.maxTries < 1:
+		return usagef("--max-tries must be at least 1 (got %d)", f.maxTries)
+	case f.jobs < 0:
+		return usagef("jobs must be at least 1 (got %d)", f.jobs)
+	case f.tick < 10*time.Millisecond:
+		return usagef("--interval must be at least 10ms (got %s)", f.tick)
+	case f.loadWorkers < 1:
+		return usagef("--load-workers must be at least 1 (got %d)", f.loadWorkers)
+	}
+	if f.duration == 0 && f.transactions == 0 {
+		f.duration = 60 * time.Second
+	}
+	if _, err := target.ParseQueryMode(f.protocol); err != nil {
+		return usagef("-M: %s", err)
+	}
+	return nil
+}
+
+func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) error {
+	ctx := cmd.Context()
+	if err := f.validate(cmd); err != nil {
+		return err
+	}
+	threads := f.jobs
+	if threads > f.clients {
+		a.notef("-j %d is more than -c %d: using %d threads", threads, f.clients, f.clients)
+		threads = f.clients
+	}
+	if threads > 0 {
+		gmp := min(threads, runtime.NumCPU())
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(gmp))
+	} else {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	limit, err := raiseOpenFiles()
+	if err == nil && uint64(f.clients)+fdsPerProcess > limit {
+		return usagef("%d clients need about %d open files but the limit is %d: raise it (ulimit -n) or use fewer clients",
+			f.clients, f.clients+fdsPerProcess, limit)
+	}
+	st, err := store.Open(a.resultsDir(f.results))
+	if err != nil {
+		return err
+	}
+
+	// Resolve the target before recording anything, so bad input changes
+	// nothing.
+	embedded := !a.explicitTarget(&f.target)
+	var (
+		cfg  *pgx.ConnConfig
+		bin  local.Binaries
+		conn *pgx.Conn
+	)
+	if embedded {
+		if bin, err = local.FindBinaries(f.target.pgBin); err != nil {
+			return err
+		}
+	} else {
+		if cfg, err = a.parseTarget(&f.target); err != nil {
+			return err
+		}
+		if conn, err = a.connect(ctx, cfg, &f.target); err != nil {
+			return err
+		}
+		defer func() { conn.Close(context.Background()) }()
+		if !f.init {
+			if err := requireInitialised(ctx, conn, w); err != nil {
+				return err
+			}
+		}
+	}
+
+	spec := store.RunSpec{
+		Created:        time.Now(),
+		PgarenaVersion: Version,
+		CommandLine:    redactArgs(a.args),
+		Workload:       w.Meta().Name,
+		Params:         workloadParams(cmd, w),
+		Seed:           int64(f.seed),
+		Label:          f.label,
+		Clients:        f.clients,
+		Threads:        threads,
+		DurationS:      f.duration.Seconds(),
+		Transactions:   f.transactions,
+		QueryMode:      f.protocol,
+		ConnectPerTx:   f.connectPerTx,
+		MaxTries:       f.maxTries,
+		TickS:          f.tick.Seconds(),
+		Embedded:       embedded,
+		Host:           store.CollectHostInfo(),
+	}
+	if cfg != nil {
+		spec.Target = target.Redacted(cfg)
+	} else {
+		spec.Target = "embedded PostgreSQL " + bin.Version
+	}
+	run, err := st.Create(spec)
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	fmt.Fprintf(a.Stderr, "run %s: %s, %d clients, results in %s\n", run.ID(), w.Meta().Name, f.clients, run.Dir())
+
+	sum := metrics.Summary{
+		RunID: run.ID(), Workload: w.Meta().Name, Label: f.label, QueryMode: f.protocol,
+		Clients: f.clients, Threads: threads, Params: spec.Params, Start: time.Now(),
+	}
+	fail := func(err error) error {
+		sum.Status, sum.StopReason, sum.End = metrics.StatusFailed, oneLine(err.Error()), time.Now()
+		if ctx.Err() != nil {
+			sum.Status, sum.StopReason = metrics.StatusStopped, "interrupted"
+		}
+		if ferr := run.Finish(sum, &metrics.Accumulator{}); ferr != nil {
+			a.notef("could not record the failed run: %v", ferr)
+		}
+		if ctx.Err() != nil {
+			return &exitError{code: ExitInterrupted, msg: "interrupted: " + oneLine(err.Error())}
+		}
+		return err
+	}
+
+	if embedded {
+		cluster, err := a.startEmbedded(ctx, &f.target, bin, f.clients+20, run.Path("server.log"))
+		if err != nil {
+			return fail(err)
+		}
+		defer a.teardown(cluster, f.target.keepCluster)
+		if cfg, err = target.ParseDSN(cluster.DSN("postgres")); err != nil {
+			return fail(err)
+		}
+		if conn, err = a.connect(ctx, cfg, &f.target); err != nil {
+			return fail(err)
+		}
+		defer func() { conn.Close(context.Background()) }()
+		f.init = true
+	}
+	info, err := target.Describe(ctx, conn)
+	if err != nil {
+		return fail(err)
+	}
+	if err := run.SetServer(store.ServerInfo{Version: info.Version, VersionNum: info.VersionNum, Settings: info.Settings}); err != nil {
+		return fail(err)
+	}
+	if f.init {
+		if err := a.load(ctx, cfg, w, f.loadWorkers, false); err != nil {
+			return fail(err)
+		}
+	}
+	if p, ok := w.(workload.Preparer); ok {
+		if err := p.Prepare(ctx, conn); err != nil {
+			return fail(err)
+		}
+	}
+	sum.Params = workloadParams(cmd, w)
+
+	mode, _ := target.ParseQueryMode(f.protocol)
+	runCfg := cfg.Copy()
+	runCfg.DefaultQueryExecMode = mode
+	dial := func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, runCfg) }
+
+	rec := metrics.NewRecorder(w.TxTypes(), time.Now())
+	var acc metrics.Accumulator
+	prog := &progressPrinter{w: a.Stderr, every: f.progress}
+	var appendErr error
+	dcfg := driver.Config{
+		Clients:      f.clients,
+		Duration:     f.duration,
+		Transactions: f.transactions,
+		ConnectPerTx: f.connectPerTx,
+		MaxTries:     f.maxTries,
+		Tick:         f.tick,
+		Seed:         f.seed,
+		Notef:        a.notef,
+		OnInterval: func(iv metrics.Interval) {
+			if err := run.AppendIntervals(iv); err != nil && appendErr == nil {
+				appendErr = err
+				a.notef("could not record interval %d: %v", iv.Seq, err)
+			}
+			acc.Add(iv)
+			prog.add(iv)
+		},
+	}
+	res, err := driver.Run(ctx, w, dial, dcfg, rec)
+	if err != nil {
+		return fail(err)
+	}
+	acc.Fill(&sum)
+	sum.Start, sum.End = res.Start, res.End
+	sum.InitialConnectMS = float64(res.InitialConnect.Microseconds()) / 1000
+	sum.Reconnects = res.Reconnects
+	sum.Status = metrics.StatusComplete
+	if res.Stopped {
+		sum.Status, sum.StopReason = metrics.StatusStopped, res.StopReason
+	}
+	if appendErr != nil {
+		sum.StopReason = strings.TrimPrefix(sum.StopReason+"; ", "; ") + "some intervals were not recorded: " + appendErr.Error()
+	}
+	if err := run.Finish(sum, &acc); err != nil {
+		a.notef("could not record the summary: %v", err)
+	}
+
+	out := a.Stdout
+	if f.jsonOut {
+		out = a.Stderr
+	}
+	report.SummaryText(out, &sum)
+	if f.jsonOut {
+		if err := writeJSON(a.Stdout, sum); err != nil {
+			return err
+		}
+	}
+	if f.check && !res.Stopped {
+		if err := a.runCheck(ctx, conn, w); err != nil {
+			return err
+		}
+	}
+	switch {
+	case res.Stopped:
+		return &exitError{code: ExitInterrupted, msg: "run stopped early (" + res.StopReason + "): results so far are recorded"}
+	case appendErr != nil:
+		return &exitError{code: ExitFailed, msg: "the run finished but not every interval was recorded"}
+	}
+	return nil
+}
+
+// requireInitialised refuses to run on a database without the workload's
+// tables, naming what to do.
+func requireInitialised(ctx context.Context, conn *pgx.Conn, w workload.Workload) error {
+	missing, err := loader.Missing(ctx, conn, w)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		name := w.Meta().Name
+		return usagef("database is not initialised for %s (missing %s): run `pgarena init %s` first, or pass --init",
+			name, strings.Join(missing, ", "), name)
+	}
+	return nil
+}
+
+func (a *app) teardown(c *local.Cluster, keep bool) {
+	if keep {
+		a.notef("keeping the embedded cluster: %s (data in %s); stop it with pg_ctl -D %s stop", c.DSN("postgres"), c.DataDir(), c.DataDir())
+		return
+	}
+	if err := c.Remove(); err != nil {
+		a.notef("could not remove the embedded cluster in %s: %v", c.DataDir(), err)
+	}
+}
+
+func (a *app) resultsDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return store.DefaultDir(a.getenv)
+}
+
+// workloadParams records the workload's parameters: what it reports, else
+// the flags it was given.
+func workloadParams(cmd *cobra.Command, w workload.Workload) map[string]string {
+	if p, ok := w.(workload.Parameterizer); ok {
+		return p.Params()
+	}
+	m := map[string]string{}
+	if fl, ok := w.(workload.Flagser); ok {
+		fl.Flags().VisitAll(func(f *pflag.Flag) { m[f.Name] = f.Value.String() })
+	}
+	return m
+}
+
+// redactArgs hides passwords in a command line.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, s := range args {
+		out[i] = target.RedactDSN(s)
+	}
+	return out
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// progressPrinter prints a progress line every `every` of run time,
+// covering the intervals since the previous line.
+type progressPrinter struct {
+	w       io.Writer
+	every   time.Duration
+	start   time.Time
+	pending []metrics.Interval
+	last    time.Duration
+}
+
+func (p *progressPrinter) add(iv metrics.Interval) {
+	if p.every <= 0 {
+		return
+	}
+	if p.start.IsZero() {
+		p.start = iv.Start
+	}
+	p.pending = append(p.pending, iv)
+	elapsed := iv.End.Sub(p.start)
+	if elapsed-p.last >= p.every-time.Millisecond {
+		fmt.Fprintln(p.w, report.ProgressLine(elapsed, p.pending))
+		p.pending = p.pending[:0]
+		p.last = elapsed
+	}
+}

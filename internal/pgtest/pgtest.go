@@ -1,0 +1,209 @@
+// Package pgtest gives tests a real PostgreSQL: one ephemeral cluster per
+// test binary, started lazily from the installed server binaries, and a
+// fresh, empty database per test.
+//
+// A package using it calls Main from TestMain, so that the cluster is
+// stopped and removed when the tests end:
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+// and each test asks for a database:
+//
+//	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
+//
+// The shared cluster trades durability for speed (fsync, synchronous_commit
+// and full_page_writes off): it is for correctness tests, never for
+// measurements. When the server binaries are missing, tests skip with a
+// clear message, or fail when PGARENA_REQUIRE_PG=1 (CI). A test binary
+// killed before Main could clean up (a -timeout panic) leaves its cluster
+// behind; the next test binary to start a cluster removes it
+// (local.RemoveStale).
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/target/local"
+)
+
+const (
+	// RequireEnv makes missing server binaries a failure instead of a skip.
+	RequireEnv = "PGARENA_REQUIRE_PG"
+
+	maxConnections = 300
+	adminTimeout   = 60 * time.Second
+)
+
+// shared is the one cluster of this test binary.
+var shared struct {
+	once    sync.Once
+	mu      sync.Mutex
+	cluster *local.Cluster
+	err     error
+}
+
+// dbSeq makes database names unique within the binary.
+var dbSeq atomic.Int64
+
+// testSettings are the server settings of test clusters.
+func testSettings() map[string]string {
+	return map[string]string{
+		"fsync":              "off",
+		"synchronous_commit": "off",
+		"full_page_writes":   "off",
+		"shared_buffers":     "128MB",
+	}
+}
+
+// Main runs the tests, then stops and removes the shared cluster if one was
+// started. Use it as os.Exit(pgtest.Main(m)) in TestMain.
+func Main(m *testing.M) int {
+	code := m.Run()
+	shared.mu.Lock()
+	c := shared.cluster
+	shared.cluster = nil
+	shared.mu.Unlock()
+	if c != nil {
+		if err := c.Remove(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: removing the test cluster in %s: %v\n", c.DataDir(), err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	return code
+}
+
+// Cluster returns the shared cluster of this test binary, starting it on
+// first use (for tests that need its port or binaries, e.g. to run pgbench).
+// Tests must not stop it; use NewCluster for that.
+func Cluster(t testing.TB) *local.Cluster {
+	t.Helper()
+	shared.once.Do(func() {
+		var notes []string
+		notef := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
+		if removed, err := local.RemoveStale(); err != nil {
+			notef("removing stale test clusters: %v", err)
+		} else if len(removed) > 0 {
+			notef("removed stale test clusters %s", strings.Join(removed, ", "))
+		}
+		c, err := start(notef, nil)
+		shared.mu.Lock()
+		shared.cluster, shared.err = c, err
+		shared.mu.Unlock()
+		for _, n := range notes {
+			t.Logf("pgtest: %s", n)
+		}
+	})
+	shared.mu.Lock()
+	c, err := shared.cluster, shared.err
+	shared.mu.Unlock()
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	if c == nil {
+		t.Fatal("pgtest: the shared cluster was removed (Main has returned)")
+	}
+	return c
+}
+
+// NewCluster starts a private cluster with the test settings overlaid with
+// settings, for tests that stop or kill the server. It is removed in
+// t.Cleanup.
+func NewCluster(t testing.TB, settings map[string]string) *local.Cluster {
+	t.Helper()
+	c, err := start(func(format string, args ...any) { t.Logf("pgtest: "+format, args...) }, settings)
+	if err != nil {
+		skipOrFail(t, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Remove(); err != nil {
+			t.Errorf("pgtest: removing cluster: %v", err)
+		}
+	})
+	return c
+}
+
+func start(notef func(string, ...any), extra map[string]string) (*local.Cluster, error) {
+	settings := testSettings()
+	for k, v := range extra {
+		settings[k] = v
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return local.Start(ctx, local.Options{
+		Settings:       settings,
+		MinConnections: maxConnections,
+		Notef:          notef,
+	})
+}
+
+func skipOrFail(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, local.ErrNoBinaries) && os.Getenv(RequireEnv) != "1" {
+		t.Skipf("pgtest: skipping, this test needs PostgreSQL (set %s=1 to fail instead): %v", RequireEnv, err)
+	}
+	t.Fatalf("pgtest: %v", err)
+}
+
+// DSN returns a libpq keyword/value DSN to a fresh, empty database created
+// for this test on the shared cluster, dropped (WITH (FORCE)) in t.Cleanup.
+func DSN(t testing.TB) string {
+	t.Helper()
+	c := Cluster(t)
+	name := dbName(t.Name(), dbSeq.Add(1))
+	ident := pgx.Identifier{name}.Sanitize()
+	if err := admin(c, "CREATE DATABASE "+ident+" TEMPLATE template0"); err != nil {
+		t.Fatalf("pgtest: creating database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := admin(c, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: dropping database %s: %v", name, err)
+		}
+	})
+	return c.DSN(name)
+}
+
+// admin runs one statement in the postgres database.
+func admin(c *local.Cluster, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// dbName derives a database name from a test name: lower case, [a-z0-9_]
+// only, short enough for PostgreSQL's 63-byte identifiers, made unique by
+// seq.
+func dbName(testName string, seq int64) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(testName) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	base := strings.Trim(b.String(), "_")
+	suffix := fmt.Sprintf("_%d", seq)
+	const maxLen = 63 - len("t_")
+	if len(base) > maxLen-len(suffix) {
+		base = base[:maxLen-len(suffix)]
+	}
+	return "t_" + base + suffix
+}

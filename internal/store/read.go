@@ -1,0 +1,453 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+)
+
+// StatusCorrupt is the List status of a run whose spec.json or
+// summary.json cannot be read.
+const StatusCorrupt = "corrupt"
+
+// ErrAmbiguous is wrapped by the error of Resolve for an id prefix that
+// matches several runs.
+var ErrAmbiguous = errors.New("ambiguous run reference")
+
+type noRunError struct{ ref, dir string }
+
+func (e *noRunError) Error() string {
+	return fmt.Sprintf("no run %q in %s (see pgarena list)", e.ref, e.dir)
+}
+
+func (e *noRunError) Unwrap() error { return ErrNoRun }
+
+type ambiguousError struct {
+	ref, dir string
+	ids      []string
+}
+
+func (e *ambiguousError) Error() string {
+	const show = 5
+	ids := e.ids
+	more := ""
+	if len(ids) > show {
+		more = fmt.Sprintf(" and %d more", len(ids)-show)
+		ids = ids[:show]
+	}
+	return fmt.Sprintf("run %q is ambiguous in %s: %s%s (see pgarena list)", e.ref, e.dir, strings.Join(ids, ", "), more)
+}
+
+func (e *ambiguousError) Unwrap() error { return ErrAmbiguous }
+
+// RunInfo is one line of List.
+type RunInfo struct {
+	ID       string    `json:"id"`
+	Created  time.Time `json:"created"`
+	Label    string    `json:"label,omitempty"`
+	Workload string    `json:"workload"`
+	Clients  int       `json:"clients"`
+	TPS      float64   `json:"tps"`
+	P95MS    float64   `json:"p95_ms"`
+	Status   string    `json:"status"`
+	Dir      string    `json:"dir"`
+}
+
+// listSpec and listSummary are the parts of spec.json and summary.json that
+// List decodes.
+type listSpec struct {
+	Created  time.Time `json:"created"`
+	Label    string    `json:"label"`
+	Workload string    `json:"workload"`
+	Clients  int       `json:"clients"`
+}
+
+type listSummary struct {
+	Status  string  `json:"status"`
+	TPS     float64 `json:"tps"`
+	Latency struct {
+		P95 float64 `json:"p95"`
+	} `json:"latency_ms"`
+}
+
+// List returns the runs of the store, newest first (by Created, then id).
+// Directories without spec.json are not runs and are skipped. It reads only
+// spec.json and summary.json of each run; a run without a summary is
+// running (its lock is held) or interrupted, with TPS and P95 left 0.
+func (s *Store) List() ([]RunInfo, error) {
+	names, err := s.runNames()
+	if err != nil {
+		return nil, err
+	}
+	// Reading is dominated by system calls: spread it over a few goroutines.
+	infos := make([]RunInfo, len(names))
+	workers := min(runtime.GOMAXPROCS(0), 8, len(names))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(names) {
+					return
+				}
+				infos[i] = s.runInfo(names[i])
+			}
+		})
+	}
+	wg.Wait()
+	runs := slices.DeleteFunc(infos, func(ri RunInfo) bool { return ri.ID == "" })
+	sortNewestFirst(runs)
+	return runs, nil
+}
+
+// runInfo reads the List line of the run directory name; a zero RunInfo if
+// it is not a run. A run that cannot be read is listed as corrupt rather
+// than failing the whole list.
+func (s *Store) runInfo(name string) RunInfo {
+	dir := s.runDir(name)
+	var sp listSpec
+	if err := readJSON(filepath.Join(dir, SpecFile), &sp); err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return RunInfo{} // not a run, or one whose spec is not written yet
+		}
+		return RunInfo{ID: name, Status: StatusCorrupt, Dir: dir}
+	}
+	ri := RunInfo{ID: name, Created: sp.Created, Label: sp.Label, Workload: sp.Workload,
+		Clients: sp.Clients, Dir: dir}
+	var sum listSummary
+	found, live, err := readSummary(dir, &sum)
+	switch {
+	case err != nil:
+		ri.Status = StatusCorrupt
+	case found:
+		ri.Status = cmp.Or(sum.Status, metrics.StatusComplete)
+		ri.TPS, ri.P95MS = sum.TPS, sum.Latency.P95
+	default:
+		ri.Status = live
+	}
+	return ri
+}
+
+// runNames returns the names of the directories in the store that may be
+// runs (hidden entries excluded).
+func (s *Store) runNames() ([]string, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if e.IsDir() || e.Type()&os.ModeSymlink != 0 {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// readSummary decodes summary.json of the run in dir into v (a
+// metrics.Summary or a part of it) and reports whether it exists. Without
+// one, live is the status: running while the writer holds the run's lock,
+// interrupted once it is gone.
+func readSummary(dir string, v any) (found bool, live string, err error) {
+	path := filepath.Join(dir, SummaryFile)
+	if err = readJSON(path, v); !errors.Is(err, os.ErrNotExist) {
+		return err == nil, "", err
+	}
+	held, err := lockHeld(filepath.Join(dir, LockFile))
+	if err != nil {
+		return false, "", err
+	}
+	if held {
+		return false, metrics.StatusRunning, nil
+	}
+	// The writer writes summary.json before it releases the lock: look
+	// again, in case it finished between the first look and the probe.
+	if err = readJSON(path, v); !errors.Is(err, os.ErrNotExist) {
+		return err == nil, "", err
+	}
+	return false, metrics.StatusInterrupted, nil
+}
+
+func sortNewestFirst(runs []RunInfo) {
+	slices.SortFunc(runs, func(a, b RunInfo) int {
+		if c := b.Created.Compare(a.Created); c != 0 {
+			return c
+		}
+		return compareIDs(b.ID, a.ID)
+	})
+}
+
+// compareIDs orders run ids so that "x-10" follows "x-9": runs of digits
+// compare by value.
+func compareIDs(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitPrefix(a), digitPrefix(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digitPrefix(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// Resolve returns the id of the run ref names: an id, an unambiguous id
+// prefix, "last" (the newest run) or "last~N" (N runs before the newest).
+func (s *Store) Resolve(ref string) (string, error) {
+	noRun := &noRunError{ref: ref, dir: s.dir}
+	if ref == "last" || strings.HasPrefix(ref, "last~") {
+		n := 0
+		if ref != "last" {
+			var err error
+			n, err = strconv.Atoi(strings.TrimPrefix(ref, "last~"))
+			if err != nil || n < 0 {
+				return "", noRun
+			}
+		}
+		runs, err := s.List()
+		if err != nil {
+			return "", err
+		}
+		if n >= len(runs) {
+			return "", noRun
+		}
+		return runs[n].ID, nil
+	}
+	if ref == "" || ref == "." || ref == ".." || strings.ContainsAny(ref, `/\`) || strings.HasPrefix(ref, ".") {
+		return "", noRun
+	}
+	if isRun(s.runDir(ref)) {
+		return ref, nil
+	}
+	names, err := s.runNames()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, name := range names {
+		if strings.HasPrefix(name, ref) && isRun(s.runDir(name)) {
+			matches = append(matches, name)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", noRun
+	case 1:
+		return matches[0], nil
+	}
+	slices.SortFunc(matches, compareIDs)
+	return "", &ambiguousError{ref: ref, dir: s.dir, ids: matches}
+}
+
+func isRun(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, SpecFile))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Run is a run read back from disk.
+type Run struct {
+	ID        string             `json:"id"`
+	Dir       string             `json:"dir"`
+	Spec      RunSpec            `json:"spec"`
+	Server    *ServerInfo        `json:"server,omitempty"` // nil until the run connected
+	Intervals []metrics.Interval `json:"intervals"`
+	// Summary comes from summary.json, or is computed from the intervals
+	// for a run that is running or was interrupted.
+	Summary metrics.Summary `json:"summary"`
+	Status  string          `json:"status"`
+	// Truncated is set when the last line of intervals.jsonl was torn (the
+	// writer died mid-write) and was ignored.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Load reads the run ref names (see Resolve): spec, server info, every
+// interval and the summary. Without summary.json the status is running if
+// the run's lock is held, else interrupted, and the summary is computed from
+// the intervals.
+func (s *Store) Load(ref string) (*Run, error) {
+	id, err := s.Resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	dir := s.runDir(id)
+	r := &Run{ID: id, Dir: dir}
+	// The status is decided before the intervals are read: a run that ends
+	// while being read then shows as running with fewer intervals, never as
+	// interrupted.
+	var sum metrics.Summary
+	haveSummary, status, err := readSummary(dir, &sum)
+	if err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	if haveSummary {
+		status = cmp.Or(sum.Status, metrics.StatusComplete)
+	}
+	if err := readJSON(filepath.Join(dir, SpecFile), &r.Spec); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	var srv ServerInfo
+	switch err := readJSON(filepath.Join(dir, ServerFile), &srv); {
+	case err == nil:
+		r.Server = &srv
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	if r.Intervals, r.Truncated, err = readIntervals(filepath.Join(dir, IntervalsFile)); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	r.Status = status
+	if haveSummary {
+		r.Summary = sum
+	} else {
+		r.Summary = r.computeSummary(status)
+	}
+	return r, nil
+}
+
+// computeSummary builds the summary of a run that did not write one.
+func (r *Run) computeSummary(status string) metrics.Summary {
+	sum := metrics.Summary{
+		RunID:     r.ID,
+		Status:    status,
+		Workload:  r.Spec.Workload,
+		Label:     r.Spec.Label,
+		QueryMode: r.Spec.QueryMode,
+		Clients:   r.Spec.Clients,
+		Threads:   r.Spec.Threads,
+		Params:    r.Spec.Params,
+	}
+	if n := len(r.Intervals); n > 0 {
+		sum.Start, sum.End = r.Intervals[0].Start, r.Intervals[n-1].End
+	}
+	r.Accumulate().Fill(&sum)
+	return sum
+}
+
+// Accumulate merges the run's intervals (warm-up excluded) into an
+// Accumulator: the run's full histograms.
+func (r *Run) Accumulate() *metrics.Accumulator {
+	acc := &metrics.Accumulator{}
+	for _, iv := range r.Intervals {
+		acc.Add(iv)
+	}
+	return acc
+}
+
+// Histograms returns the full latency histogram of each transaction type,
+// keyed by name: from histograms.hlog when the run wrote one, else merged
+// from the intervals.
+func (r *Run) Histograms() (map[string]*hdr.Histogram, error) {
+	f, err := os.Open(filepath.Join(r.Dir, HistogramsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return r.Accumulate().Histograms(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := ReadHistogramLog(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return m, nil
+}
+
+// ReadHistogramLog reads an HdrHistogram log, merging the histograms of
+// each tag (untagged ones under "").
+func ReadHistogramLog(rd io.Reader) (map[string]*hdr.Histogram, error) {
+	lr := hdr.NewHistogramLogReader(rd)
+	m := make(map[string]*hdr.Histogram)
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			return m, nil
+		}
+		if prev, ok := m[h.Tag()]; ok {
+			prev.Merge(h)
+		} else {
+			m[h.Tag()] = h
+		}
+	}
+}
+
+// readIntervals reads intervals.jsonl. A final line that is cut short or
+// does not parse is the trace of a writer that died mid-write: it is ignored
+// and truncated is set. A bad line elsewhere is an error naming the file and
+// line. A missing file holds no intervals.
+func readIntervals(path string) (ivs []metrics.Interval, truncated bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var bad error // a line that did not parse; an error unless it is the last
+	for lineNo := 1; ; lineNo++ {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, false, fmt.Errorf("read %s: %w", path, rerr)
+		}
+		if len(bytes.TrimSpace(line)) > 0 { // NUL padding is not space: it is a bad line
+			if bad != nil {
+				return nil, false, bad
+			}
+			// A final line missing only its newline parses and is kept.
+			var iv metrics.Interval
+			if perr := json.Unmarshal(line, &iv); perr != nil {
+				bad = fmt.Errorf("%s:%d: %w", path, lineNo, perr)
+			} else {
+				ivs = append(ivs, iv)
+			}
+		}
+		if rerr == io.EOF {
+			return ivs, bad != nil, nil
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+)
+
+// RunSpec is what a run was asked to do and where, written to spec.json
+// before anything connects. Secrets must already be redacted by the caller.
+type RunSpec struct {
+	ID             string    `json:"id"` // set by Create
+	Created        time.Time `json:"created"`
+	PgarenaVersion string    `json:"pgarena_version"`
+	CommandLine    []string  `json:"command_line"` // redacted by the caller
+
+	Workload string            `json:"workload"`
+	Params   map[string]string `json:"params,omitempty"`
+	Seed     int64             `json:"seed"`
+	Label    string            `json:"label,omitempty"`
+
+	Clients      int     `json:"clients"`
+	Threads      int     `json:"threads"`
+	DurationS    float64 `json:"duration_s"`
+	Transactions int     `json:"transactions"` // per client; 0 = run by time
+	QueryMode    string  `json:"query_mode"`
+	ConnectPerTx bool    `json:"connect_per_tx"`
+	MaxTries     int     `json:"max_tries"`
+	TickS        float64 `json:"tick_s"`
+
+	Target   string `json:"target"`   // DSN, password redacted by the caller
+	Embedded bool   `json:"embedded"` // an ephemeral local cluster
+
+	Host HostInfo `json:"host"`
+}
+
+// ServerInfo is what the server said about itself, written to server.json
+// once connected.
+type ServerInfo struct {
+	Version    string            `json:"version"`
+	VersionNum int               `json:"version_num"`
+	Settings   map[string]string `json:"settings,omitempty"`
+	DataDir    string            `json:"data_dir,omitempty"`
+}
+
+// idTimeLayout is the time part of a run id: UTC, sortable.
+const idTimeLayout = "20060102-150405"
+
+// maxCollisions bounds the "-N" suffixes tried for one id.
+const maxCollisions = 10000
+
+// Create makes a new run directory and returns its Writer. The id is the UTC
+// creation time and the workload ("20261122-031512-tpcb"), with "-2", "-3"...
+// appended if taken; os.Mkdir makes the choice race-free between processes.
+// spec.Created defaults to now; spec.ID is set. Before spec.json appears the
+// run's lock is taken, so a reader never mistakes a starting run for a dead one.
+func (s *Store) Create(spec RunSpec) (*Writer, error) {
+	if spec.Created.IsZero() {
+		spec.Created = time.Now()
+	}
+	base := spec.Created.UTC().Format(idTimeLayout) + "-" + idWord(spec.Workload)
+	var id, dir string
+	for n := 1; ; n++ {
+		if n > maxCollisions {
+			return nil, fmt.Errorf("create run %s in %s: too many runs with this id", base, s.dir)
+		}
+		id = base
+		if n > 1 {
+			id += "-" + strconv.Itoa(n)
+		}
+		dir = s.runDir(id)
+		err := os.Mkdir(dir, dirPerm)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create run: %w", err)
+		}
+	}
+	spec.ID = id
+	w, err := s.initRun(dir, spec)
+	if err != nil {
+		_ = os.RemoveAll(dir) // ours alone: just made by Mkdir
+		return nil, fmt.Errorf("create run %s: %w", id, err)
+	}
+	return w, nil
+}
+
+func (s *Store) initRun(dir string, spec RunSpec) (w *Writer, err error) {
+	w = &Writer{id: spec.ID, dir: dir}
+	if w.lock, err = lockExclusive(filepath.Join(dir, LockFile)); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = w.lock.Close()
+		}
+	}()
+	if err = writeJSONAtomic(dir, SpecFile, spec); err != nil {
+		return nil, err
+	}
+	w.intervals, err = os.OpenFile(filepath.Join(dir, IntervalsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
+	if err != nil {
+		return nil, err
+	}
+	if err = syncDir(dir); err != nil {
+		_ = w.intervals.Close()
+		return nil, err
+	}
+	if err = syncDir(s.dir); err != nil { // the run directory's own entry
+		_ = w.intervals.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// idWord makes a workload name safe as part of a run id: lower case letters,
+// digits, '.', '_' and '-'; anything else becomes '_'.
+func idWord(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return "run"
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return strings.Trim(string(b), ".")
+}
+
+// Writer appends to one run directory. Its methods may be called from any
+// goroutine; they serialize on a mutex.
+type Writer struct {
+	id, dir string
+
+	mu        sync.Mutex
+	lock      *os.File // holds the flock; nil once closed
+	intervals *os.File
+	size      int64 // bytes of intervals.jsonl known to be whole lines
+	closed    bool
+}
+
+// ID returns the run id.
+func (w *Writer) ID() string { return w.id }
+
+// Dir returns the run directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// Path returns the path of a file named name in the run directory.
+func (w *Writer) Path(name string) string { return filepath.Join(w.dir, name) }
+
+var errClosed = errors.New("run writer is closed")
+
+// SetServer writes server.json (atomically).
+func (w *Writer) SetServer(info ServerInfo) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errClosed
+	}
+	return writeJSONAtomic(w.dir, ServerFile, info)
+}
+
+// AppendIntervals appends one compact JSON line per interval to
+// intervals.jsonl in a single write, then fsyncs once. If the write fails
+// part-way the file is cut back to its last whole line, so later appends
+// never follow a torn one.
+func (w *Writer) AppendIntervals(ivs ...metrics.Interval) error {
+	if len(ivs) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	for i := range ivs {
+		b, err := json.Marshal(ivs[i])
+		if err != nil {
+			return fmt.Errorf("encode interval %d: %w", ivs[i].Seq, err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errClosed
+	}
+	path := w.Path(IntervalsFile)
+	n, err := w.intervals.Write(buf.Bytes())
+	if err != nil {
+		if n > 0 {
+			_ = w.intervals.Truncate(w.size)
+		}
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err := w.intervals.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	w.size += int64(n)
+	return nil
+}
+
+// Finish records the end of the run: histograms.hlog with the full latency
+// histogram of each transaction type in acc (nil: none), then summary.json,
+// both atomically. summary.json goes last because its presence marks a
+// finished run. sum.RunID defaults to the run id. The run stays locked until
+// Close.
+func (w *Writer) Finish(sum metrics.Summary, acc *metrics.Accumulator) error {
+	if sum.RunID == "" {
+		sum.RunID = w.id
+	}
+	hlog, err := encodeHistogramLog(acc)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", w.Path(HistogramsFile), err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errClosed
+	}
+	if err := w.intervals.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", w.Path(IntervalsFile), err)
+	}
+	if err := writeFileAtomic(w.dir, HistogramsFile, hlog); err != nil {
+		return fmt.Errorf("write %s: %w", w.Path(HistogramsFile), err)
+	}
+	return writeJSONAtomic(w.dir, SummaryFile, sum)
+}
+
+// Close closes intervals.jsonl and releases the run's lock. It is safe to
+// call more than once; a run closed without Finish reads as interrupted.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	var errs []error
+	if err := w.intervals.Sync(); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, w.intervals.Close())
+	errs = append(errs, w.lock.Close()) // closing the last descriptor drops the flock
+	w.lock = nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close run %s: %w", w.id, err)
+	}
+	return nil
+}
+
+// encodeHistogramLog renders acc's latency histograms as an HdrHistogram
+// log: one interval line per transaction type covering the measured part of
+// the run, tagged with the type's name.
+func encodeHistogramLog(acc *metrics.Accumulator) ([]byte, error) {
+	var buf bytes.Buffer
+	lw := hdr.NewHistogramLogWriter(&buf)
+	if err := lw.OutputLogFormatVersion(); err != nil {
+		return nil, err
+	}
+	if err := lw.OutputComment("[pgarena: latency in microseconds (end - intended start), measured part of the run, one histogram per transaction type]"); err != nil {
+		return nil, err
+	}
+	if acc != nil && !acc.First.IsZero() {
+		if err := lw.OutputStartTime(acc.First.UnixMilli()); err != nil {
+			return nil, err
+		}
+	}
+	if err := lw.OutputLegend(); err != nil {
+		return nil, err
+	}
+	if acc == nil {
+		return buf.Bytes(), nil
+	}
+	for i := range acc.Tx {
+		t := &acc.Tx[i]
+		var h *hdr.Histogram
+		if t.Latency != nil {
+			h = t.Latency.Clone() // the tag and times are set on a copy
+		} else {
+			h = metrics.NewHistogram()
+		}
+		h.SetTag(hlogTag(t.Name, i))
+		h.SetStartTimeMs(acc.First.UnixMilli())
+		h.SetEndTimeMs(acc.Last.UnixMilli())
+		if err := lw.OutputIntervalHistogram(h); err != nil {
+			return nil, fmt.Errorf("histogram %s: %w", t.Name, err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// hlogTag makes a transaction name usable as an hlog tag, which may not
+// contain commas, spaces or line breaks.
+func hlogTag(name string, i int) string {
+	if name == "" {
+		return "tx" + strconv.Itoa(i)
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ',', ' ', '\t', '\r', '\n':
+			return '_'
+		}
+		return r
+	}, name)
+}

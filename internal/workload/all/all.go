@@ -1,0 +1,7 @@
+// Package all links every workload into the binary: importing it registers
+// them all. A new workload adds one line here.
+package all
+
+import (
+	_ "github.com/pgarena/pgarena/internal/workload/tpcb" // TPC-B, pgbench compatible
+)
