@@ -105,8 +105,12 @@ func RedactDSN(dsn string) string {
 		}
 		return u.String()
 	}
+	// Not a parseable URL: mask "user:password@" and password= by pattern.
+	dsn = urlPassword.ReplaceAllString(dsn, "${1}xxxxx@")
 	return kwPassword.ReplaceAllString(dsn, "password=xxxxx")
 }
+
+var urlPassword = regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`)
 
 // Redacted describes cfg as a keyword string without the password.
 func Redacted(cfg *pgx.ConnConfig) string {

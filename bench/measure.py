@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Run a command, print one JSON line: wall seconds, client CPU seconds
+(user+sys of the command and its children), exit code, and the numbers it
+reported (tps, transactions) parsed from pgbench text or pgarena --json.
+
+usage: measure.py LABEL -- COMMAND...
+"""
+import json, re, resource, subprocess, sys, time
+
+def main():
+    label = sys.argv[1]
+    cmd = sys.argv[sys.argv.index("--") + 1:]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out = {"label": label, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "exit": p.returncode}
+    text = p.stdout + p.stderr
+    m = re.search(r"^tps = ([0-9.]+)", text, re.M)
+    if m:
+        out["tps"] = float(m.group(1))
+    m = re.search(r"number of transactions actually processed: (\d+)", text)
+    if m:
+        out["transactions"] = int(m.group(1))
+    try:
+        j = json.loads(p.stdout)
+        out["tps"], out["transactions"] = j["tps"], j["transactions"]
+        out["failed"] = j.get("failed", 0)
+    except (ValueError, KeyError):
+        pass
+    if p.returncode != 0:
+        sys.stderr.write(text[-2000:])
+    print(json.dumps(out), flush=True)
+
+main()

@@ -1,0 +1,60 @@
+package pgerr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+)
+
+func TestClassify(t *testing.T) {
+	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code, Message: "m"}) }
+	cases := []struct {
+		err  error
+		want metrics.ErrorClass
+	}{
+		{nil, metrics.ClassNone},
+		{pg("53300"), metrics.ClassTooManyConnections},
+		{pg("57P01"), metrics.ClassAdminShutdown},
+		{pg("57P02"), metrics.ClassAdminShutdown},
+		{pg("57P03"), metrics.ClassAdminShutdown},
+		{pg("40P01"), metrics.ClassDeadlock},
+		{pg("40001"), metrics.ClassSerialization},
+		{pg("57014"), metrics.ClassTimeout},
+		{pg("25006"), metrics.ClassReadOnly},
+		{pg("23505"), metrics.ClassConstraint},
+		{pg("23503"), metrics.ClassConstraint},
+		{pg("28P01"), metrics.ClassAuth},
+		{pg("28000"), metrics.ClassAuth},
+		{pg("08006"), metrics.ClassConnectionLost},
+		{pg("42P01"), metrics.ClassOther},
+		{&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, metrics.ClassDNS},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, metrics.ClassConnectRefused},
+		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), metrics.ClassConnectionLost},
+		{fmt.Errorf("write: %w", syscall.EPIPE), metrics.ClassConnectionLost},
+		{context.DeadlineExceeded, metrics.ClassTimeout},
+		{errors.New("something else"), metrics.ClassOther},
+	}
+	for _, c := range cases {
+		if got := Classify(c.err); got != c.want {
+			t.Errorf("Classify(%v) = %s, want %s", c.err, got, c.want)
+		}
+	}
+}
+
+func TestDescribeIsOneLine(t *testing.T) {
+	err := &pgconn.PgError{Severity: "FATAL", Code: "28P01", Message: "password authentication failed for user \"bench\""}
+	if got := Describe(fmt.Errorf("x: %w", err)); got != `FATAL: password authentication failed for user "bench" (SQLSTATE 28P01)` {
+		t.Fatalf("got %q", got)
+	}
+	if got := Describe(errors.New("line one\nline two")); got != "line one" {
+		t.Fatalf("got %q", got)
+	}
+}

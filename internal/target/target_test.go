@@ -1,0 +1,68 @@
+package target
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestRedactDSN(t *testing.T) {
+	cases := map[string]string{
+		"postgres://bench:s3cret@db1:5432/bench?sslmode=disable": "postgres://bench:xxxxx@db1:5432/bench?sslmode=disable",
+		"postgres://db1/bench?password=s3cret":                   "postgres://db1/bench?password=xxxxx",
+		"host=db1 user=bench password=s3cret dbname=bench":       "host=db1 user=bench password=xxxxx dbname=bench",
+		"host=db1 password='s3 cret' dbname=bench":               "host=db1 password=xxxxx dbname=bench",
+		"host=db1 dbname=bench":                                  "host=db1 dbname=bench",
+	}
+	for in, want := range cases {
+		if got := RedactDSN(in); got != want {
+			t.Errorf("RedactDSN(%q) = %q, want %q", in, got, want)
+		}
+		if strings.Contains(RedactDSN(in), "s3") {
+			t.Errorf("password leaked from %q", in)
+		}
+	}
+}
+
+func TestParseDSNNeverPrintsPassword(t *testing.T) {
+	for _, dsn := range []string{
+		"host=db1 port=notaport password=s3cret",
+		"postgres://bench:s3cret@db1:notaport/bench",
+	} {
+		_, err := ParseDSN(dsn)
+		if err == nil {
+			t.Fatalf("%q parsed", dsn)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Fatalf("error leaks the password: %v", err)
+		}
+	}
+}
+
+func TestRedactedConfig(t *testing.T) {
+	cfg, err := ParseDSN("postgres://bench:s3cret@db1:5433/bench?sslmode=disable&search_path=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Redacted(cfg)
+	if got != "host=db1 port=5433 user=bench dbname=bench search_path=x" {
+		t.Fatalf("got %q", got)
+	}
+	if cfg.RuntimeParams["application_name"] != "pgarena" || cfg.ConnectTimeout == 0 {
+		t.Fatalf("defaults not applied: %v %v", cfg.RuntimeParams, cfg.ConnectTimeout)
+	}
+}
+
+func TestParseQueryMode(t *testing.T) {
+	for s, want := range map[string]pgx.QueryExecMode{
+		"simple": pgx.QueryExecModeSimpleProtocol, "extended": pgx.QueryExecModeExec, "prepared": pgx.QueryExecModeCacheStatement,
+	} {
+		if got, err := ParseQueryMode(s); err != nil || got != want {
+			t.Errorf("%s: %v %v", s, got, err)
+		}
+	}
+	if _, err := ParseQueryMode("fast"); err == nil {
+		t.Error("unknown mode accepted")
+	}
+}
