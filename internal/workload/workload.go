@@ -122,6 +122,14 @@ type Checker interface {
 	Check(ctx context.Context, conn *pgx.Conn) error
 }
 
+// CheckNote is implemented by Check errors that may describe an expected
+// state rather than a failure (tpcb after simple-update runs): when IsNote
+// is true the CLI prints the error as a note and the check passes.
+type CheckNote interface {
+	error
+	IsNote() bool
+}
+
 // Parameterizer is implemented by workloads that report their parameters for
 // the run record (scale, mode) beyond their flags.
 type Parameterizer interface {

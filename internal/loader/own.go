@@ -1,0 +1,169 @@
+package loader
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// markPrefix starts the comment pgarena puts on every table it creates;
+// a table whose comment starts with it is pgarena's to drop.
+const markPrefix = "pgarena:"
+
+// ForeignTablesError is returned by Init when tables of the workload exist
+// that pgarena did not create (they lack its mark) and Options.Force is
+// not set. Nothing was changed.
+type ForeignTablesError struct {
+	Tables []string
+}
+
+func (e *ForeignTablesError) Error() string {
+	return "refusing to replace tables pgarena did not create: " + strings.Join(e.Tables, ", ") +
+		" (pass --force to replace them)"
+}
+
+// relation is the state of one table (or partition) of a workload.
+type relation struct {
+	name   string
+	top    string // the workload table it belongs to
+	exists bool
+	marked bool
+}
+
+// relations lists the tables of w (each Table's Name and Children) and any
+// other existing partitions of them, with whether each exists and carries
+// pgarena's mark.
+func relations(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]relation, error) {
+	var names, tops []string
+	for _, t := range w.Tables() {
+		names = append(names, t.Name)
+		tops = append(tops, t.Name)
+		for _, c := range t.Children {
+			names = append(names, c)
+			tops = append(tops, t.Name)
+		}
+	}
+	// Listed names first, in order, then partitions found in the
+	// database that the workload does not list (someone attached them).
+	rows, err := conn.Query(ctx, `
+		select u.n, u.top, c.oid is not null, coalesce(obj_description(c.oid, 'pg_class') like $3 || '%', false), u.i, 0
+		from unnest($1::text[], $2::text[]) with ordinality u(n, top, i)
+		left join pg_class c on c.oid = to_regclass(u.n)
+		union all
+		select t.relid::regclass::text, u.n, true, coalesce(obj_description(t.relid, 'pg_class') like $3 || '%', false), u.i, t.level
+		from unnest($1::text[]) with ordinality u(n, i), pg_partition_tree(to_regclass(u.n)) t
+		where t.level > 0 and not t.relid::regclass::text = any($1::text[])
+		order by 5, 6, 1`, names, tops, markPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("look up tables: %w", err)
+	}
+	var out []relation
+	seen := map[string]bool{}
+	for rows.Next() {
+		var r relation
+		var i int64
+		var level int32
+		if err := rows.Scan(&r.name, &r.top, &r.exists, &r.marked, &i, &level); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("look up tables: %w", err)
+		}
+		if !seen[r.name] {
+			seen[r.name] = true
+			out = append(out, r)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("look up tables: %w", err)
+	}
+	return out, nil
+}
+
+// Missing returns the tables of w (including listed partitions) that do
+// not exist, in the workload's order.
+func Missing(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]string, error) {
+	rels, err := relations(ctx, conn, w)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range rels {
+		if !r.exists {
+			out = append(out, r.name)
+		}
+	}
+	return out, nil
+}
+
+// Foreign returns the tables of w, and partitions of them, that exist
+// without pgarena's mark: pgarena did not create them and will not drop
+// them unless forced.
+func Foreign(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]string, error) {
+	rels, err := relations(ctx, conn, w)
+	if err != nil {
+		return nil, err
+	}
+	return foreign(rels), nil
+}
+
+func foreign(rels []relation) []string {
+	var out []string
+	for _, r := range rels {
+		if r.exists && !r.marked {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
+// Drop drops the tables of w that carry pgarena's mark and returns their
+// names (partitions included). Tables without the mark are left alone, and
+// so is a marked table with an unmarked partition, which dropping it would
+// take along. It never cascades to other objects: a view on a table makes
+// Drop fail.
+func Drop(ctx context.Context, conn *pgx.Conn, w workload.Workload) (dropped []string, err error) {
+	rels, err := relations(ctx, conn, w)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{} // workload tables holding a foreign partition
+	for _, r := range rels {
+		if r.exists && !r.marked {
+			keep[r.top] = true
+		}
+	}
+	for _, r := range rels {
+		if r.exists && r.marked && !(r.name == r.top && keep[r.top]) {
+			dropped = append(dropped, r.name)
+		}
+	}
+	if len(dropped) == 0 {
+		return nil, nil
+	}
+	if err := execSQL(ctx, conn, dropStatement(dropped)); err != nil {
+		return nil, fmt.Errorf("drop %s: %w", strings.Join(dropped, ", "), err)
+	}
+	return dropped, nil
+}
+
+// dropStatement drops tables in one statement, so partitions listed with
+// their parent are no error.
+func dropStatement(names []string) string {
+	return "drop table if exists " + strings.Join(names, ", ")
+}
+
+// markStatement marks a table as created by pgarena for workload.
+func markStatement(table, workload string) string {
+	return fmt.Sprintf("comment on table %s is '%s%s created by pgarena init; pgarena may drop it'",
+		table, markPrefix, strings.ReplaceAll(workload, "'", "''"))
+}
+
+// execSQL runs one statement over the simple protocol, whatever the
+// connection's default mode (VACUUM and COPY ... FREEZE care about
+// transaction blocks).
+func execSQL(ctx context.Context, conn *pgx.Conn, sql string) error {
+	return conn.PgConn().Exec(ctx, sql).Close()
+}

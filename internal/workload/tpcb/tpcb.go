@@ -1,0 +1,250 @@
+// Package tpcb is pgbench's TPC-B-like benchmark, compatible with pgbench 15:
+// the same four tables with the same columns, fill factor, initial data and
+// primary keys as `pgbench -i`, and the same three builtin scripts
+// (tpcb-like, simple-update, select-only) sent statement by statement in the
+// same order and over the same protocol as `pgbench -M simple|extended|
+// prepared`. A database initialised by `pgarena init tpcb` can be run by
+// pgbench and the other way round; results of the two are comparable.
+//
+// It registers itself as "tpcb". Like pgbench, a run reads the scale from
+// the database (the number of rows of pgbench_branches) rather than from
+// --scale.
+//
+// The constants below (rows per scale unit, the 20000 threshold for bigint
+// keys, the variable ranges) are pgbench's and are not knobs.
+package tpcb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/spf13/pflag"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// Rows per unit of scale, as pgbench's nbranches, ntellers and naccounts.
+const (
+	branchesPerScale = 1
+	tellersPerScale  = 10
+	accountsPerScale = 100000
+)
+
+// bigintScale is pgbench's SCALE_32BIT_THRESHOLD: from this scale on, aid
+// columns are bigint because 100000*scale no longer fits an int4.
+const bigintScale = 20000
+
+// Script names, as pgbench's -b accepts them.
+const (
+	ScriptTPCBLike     = "tpcb-like"
+	ScriptSimpleUpdate = "simple-update"
+	ScriptSelectOnly   = "select-only"
+)
+
+var scripts = []string{ScriptTPCBLike, ScriptSimpleUpdate, ScriptSelectOnly}
+
+func init() {
+	workload.Register(workload.Meta{
+		Name:        "tpcb",
+		Description: "TPC-B-like, pgbench compatible",
+		New:         func() workload.Workload { return New() },
+	})
+}
+
+// Workload is the tpcb benchmark. Its zero value is not ready: use New (or
+// the registry), which sets pgbench's defaults.
+type Workload struct {
+	scale      int
+	fillfactor int
+	selectOnly bool // -S
+	skipSome   bool // -N
+	builtin    string
+	partitions int
+	unlogged   bool
+
+	flags *pflag.FlagSet
+	// note is set by Prepare when --scale was given and the database
+	// disagrees.
+	note string
+}
+
+// New returns a tpcb workload with pgbench's defaults: scale 1, fill factor
+// 100, the tpcb-like script, no partitions, logged tables.
+func New() *Workload {
+	w := &Workload{scale: 1, fillfactor: 100}
+	fs := pflag.NewFlagSet("tpcb", pflag.ContinueOnError)
+	fs.IntVarP(&w.scale, "scale", "s", 1, "scale factor: 1 branch, 10 tellers and 100000 accounts per unit (init; a run reads it from the database)")
+	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fill factor of pgbench_accounts, _tellers and _branches, 10..100 (init)")
+	fs.BoolVarP(&w.selectOnly, "select-only", "S", false, "run the select-only script (same as -b select-only)")
+	fs.BoolVarP(&w.skipSome, "skip-some-updates", "N", false, "run the simple-update script (same as -b simple-update)")
+	fs.StringVarP(&w.builtin, "builtin", "b", "", "builtin script: tpcb-like, simple-update or select-only (a unique prefix will do, as in pgbench)")
+	fs.IntVar(&w.partitions, "partitions", 0, "range-partition pgbench_accounts into this many partitions, 0 for none (init)")
+	fs.BoolVar(&w.unlogged, "unlogged", false, "create unlogged tables (init)")
+	fs.BoolVar(&w.unlogged, "unlogged-tables", false, "pgbench's name for --unlogged")
+	_ = fs.MarkHidden("unlogged-tables")
+	w.flags = fs
+	return w
+}
+
+// Meta implements workload.Workload.
+func (w *Workload) Meta() workload.Meta {
+	m, _ := workload.Get("tpcb")
+	return m
+}
+
+// Flags implements workload.Flagser.
+func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
+
+// Validate implements workload.Workload.
+func (w *Workload) Validate() error {
+	if w.scale < 1 {
+		return fmt.Errorf("scale must be at least 1 (got %d)", w.scale)
+	}
+	if w.fillfactor < 10 || w.fillfactor > 100 {
+		return fmt.Errorf("fillfactor must be between 10 and 100 (got %d)", w.fillfactor)
+	}
+	if w.partitions < 0 {
+		return fmt.Errorf("partitions must not be negative (got %d)", w.partitions)
+	}
+	_, err := w.script()
+	return err
+}
+
+// script resolves -b, -S and -N to one script name. pgbench would run a mix
+// of the scripts given; pgarena runs one, so conflicting choices are an
+// error.
+func (w *Workload) script() (string, error) {
+	var chosen []string
+	if w.builtin != "" {
+		name, err := findBuiltin(w.builtin)
+		if err != nil {
+			return "", err
+		}
+		chosen = append(chosen, name)
+	}
+	if w.selectOnly {
+		chosen = append(chosen, ScriptSelectOnly)
+	}
+	if w.skipSome {
+		chosen = append(chosen, ScriptSimpleUpdate)
+	}
+	if len(chosen) == 0 {
+		return ScriptTPCBLike, nil
+	}
+	for _, c := range chosen[1:] {
+		if c != chosen[0] {
+			return "", fmt.Errorf("conflicting scripts: %s and %s (choose one of -b, -S, -N)", chosen[0], c)
+		}
+	}
+	return chosen[0], nil
+}
+
+// findBuiltin matches name against the builtin scripts as pgbench's
+// findBuiltin does: an exact name or a unique prefix.
+func findBuiltin(name string) (string, error) {
+	if strings.Contains(name, "@") {
+		return "", fmt.Errorf("builtin script weights (%q) are not supported: pgarena runs one script", name)
+	}
+	var found []string
+	for _, s := range scripts {
+		if s == name {
+			return s, nil
+		}
+		if strings.HasPrefix(s, name) {
+			found = append(found, s)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", fmt.Errorf("no builtin script %q (available: %s)", name, strings.Join(scripts, ", "))
+	default:
+		return "", fmt.Errorf("ambiguous builtin script %q (matches %s)", name, strings.Join(found, ", "))
+	}
+}
+
+// TxTypes implements workload.Workload: the single name of the chosen
+// script.
+func (w *Workload) TxTypes() []string {
+	s, err := w.script()
+	if err != nil {
+		s = ScriptTPCBLike // Validate reports the error
+	}
+	return []string{s}
+}
+
+// Params implements workload.Parameterizer. After Prepare, scale and
+// partitions are the database's.
+func (w *Workload) Params() map[string]string {
+	p := map[string]string{
+		"scale":      strconv.Itoa(w.scale),
+		"fillfactor": strconv.Itoa(w.fillfactor),
+		"script":     w.TxTypes()[0],
+		"partitions": strconv.Itoa(w.partitions),
+	}
+	if w.unlogged {
+		p["unlogged"] = "true"
+	}
+	if w.note != "" {
+		p["note"] = w.note
+	}
+	return p
+}
+
+// Prepare implements workload.Preparer. It reads the scale from the
+// database as pgbench does (select count(*) from pgbench_branches), and the
+// number of partitions of pgbench_accounts. The database's scale wins over
+// --scale; if --scale was given and differs, Params carries a note saying
+// so (pgbench prints "scale option ignored, using count from
+// pgbench_branches table").
+func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+	var missing string
+	err := conn.QueryRow(ctx, `select coalesce((select t from unnest($1::text[]) with ordinality u(t, i)
+		where to_regclass(t) is null order by i limit 1), '')`,
+		[]string{"pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"}).Scan(&missing)
+	if err != nil {
+		return fmt.Errorf("tpcb: look for tables: %w", err)
+	}
+	if missing != "" {
+		return fmt.Errorf("database is not initialised for tpcb (table %s is missing): run `pgarena init tpcb` first", missing)
+	}
+	var branches int64
+	if err := conn.QueryRow(ctx, "select count(*) from pgbench_branches").Scan(&branches); err != nil {
+		return fmt.Errorf("tpcb: read scale: %w", err)
+	}
+	if branches == 0 {
+		// pgbench: "count(*) from pgbench_branches invalid (0)"
+		return errors.New("tpcb: pgbench_branches is empty: run `pgarena init tpcb` again")
+	}
+	var parts int
+	if err := conn.QueryRow(ctx, `select count(*) from pg_inherits
+		where inhparent = 'pgbench_accounts'::regclass`).Scan(&parts); err != nil {
+		return fmt.Errorf("tpcb: read partitions: %w", err)
+	}
+	if w.flags.Changed("scale") && int64(w.scale) != branches {
+		w.note = fmt.Sprintf("--scale %d ignored: the database has scale %d", w.scale, branches)
+	}
+	w.scale = int(branches)
+	w.partitions = parts
+	return nil
+}
+
+// isDuplicatePrepared reports whether err is PostgreSQL's
+// duplicate_prepared_statement.
+func isDuplicatePrepared(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42P05"
+}
+
+// NewWorker implements workload.Workload.
+func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
+	s, _ := w.script()
+	return newWorker(s, int64(w.scale), rng)
+}
