@@ -105,10 +105,8 @@ func Describe(err error) string {
 	return oneLine(err.Error())
 }
 
+// oneLine joins a multi-line message (pgx puts the cause of a failed
+// connection on its own line) into one line.
 func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
+	return strings.Join(strings.Fields(s), " ")
 }

@@ -54,7 +54,7 @@ func TestDescribeIsOneLine(t *testing.T) {
 	if got := Describe(fmt.Errorf("x: %w", err)); got != `FATAL: password authentication failed for user "bench" (SQLSTATE 28P01)` {
 		t.Fatalf("got %q", got)
 	}
-	if got := Describe(errors.New("line one\nline two")); got != "line one" {
+	if got := Describe(errors.New("failed to connect to `user=x`:\n\tdial error: no such host")); got != "failed to connect to `user=x`: dial error: no such host" {
 		t.Fatalf("got %q", got)
 	}
 }

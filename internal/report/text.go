@@ -157,8 +157,11 @@ func RunList(w io.Writer, rows []RunRow) {
 		if label == "" {
 			label = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%s\n", r.ID, r.Created.Local().Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%s\n", r.ID, r.Created.In(listZone).Format("2006-01-02 15:04:05"),
 			label, r.Workload, r.Clients, r.TPS, r.P95MS, r.Status)
 	}
 	tw.Flush()
 }
+
+// listZone is the zone run times are listed in: local time, except in tests.
+var listZone = time.Local

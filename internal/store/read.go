@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -151,6 +152,9 @@ func (s *Store) runInfo(name string) RunInfo {
 // runs (hidden entries excluded).
 func (s *Store) runNames() ([]string, error) {
 	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no results directory yet: no runs
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}

@@ -105,6 +105,16 @@ func Open(dir string) (*Store, error) {
 	return &Store{dir: filepath.Clean(dir)}, nil
 }
 
+// OpenReadOnly opens an existing results directory for reading (list,
+// show): it creates nothing and does not need write access. A directory
+// that does not exist reads as empty.
+func OpenReadOnly(dir string) *Store {
+	if dir == "" {
+		dir = DefaultDirName
+	}
+	return &Store{dir: filepath.Clean(dir)}
+}
+
 // Dir returns the results directory.
 func (s *Store) Dir() string { return s.dir }
 

@@ -1,0 +1,95 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+var t0 = time.Date(2026, 11, 22, 3, 15, 12, 0, time.UTC)
+
+// fixedIntervals builds 10 one-second intervals of two transaction types
+// with known latencies: type a takes (1+i%10) ms, type b 20 ms; one
+// deadlock and one retry per interval.
+func fixedIntervals() []metrics.Interval {
+	rec := metrics.NewRecorder([]string{"a", "b"}, t0)
+	h := rec.NewHandle()
+	var out []metrics.Interval
+	for s := 0; s < 10; s++ {
+		base := t0.Add(time.Duration(s) * time.Second)
+		for i := 0; i < 100; i++ {
+			h.Record(0, base, base, base.Add(time.Duration(1+i%10)*time.Millisecond), metrics.ClassNone)
+		}
+		for i := 0; i < 10; i++ {
+			h.Record(1, base, base.Add(5*time.Millisecond), base.Add(20*time.Millisecond), metrics.ClassNone)
+		}
+		h.Record(1, base, base, base, metrics.ClassDeadlock)
+		h.Retry(0, metrics.ClassSerialization)
+		iv := rec.Tick(base.Add(time.Second))
+		iv.Connected = 8
+		out = append(out, iv)
+	}
+	return out
+}
+
+func TestProgressLineGolden(t *testing.T) {
+	ivs := fixedIntervals()
+	var b bytes.Buffer
+	for i := 0; i < 10; i += 5 {
+		b.WriteString(ProgressLine(time.Duration(i+5)*time.Second, ivs[i:i+5]) + "\n")
+	}
+	golden(t, "progress", b.Bytes())
+}
+
+func TestSummaryTextGolden(t *testing.T) {
+	var acc metrics.Accumulator
+	for _, iv := range fixedIntervals() {
+		acc.Add(iv)
+	}
+	s := metrics.Summary{RunID: "20261122-031512-tpcb", Status: metrics.StatusComplete, Workload: "tpcb",
+		Label: "azure-8core", QueryMode: "prepared", Clients: 8, Threads: 2,
+		Params: map[string]string{"scale": "10", "script": "tpcb-like"}, InitialConnectMS: 12.5}
+	acc.Fill(&s)
+	var b bytes.Buffer
+	SummaryText(&b, &s)
+	golden(t, "summary", b.Bytes())
+	if s.Transactions != 1100 || s.Failed != 10 || s.Retries != 10 || s.TPS != 110 {
+		t.Fatalf("totals %d/%d/%d tps %v", s.Transactions, s.Failed, s.Retries, s.TPS)
+	}
+}
+
+func TestRunListGolden(t *testing.T) {
+	defer func(z *time.Location) { listZone = z }(listZone)
+	listZone = time.UTC
+	var b bytes.Buffer
+	RunList(&b, []RunRow{
+		{ID: "20261122-031512-tpcb", Created: t0, Label: "pool-a", Workload: "tpcb", Clients: 8, TPS: 1234.56, P95MS: 9.1, Status: "complete"},
+		{ID: "20261122-021512-tpcb", Created: t0.Add(-time.Hour), Workload: "tpcb", Clients: 1, Status: "interrupted"},
+	})
+	// Times are printed in local time; pin the zone for the golden file.
+	golden(t, "list", b.Bytes())
+}
