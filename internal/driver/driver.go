@@ -20,6 +20,9 @@ import (
 // the run already set on its config.
 type Dialer func(ctx context.Context) (*pgx.Conn, error)
 
+// abandonAfter is how long Run waits for clients after cancelling them.
+const abandonAfter = 3 * time.Second
+
 // Config is the load model and the run's length.
 type Config struct {
 	Clients int
@@ -59,6 +62,9 @@ type Result struct {
 	// InitialConnect is the mean time to open a client's first connection.
 	InitialConnect time.Duration
 	Reconnects     int64
+	// Abandoned counts clients that did not stop within the deadline after
+	// cancellation; their last transactions are not recorded.
+	Abandoned int
 	// Stopped is set when the run ended before its planned length (the
 	// context was cancelled); StopReason says why.
 	Stopped    bool
@@ -153,6 +159,7 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 			handle:  rec.NewHandle(),
 			connect: connect,
 			cfg:     &cfg,
+			stmtCtx: context.WithoutCancel(ctx),
 		}
 	}
 
@@ -168,10 +175,11 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 
 	var connected atomic.Int64
 	for _, c := range clients {
+		c.connected = &connected
 		if c.live {
 			connected.Add(1)
+			c.setRaw()
 		}
-		c.connected = &connected
 	}
 
 	start := cfg.Now()
@@ -181,15 +189,29 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 	// stopNew tells clients to start no new transaction; runCtx cancels
 	// transactions in flight (pgx sends a cancel request and closes).
 	stopNew := make(chan struct{})
-	runCtx, cancelRun := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelRun()
+	runCtx, cancelRunCtx := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRunCtx()
+	// abandonTimer bounds the wait for clients after cancelRun: a worker
+	// stuck outside any socket (a fake, a bug) cannot hang the run.
+	var abandonTimer <-chan time.Time
+	cancelRun := func() {
+		cancelRunCtx()
+		for _, c := range clients {
+			c.interrupt()
+		}
+		if abandonTimer == nil {
+			abandonTimer = time.After(abandonAfter)
+		}
+	}
 
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
+		c.started = true
 		go func() {
 			defer wg.Done()
 			c.loop(runCtx, stopNew)
+			c.finished.Store(true)
 		}()
 	}
 	done := make(chan struct{})
@@ -243,6 +265,16 @@ loop:
 			drainTimer = nil
 			cfg.Notef("transactions still running %s after the end were cancelled", cfg.Drain)
 			cancelRun()
+		case <-abandonTimer:
+			stuck := 0
+			for _, c := range clients {
+				if !c.finished.Load() {
+					stuck++
+				}
+			}
+			cfg.Notef("%d client(s) did not stop %s after being cancelled; ending the run without them", stuck, abandonAfter)
+			res.Abandoned = stuck
+			break loop
 		case <-done:
 			break loop
 		}
@@ -319,6 +351,9 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 func closeAll(clients []*client) {
 	var wg sync.WaitGroup
 	for _, c := range clients {
+		if c.running() {
+			continue // abandoned: its goroutine still owns the connection
+		}
 		if c.conn == nil {
 			c.live = false
 			continue
