@@ -109,12 +109,13 @@ func isUsage(err error) bool {
 	return false
 }
 
+// oneLine joins a multi-line error message into one line.
 func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
 	}
-	return s
+	return strings.Join(lines, " ")
 }
 
 // app holds one invocation's state.

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -41,6 +43,7 @@ type runFlags struct {
 	init         bool
 	loadWorkers  int
 	check        bool
+	cpuProfile   string
 }
 
 func (a *app) runCommand() *cobra.Command {
@@ -82,6 +85,8 @@ Exit codes: 0 complete, 1 failed, 2 bad usage or input, 130 interrupted.`,
 		fl.BoolVar(&f.init, "init", false, "initialise the workload before running (always on for the embedded cluster)")
 		fl.IntVar(&f.loadWorkers, "load-workers", runtime.NumCPU(), "connections loading data in parallel when initialising")
 		fl.BoolVar(&f.check, "check", false, "run the workload's consistency check after the run")
+		fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of pgarena itself to this file (for pgarena's developers)")
+		_ = fl.MarkHidden("cpu-profile")
 		f.progress = 10 * time.Second
 	}, func(cmd *cobra.Command, w workload.Workload) error {
 		return a.runWorkload(cmd, w, f)
@@ -153,6 +158,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	)
 	if embedded {
 		if bin, err = local.FindBinaries(f.target.pgBin); err != nil {
+			if f.target.pgBin != "" {
+				err = fmt.Errorf("%w, or install PostgreSQL (apt-get install postgresql) and leave out --pg-bin, or use --dsn to benchmark an existing server", err)
+			}
 			return err
 		}
 	} else {
@@ -220,11 +228,14 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	}
 
 	if embedded {
-		cluster, err := a.startEmbedded(ctx, &f.target, bin, f.clients+20, run.Path("server.log"))
+		// The server logs into its own directory, which its account can
+		// always write (as root it runs as postgres, which may not reach the
+		// results directory); the log is copied into the run at teardown.
+		cluster, err := a.startEmbedded(ctx, &f.target, bin, f.clients+20, "")
 		if err != nil {
 			return fail(err)
 		}
-		defer a.teardown(cluster, f.target.keepCluster)
+		defer a.teardown(cluster, f.target.keepCluster, run.Path("server.log"))
 		if cfg, err = target.ParseDSN(cluster.DSN("postgres")); err != nil {
 			return fail(err)
 		}
@@ -279,6 +290,13 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 			acc.Add(iv)
 			prog.add(iv)
 		},
+	}
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			return fail(err)
+		}
+		defer stop()
 	}
 	res, err := driver.Run(ctx, w, dial, dcfg, rec)
 	if err != nil {
@@ -338,7 +356,10 @@ func requireInitialised(ctx context.Context, conn *pgx.Conn, w workload.Workload
 	return nil
 }
 
-func (a *app) teardown(c *local.Cluster, keep bool) {
+func (a *app) teardown(c *local.Cluster, keep bool, logCopy string) {
+	if err := copyFile(c.LogPath(), logCopy); err != nil {
+		a.notef("could not copy the server log into the run: %v", err)
+	}
 	if keep {
 		a.notef("keeping the embedded cluster: %s (data in %s); stop it with pg_ctl -D %s stop", c.DSN("postgres"), c.DataDir(), c.DataDir())
 		return
@@ -346,6 +367,24 @@ func (a *app) teardown(c *local.Cluster, keep bool) {
 	if err := c.Remove(); err != nil {
 		a.notef("could not remove the embedded cluster in %s: %v", c.DataDir(), err)
 	}
+}
+
+// copyFile copies src to dst (created or truncated).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 func (a *app) resultsDir(flag string) string {
@@ -407,4 +446,16 @@ func (p *progressPrinter) add(iv metrics.Interval) {
 		p.pending = p.pending[:0]
 		p.last = elapsed
 	}
+}
+
+func startCPUProfile(path string) (func(), error) {
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); fh.Close() }, nil
 }

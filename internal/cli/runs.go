@@ -17,10 +17,7 @@ func (a *app) listCommand() *cobra.Command {
 		Example: "  pgarena list\n  pgarena list --results /data/pgarena-results",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := store.Open(a.resultsDir(results))
-			if err != nil {
-				return err
-			}
+			st := store.OpenReadOnly(a.resultsDir(results))
 			runs, err := st.List()
 			if err != nil {
 				return err
@@ -56,10 +53,7 @@ interrupted, summarised from the intervals it recorded.`,
 		Example: "  pgarena show last\n  pgarena show last~1 --json\n  pgarena show 20261122-0315",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := store.Open(a.resultsDir(results))
-			if err != nil {
-				return err
-			}
+			st := store.OpenReadOnly(a.resultsDir(results))
 			run, err := st.Load(args[0])
 			if err != nil {
 				return usagef("%s", err)
