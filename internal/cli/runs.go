@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +32,7 @@ func (a *app) listCommand() *cobra.Command {
 				rows[i] = report.RunRow{ID: r.ID, Created: r.Created, Label: r.Label, Workload: r.Workload,
 					Clients: r.Clients, TPS: r.TPS, P95MS: r.P95MS, Status: r.Status}
 			}
-			report.RunList(a.Stdout, rows)
+			report.RunList(a.Stdout, rows, time.Local)
 			return nil
 		},
 	}

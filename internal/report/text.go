@@ -148,8 +148,9 @@ type RunRow struct {
 	Status   string
 }
 
-// RunList writes runs as an aligned table, in the order given.
-func RunList(w io.Writer, rows []RunRow) {
+// RunList writes runs as an aligned table, in the order given, with times
+// in loc.
+func RunList(w io.Writer, rows []RunRow, loc *time.Location) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTIME\tLABEL\tWORKLOAD\tCLIENTS\tTPS\tP95 MS\tSTATUS")
 	for _, r := range rows {
@@ -157,11 +158,8 @@ func RunList(w io.Writer, rows []RunRow) {
 		if label == "" {
 			label = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%s\n", r.ID, r.Created.In(listZone).Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%s\n", r.ID, r.Created.In(loc).Format("2006-01-02 15:04:05"),
 			label, r.Workload, r.Clients, r.TPS, r.P95MS, r.Status)
 	}
 	tw.Flush()
 }
-
-// listZone is the zone run times are listed in: local time, except in tests.
-var listZone = time.Local
