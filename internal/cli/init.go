@@ -64,6 +64,15 @@ func (a *app) requireTarget(cmd *cobra.Command, t *targetFlags) (*pgx.ConnConfig
 	return a.parseTarget(t)
 }
 
+// openTarget connects to the explicit target of check and drop.
+func (a *app) openTarget(cmd *cobra.Command, t *targetFlags) (*pgx.Conn, error) {
+	cfg, err := a.requireTarget(cmd, t)
+	if err != nil {
+		return nil, err
+	}
+	return a.connect(cmd.Context(), cfg, t)
+}
+
 // load initialises w on cfg with a progress bar.
 func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload, workers int, force bool) error {
 	name := w.Meta().Name
@@ -110,11 +119,7 @@ Exit code 1 when a check fails.`,
 	}
 	a.workloadCommands(cmd, "check", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {
-			cfg, err := a.requireTarget(cmd, &t)
-			if err != nil {
-				return err
-			}
-			conn, err := a.connect(cmd.Context(), cfg, &t)
+			conn, err := a.openTarget(cmd, &t)
 			if err != nil {
 				return err
 			}
@@ -162,11 +167,7 @@ same-named tables created otherwise are left alone and listed.`,
 	}
 	a.workloadCommands(cmd, "drop", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {
-			cfg, err := a.requireTarget(cmd, &t)
-			if err != nil {
-				return err
-			}
-			conn, err := a.connect(cmd.Context(), cfg, &t)
+			conn, err := a.openTarget(cmd, &t)
 			if err != nil {
 				return err
 			}
