@@ -21,6 +21,7 @@ func (a *app) initCommand() *cobra.Command {
 		t       targetFlags
 		workers int
 		force   bool
+		seed    uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "init WORKLOAD",
@@ -36,9 +37,13 @@ same-named tables that pgarena did not create unless --force.`,
 		t.add(sub, false)
 		sub.Flags().IntVar(&workers, "load-workers", runtime.NumCPU(), "connections loading data in parallel")
 		sub.Flags().BoolVar(&force, "force", false, "replace same-named tables that pgarena did not create")
+		sub.Flags().Uint64Var(&seed, "seed", 1, "seed of the generated data (for workloads whose data is random)")
 	}, func(cmd *cobra.Command, w workload.Workload) error {
 		if workers < 1 {
 			return usagef("--load-workers must be at least 1 (got %d)", workers)
+		}
+		if s, ok := w.(workload.Seeder); ok {
+			s.SetSeed(seed)
 		}
 		cfg, err := a.requireTarget(cmd, &t)
 		if err != nil {

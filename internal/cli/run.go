@@ -78,7 +78,7 @@ Exit codes: 0 complete, 1 failed, 2 bad usage or input, 130 interrupted.`,
 		fl.BoolVarP(&f.connectPerTx, "connect", "C", false, "open a new connection for every transaction")
 		fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock (retries are counted)")
 		fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")
-		fl.Uint64Var(&f.seed, "seed", 1, "random seed of the clients' streams (recorded; same seed, same stream)")
+		fl.Uint64Var(&f.seed, "seed", 1, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
 		fl.BoolVar(&f.jsonOut, "json", false, "print the final summary as JSON on stdout")
 		fl.StringVar(&f.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
 		fl.DurationVar(&f.tick, "interval", time.Second, "length of a recorded interval")
@@ -126,6 +126,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	ctx := cmd.Context()
 	if err := f.validate(cmd); err != nil {
 		return err
+	}
+	if s, ok := w.(workload.Seeder); ok {
+		s.SetSeed(f.seed)
 	}
 	threads := f.jobs
 	if threads > f.clients {

@@ -122,6 +122,13 @@ type Checker interface {
 	Check(ctx context.Context, conn *pgx.Conn) error
 }
 
+// Seeder is implemented by workloads whose initial data depends on a seed
+// (pgarena init --seed, also passed by run). The CLI owns the --seed flag:
+// workloads must not define one.
+type Seeder interface {
+	SetSeed(seed uint64)
+}
+
 // CheckNote is implemented by Check errors that may describe an expected
 // state rather than a failure (tpcb after simple-update runs): when IsNote
 // is true the CLI prints the error as a note and the check passes.
