@@ -137,6 +137,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	}
 	if threads > 0 {
 		gmp := min(threads, runtime.NumCPU())
+		if threads > gmp {
+			a.notef("-j %d: clients run as goroutines on at most %d OS threads (the cores of this machine)", threads, gmp)
+		}
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(gmp))
 	} else {
 		threads = runtime.GOMAXPROCS(0)
