@@ -41,28 +41,58 @@ type client struct {
 	reconnects int64
 	backoff    time.Duration
 	done       int
+	startAt    time.Time      // ramp-up: no transaction before
+	queue      chan time.Time // open loop: scheduled arrivals; nil in a closed loop
 }
 
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 	c.hadConn = c.live
+	if !c.startAt.IsZero() && !sleepUntil(c.startAt, stopNew) {
+		return
+	}
+	limit := c.cfg.LatencyLimit
 	for {
-		select {
-		case <-stopNew:
-			return
-		default:
-		}
-		if c.cfg.Transactions > 0 && c.done >= c.cfg.Transactions {
-			return
+		var intended time.Time
+		if c.queue != nil {
+			// Open loop: the transaction was due at its arrival, however
+			// long it waited for this client.
+			select {
+			case t, ok := <-c.queue:
+				if !ok {
+					return
+				}
+				intended = t
+			case <-stopNew:
+				return
+			}
+		} else {
+			select {
+			case <-stopNew:
+				return
+			default:
+			}
+			if c.cfg.Transactions > 0 && c.done >= c.cfg.Transactions {
+				return
+			}
 		}
 		tx := c.worker.Next()
-		intended := c.cfg.Now()
+		start := c.cfg.Now()
+		if intended.IsZero() {
+			intended = start
+		} else if limit > 0 && start.Sub(intended) > limit {
+			c.handle.Skip(int(tx)) // already too late to be worth starting (pgbench -L)
+			continue
+		}
 		class, connectFailed := c.run(ctx, tx)
 		end := c.cfg.Now()
 		if class != metrics.ClassNone && ctx.Err() != nil {
 			// Cancelled by our own stop: neither done nor failed.
 			return
 		}
-		c.handle.Record(int(tx), intended, intended, end, class)
+		c.handle.Record(int(tx), intended, start, end, class)
+		if class == metrics.ClassNone && limit > 0 && end.Sub(intended) > limit {
+			c.handle.Late(int(tx))
+		}
 		c.done++
 		if connectFailed && !c.sleepBackoff(ctx, stopNew) {
 			return
@@ -149,6 +179,22 @@ func (c *client) setRaw() {
 func (c *client) interrupt() {
 	if p := c.raw.Load(); p != nil {
 		_ = (*p).SetDeadline(time.Unix(1, 0))
+	}
+}
+
+// sleepUntil waits until t; false if the run is ending.
+func sleepUntil(t time.Time, stopNew <-chan struct{}) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-stopNew:
+		return false
 	}
 }
 

@@ -53,6 +53,31 @@ type Config struct {
 	Notef func(format string, args ...any)
 	// Now is the clock (default time.Now); tests may inject one.
 	Now func() time.Time
+
+	// Schedule makes the run open-loop: transactions arrive at the
+	// schedule's rate whether or not clients are free, wait in a queue for
+	// a client, and their latency counts from the scheduled arrival. The
+	// run lasts the schedule's length (Duration is then ignored).
+	Schedule Schedule
+	// Arrival is ArrivalPoisson (default) or ArrivalUniform.
+	Arrival string
+	// LatencyLimit (pgbench -L): a scheduled transaction already later
+	// than this when a client takes it is skipped, one that commits later
+	// than this is counted late.
+	LatencyLimit time.Duration
+	// QueueCap bounds the arrivals waiting for a client (default 1<<20);
+	// arrivals beyond it wait in the dispatcher, still timed from their
+	// schedule.
+	QueueCap int
+	// Ramp starts clients one after another over this time.
+	Ramp time.Duration
+	// Warmup flags the intervals of the first Warmup as warm-up: kept,
+	// but excluded from the summary. In a closed loop the run lasts
+	// Warmup + Duration; in an open loop the warm-up is the schedule's
+	// first part.
+	Warmup time.Duration
+	// Autostop rules end the run early, cleanly, when one holds.
+	Autostop []Rule
 }
 
 // Result describes how a run went; the measurements are in the Recorder.
@@ -69,6 +94,11 @@ type Result struct {
 	// context was cancelled); StopReason says why.
 	Stopped    bool
 	StopReason string
+	// Autostopped is set when an autostop rule ended the run.
+	Autostopped bool
+	// Unstarted counts open-loop arrivals that were due but never started
+	// because the run ended (their clients were all busy).
+	Unstarted int64
 }
 
 func (c *Config) defaults() {
@@ -93,6 +123,23 @@ func (c *Config) defaults() {
 	if c.OnInterval == nil {
 		c.OnInterval = func(metrics.Interval) {}
 	}
+	if c.QueueCap <= 0 {
+		c.QueueCap = 1 << 20
+	}
+	if c.Arrival == "" {
+		c.Arrival = ArrivalPoisson
+	}
+}
+
+// length is how long the run is planned to last (0: until -t is done).
+func (c *Config) length() time.Duration {
+	if !c.Schedule.Empty() {
+		return c.Schedule.Duration()
+	}
+	if c.Duration > 0 {
+		return c.Warmup + c.Duration
+	}
+	return 0
 }
 
 // Validate reports a configuration that cannot run.
@@ -106,8 +153,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("transactions must be positive (got %d)", c.Transactions)
 	case c.Duration > 0 && c.Transactions > 0:
 		return errors.New("give either a duration (-T) or a transaction count (-t), not both")
-	case c.Duration == 0 && c.Transactions == 0:
+	case c.Schedule.Empty() && c.Duration == 0 && c.Transactions == 0:
 		return errors.New("give a duration (-T) or a transaction count (-t)")
+	case !c.Schedule.Empty() && c.Transactions > 0:
+		return errors.New("an open-loop schedule runs for its own length: -t does not apply")
+	case c.Arrival != "" && c.Arrival != ArrivalPoisson && c.Arrival != ArrivalUniform:
+		return fmt.Errorf("unknown arrival process %q (use poisson or uniform)", c.Arrival)
+	case c.Ramp < 0 || c.Warmup < 0 || c.LatencyLimit < 0:
+		return errors.New("ramp, warm-up and latency limit must not be negative")
 	}
 	return nil
 }
@@ -184,7 +237,16 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 
 	start := cfg.Now()
 	rec.Begin(start)
+	if cfg.Warmup > 0 {
+		rec.SetWarmupEnd(start.Add(cfg.Warmup))
+	}
 	res.Start = start
+	rules := append([]Rule(nil), cfg.Autostop...)
+	for i, c := range clients {
+		if cfg.Ramp > 0 && len(clients) > 1 {
+			c.startAt = start.Add(cfg.Ramp * time.Duration(i) / time.Duration(len(clients)))
+		}
+	}
 
 	// stopNew tells clients to start no new transaction; runCtx cancels
 	// transactions in flight (pgx sends a cancel request and closes).
@@ -204,10 +266,17 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 		}
 	}
 
+	var queue chan time.Time
+	if !cfg.Schedule.Empty() {
+		queue = make(chan time.Time, cfg.QueueCap)
+		go dispatch(start, cfg.Schedule, cfg.Arrival, cfg.Seed, queue, stopNew)
+	}
+
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
 		c.started = true
+		c.queue = queue
 		go func() {
 			defer wg.Done()
 			c.loop(runCtx, stopNew)
@@ -218,18 +287,29 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 	go func() { wg.Wait(); close(done) }()
 
 	var endTimer <-chan time.Time
-	if cfg.Duration > 0 {
-		t := time.NewTimer(time.Until(start.Add(cfg.Duration)))
+	if length := cfg.length(); length > 0 {
+		t := time.NewTimer(time.Until(start.Add(length)))
 		defer t.Stop()
 		endTimer = t.C
 	}
 	tick := newTicker(start, cfg.Tick, cfg.Now)
 	defer tick.stop()
 
+	var autostop func(reason string)
 	emit := func(now time.Time) {
 		iv := rec.Tick(now)
 		iv.Connected = int(connected.Load())
+		if !cfg.Schedule.Empty() && iv.Duration() > 0 {
+			from, to := iv.Start.Sub(start), iv.End.Sub(start)
+			iv.TargetRate = (cfg.Schedule.Expected(to) - cfg.Schedule.Expected(from)) / iv.Duration().Seconds()
+		}
 		cfg.OnInterval(iv)
+		for i := range rules {
+			if rules[i].observe(&iv) {
+				autostop(rules[i].Text)
+				break
+			}
+		}
 	}
 	var drainTimer <-chan time.Time
 	stopping := false
@@ -242,6 +322,13 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 		close(stopNew)
 		t := time.NewTimer(cfg.Drain)
 		drainTimer = t.C
+	}
+	autostop = func(rule string) {
+		if !stopping {
+			res.Autostopped = true
+			cfg.Notef("autostop: %s", rule)
+			beginStop("autostop: "+rule, true)
+		}
 	}
 	ctxDone := ctx.Done()
 loop:
@@ -281,6 +368,12 @@ loop:
 	}
 	res.End = cfg.Now()
 	emit(res.End)
+	if queue != nil {
+		res.Unstarted = int64(len(queue))
+		if res.Unstarted > 0 {
+			cfg.Notef("%d scheduled transactions were due but never started (all clients busy)", res.Unstarted)
+		}
+	}
 	closeAll(clients)
 	for _, c := range clients {
 		res.Reconnects += c.reconnects

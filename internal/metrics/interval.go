@@ -21,7 +21,9 @@ type Interval struct {
 	// TargetRate is the scheduled arrival rate (tx/s) at End for open-loop
 	// runs; 0 in a closed loop.
 	TargetRate float64
-	Tx         []TxStats // indexed like Recorder.TxNames
+	// Step numbers the step of a sweep (0 outside sweeps).
+	Step int
+	Tx   []TxStats // indexed like Recorder.TxNames
 }
 
 // TxStats is one transaction type's share of an interval or run.
@@ -30,6 +32,8 @@ type TxStats struct {
 	Count   int64 // committed
 	Errors  ErrorCounts
 	Retries int64
+	Skipped int64          // not started: already later than the latency limit
+	Late    int64          // committed, but later than the latency limit
 	Latency *hdr.Histogram // µs, end − intended start, committed only
 	Service *hdr.Histogram // µs, end − start
 }
@@ -53,6 +57,8 @@ func (t *TxStats) add(o *TxStats) {
 	t.Count += o.Count
 	t.Errors.Add(&o.Errors)
 	t.Retries += o.Retries
+	t.Skipped += o.Skipped
+	t.Late += o.Late
 	if o.Latency != nil {
 		t.Latency.Merge(o.Latency)
 	}
@@ -126,6 +132,7 @@ type intervalJSON struct {
 	Warmup     bool      `json:"warmup,omitempty"`
 	Connected  int       `json:"connected"`
 	TargetRate float64   `json:"target_rate,omitempty"`
+	Step       int       `json:"step,omitempty"`
 	Tx         []txJSON  `json:"tx"`
 }
 
@@ -135,6 +142,8 @@ type txJSON struct {
 	Failed      int64        `json:"failed"`
 	Errors      ErrorCounts  `json:"errors"`
 	Retries     int64        `json:"retries"`
+	Skipped     int64        `json:"skipped,omitempty"`
+	Late        int64        `json:"late,omitempty"`
 	LatencyMS   LatencyStats `json:"latency_ms"`
 	LatencyHist string       `json:"latency_hist"`
 	ServiceHist string       `json:"service_hist"`
@@ -143,7 +152,7 @@ type txJSON struct {
 // MarshalJSON encodes the interval with its histograms.
 func (iv Interval) MarshalJSON() ([]byte, error) {
 	j := intervalJSON{Seq: iv.Seq, Start: iv.Start.UTC(), End: iv.End.UTC(), Warmup: iv.Warmup,
-		Connected: iv.Connected, TargetRate: iv.TargetRate, Tx: make([]txJSON, len(iv.Tx))}
+		Connected: iv.Connected, TargetRate: iv.TargetRate, Step: iv.Step, Tx: make([]txJSON, len(iv.Tx))}
 	for i := range iv.Tx {
 		t := &iv.Tx[i]
 		lat := t.Latency
@@ -163,7 +172,7 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("encode service histogram: %w", err)
 		}
 		j.Tx[i] = txJSON{Name: t.Name, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
-			Retries: t.Retries, LatencyMS: Stats(lat), LatencyHist: le, ServiceHist: se}
+			Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: Stats(lat), LatencyHist: le, ServiceHist: se}
 	}
 	return json.Marshal(j)
 }
@@ -175,7 +184,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*iv = Interval{Seq: j.Seq, Start: j.Start, End: j.End, Warmup: j.Warmup, Connected: j.Connected,
-		TargetRate: j.TargetRate, Tx: make([]TxStats, len(j.Tx))}
+		TargetRate: j.TargetRate, Step: j.Step, Tx: make([]TxStats, len(j.Tx))}
 	for i, t := range j.Tx {
 		lat, err := DecodeHistogram(t.LatencyHist)
 		if err != nil {
@@ -186,7 +195,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("interval %d %s: service histogram: %w", j.Seq, t.Name, err)
 		}
 		iv.Tx[i] = TxStats{Name: t.Name, Count: t.Count, Errors: t.Errors, Retries: t.Retries,
-			Latency: lat, Service: svc}
+			Skipped: t.Skipped, Late: t.Late, Latency: lat, Service: svc}
 	}
 	return nil
 }

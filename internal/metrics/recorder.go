@@ -56,7 +56,8 @@ func (r *Recorder) Begin(t time.Time) { r.lastTick = t }
 // TxNames returns the transaction types, indexed as in Record.
 func (r *Recorder) TxNames() []string { return r.txNames }
 
-// SetWarmupEnd flags every interval that ends at or before t as warm-up.
+// SetWarmupEnd flags the intervals before t as warm-up (those whose
+// midpoint is before t).
 func (r *Recorder) SetWarmupEnd(t time.Time) { r.warmupEnd = t }
 
 // NewHandle returns a Handle for one client. A Handle has one writer.
@@ -85,6 +86,8 @@ type txBuffer struct {
 	service []int64 // µs, end − start
 	errors  ErrorCounts
 	retries int64
+	skipped int64
+	late    int64
 }
 
 func newBuffer(n int) *buffer { return &buffer{tx: make([]txBuffer, n)} }
@@ -94,7 +97,7 @@ func (b *buffer) reset() {
 		t := &b.tx[i]
 		t.latency, t.service = t.latency[:0], t.service[:0]
 		t.errors = ErrorCounts{}
-		t.retries = 0
+		t.retries, t.skipped, t.late = 0, 0, 0
 	}
 }
 
@@ -120,6 +123,22 @@ func (h *Handle) Record(tx int, intended, start, end time.Time, class ErrorClass
 func (h *Handle) Retry(tx int, class ErrorClass) {
 	h.seq.Add(1)
 	h.cur.Load().tx[tx].retries++
+	h.seq.Add(1)
+}
+
+// Skip counts a scheduled transaction of type tx that was not started
+// because it was already later than the latency limit (pgbench -L).
+func (h *Handle) Skip(tx int) {
+	h.seq.Add(1)
+	h.cur.Load().tx[tx].skipped++
+	h.seq.Add(1)
+}
+
+// Late counts a committed transaction of type tx whose latency exceeded
+// the latency limit; it is also recorded by Record.
+func (h *Handle) Late(tx int) {
+	h.seq.Add(1)
+	h.cur.Load().tx[tx].late++
 	h.seq.Add(1)
 }
 
@@ -151,7 +170,9 @@ func (r *Recorder) Tick(now time.Time) Interval {
 		End:   now,
 		Tx:    make([]TxStats, len(r.txNames)),
 	}
-	iv.Warmup = !r.warmupEnd.IsZero() && !now.After(r.warmupEnd)
+	// An interval is warm-up if most of it is: its midpoint comes before
+	// the end of the warm-up (ticks land a little after their due time).
+	iv.Warmup = !r.warmupEnd.IsZero() && r.lastTick.Add(now.Sub(r.lastTick)/2).Before(r.warmupEnd)
 	for i, name := range r.txNames {
 		iv.Tx[i] = TxStats{Name: name, Latency: NewHistogram(), Service: NewHistogram()}
 	}
@@ -168,6 +189,8 @@ func (r *Recorder) Tick(now time.Time) Interval {
 			s.Count += int64(len(t.latency))
 			s.Errors.Add(&t.errors)
 			s.Retries += t.retries
+			s.Skipped += t.skipped
+			s.Late += t.late
 		}
 		b.reset()
 		h.spare = b

@@ -29,7 +29,9 @@ type Summary struct {
 	Failed       int64        `json:"failed"`
 	Errors       ErrorCounts  `json:"errors"`
 	Retries      int64        `json:"retries"`
-	TPS          float64      `json:"tps"` // committed per second of measured time
+	Skipped      int64        `json:"skipped,omitempty"` // open loop: not started, later than --latency-limit
+	Late         int64        `json:"late,omitempty"`    // committed later than --latency-limit
+	TPS          float64      `json:"tps"`               // committed per second of measured time
 	Latency      LatencyStats `json:"latency_ms"`
 	Service      LatencyStats `json:"service_ms"`
 	// InitialConnectMS is the mean time to open a client's first
@@ -116,6 +118,8 @@ func (a *Accumulator) Fill(s *Summary) {
 	s.Failed = total.Failed()
 	s.Errors = total.Errors
 	s.Retries = total.Retries
+	s.Skipped = total.Skipped
+	s.Late = total.Late
 	s.TPS = rate(total.Count)
 	s.Latency = Stats(total.Latency)
 	s.Service = Stats(total.Service)

@@ -1,0 +1,37 @@
+package driver
+
+import "time"
+
+// dispatch feeds the open-loop queue: each arrival is sent when it is due,
+// carrying its scheduled time, so a transaction that waits for a free
+// client has that wait in its latency (no coordinated omission). If the
+// queue is full the dispatcher blocks, and the arrivals it then sends late
+// still carry their scheduled times. It closes the queue when the schedule
+// ends.
+func dispatch(start time.Time, s Schedule, process string, seed uint64, queue chan<- time.Time, stop <-chan struct{}) {
+	defer close(queue)
+	arr := newArrivals(s, process, seed)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		off, ok := arr.next()
+		if !ok {
+			return
+		}
+		due := start.Add(off)
+		if d := time.Until(due); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-stop:
+				timer.Stop()
+				return
+			}
+		}
+		select {
+		case queue <- due:
+		case <-stop:
+			return
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package driver
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+)
+
+func mustSchedule(t *testing.T, s string) Schedule {
+	t.Helper()
+	sch, err := ParseSchedule(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+// offsets collects every arrival of a schedule (pure arithmetic: the
+// schedule's clock is the offset itself, no real time passes).
+func offsets(s Schedule, process string) []time.Duration {
+	a := newArrivals(s, process, 42)
+	var out []time.Duration
+	for {
+		off, ok := a.next()
+		if !ok {
+			return out
+		}
+		out = append(out, off)
+	}
+}
+
+func countIn(offs []time.Duration, from, to time.Duration) int {
+	n := 0
+	for _, o := range offs {
+		if o > from && o <= to {
+			n++
+		}
+	}
+	return n
+}
+
+func TestScheduleUniformCountsPerSegment(t *testing.T) {
+	s := mustSchedule(t, "const(100,60s) step(100,1000,100,30s) line(1000,0,10s)")
+	if got, want := s.Duration(), 60*time.Second+10*30*time.Second+10*time.Second; got != want {
+		t.Fatalf("duration %s, want %s", got, want)
+	}
+	offs := offsets(s, ArrivalUniform)
+	// const: exactly rate × duration.
+	if n := countIn(offs, -1, 60*time.Second); n != 6000 {
+		t.Fatalf("const segment: %d arrivals, want 6000", n)
+	}
+	// step: 100, 200, … 1000 tx/s, 30 s each.
+	for i := 0; i < 10; i++ {
+		from := 60*time.Second + time.Duration(i)*30*time.Second
+		want := (i + 1) * 100 * 30
+		if n := countIn(offs, from, from+30*time.Second); n < want-1 || n > want+1 {
+			t.Fatalf("step %d: %d arrivals, want %d", i, n, want)
+		}
+	}
+	// line 1000→0 over 10 s: 5000 arrivals.
+	tail := 360 * time.Second
+	if n := countIn(offs, tail, tail+10*time.Second+time.Millisecond); n < 4999 || n > 5000 {
+		t.Fatalf("line segment: %d arrivals, want 5000", n)
+	}
+	if total := float64(len(offs)); math.Abs(total-s.Expected(s.Duration())) > 1 {
+		t.Fatalf("total %v, expected %v", total, s.Expected(s.Duration()))
+	}
+	for i := 1; i < len(offs); i++ {
+		if offs[i] < offs[i-1] {
+			t.Fatalf("arrival %d goes back in time", i)
+		}
+	}
+}
+
+func TestScheduleNoDriftOverAnHour(t *testing.T) {
+	offs := offsets(mustSchedule(t, "const(1000,1h)"), ArrivalUniform)
+	if len(offs) != 3600000 {
+		t.Fatalf("%d arrivals, want 3600000", len(offs))
+	}
+	// The k-th arrival is at k/rate from the absolute start, however many
+	// came before it.
+	for _, k := range []int{1, 1000, 1800000, 3600000} {
+		want := time.Duration(k) * time.Millisecond
+		if d := offs[k-1] - want; d < -time.Microsecond || d > time.Microsecond {
+			t.Fatalf("arrival %d at %s, want %s", k, offs[k-1], want)
+		}
+	}
+}
+
+func TestScheduleFractionalRate(t *testing.T) {
+	offs := offsets(mustSchedule(t, "const(0.5,10s)"), ArrivalUniform)
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 6 * time.Second, 8 * time.Second, 10 * time.Second}
+	if len(offs) != len(want) {
+		t.Fatalf("arrivals %v, want %v", offs, want)
+	}
+	for i := range want {
+		if d := offs[i] - want[i]; d < -time.Microsecond || d > time.Microsecond {
+			t.Fatalf("arrivals %v, want %v", offs, want)
+		}
+	}
+}
+
+func TestSchedulePoissonRate(t *testing.T) {
+	offs := offsets(mustSchedule(t, "const(1000,60s)"), ArrivalPoisson)
+	// 60000 expected, standard deviation √60000 ≈ 245.
+	if n := len(offs); n < 60000-1000 || n > 60000+1000 {
+		t.Fatalf("%d arrivals, want 60000 ± 1000", n)
+	}
+	// Same seed, same arrivals.
+	again := offsets(mustSchedule(t, "const(1000,60s)"), ArrivalPoisson)
+	if len(again) != len(offs) || again[100] != offs[100] {
+		t.Fatal("Poisson arrivals are not reproducible from the seed")
+	}
+}
+
+func TestScheduleRateAt(t *testing.T) {
+	s := mustSchedule(t, "line(1,200,200s) const(50,10s)")
+	for _, c := range []struct {
+		at   time.Duration
+		want float64
+	}{{0, 1}, {100 * time.Second, 100.5}, {200 * time.Second, 50}, {211 * time.Second, 0}} {
+		if got := s.RateAt(c.at); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("RateAt(%s) = %v, want %v", c.at, got, c.want)
+		}
+	}
+}
+
+func TestParseScheduleErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"line(1,200)":        "line needs (from, to, duration)",
+		"const(100)":         "const needs (rate, duration)",
+		"step(1,2,3)":        "step needs (from, to, step, duration)",
+		"ramp(1,2,3s)":       `unknown segment "ramp"`,
+		"const(x,10s)":       `rate "x" is not a rate`,
+		"const(10,soon)":     `duration "soon"`,
+		"const(10,10s":       "unbalanced parentheses",
+		"":                   "empty schedule",
+		"const(-1,10s)":      `rate "-1" is not a rate`,
+		"step(1,10,0,10s)":   "step must be positive",
+		"const(10,10s) junk": "expected name(arguments)",
+	} {
+		_, err := ParseSchedule(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseSchedule(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+}
+
+func TestParseRule(t *testing.T) {
+	r, err := ParseRule("p95>500ms for 10s")
+	if err != nil || r.Metric != "p95" || r.Op != ">" || r.Value != 500 || r.For != 10*time.Second {
+		t.Fatalf("%+v %v", r, err)
+	}
+	r, err = ParseRule("p99 > 1.5s for 1m")
+	if err != nil || r.Value != 1500 || r.For != time.Minute {
+		t.Fatalf("%+v %v", r, err)
+	}
+	r, err = ParseRule("errors.too_many_connections>1/s for 5s")
+	if err != nil || r.class != metrics.ClassTooManyConnections {
+		t.Fatalf("%+v %v", r, err)
+	}
+	for in, want := range map[string]string{
+		"errors>25 per s for 10s":  "expected METRIC OP VALUE for DURATION",
+		"errors.nosuch>1/s for 1s": `unknown error class "nosuch"`,
+		"cpu>90 for 10s":           `unknown metric "cpu"`,
+		"p95>5ms for never":        `"never" is not a duration`,
+	} {
+		if _, err := ParseRule(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRule(%q) = %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestOpenLoopRate(t *testing.T) {
+	w := &sleepWorkload{sleep: time.Millisecond}
+	res, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 4, Tick: 100 * time.Millisecond,
+		Schedule: mustSchedule(t, "const(200,1s)"), Arrival: ArrivalUniform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, failed, _, _ := col.total()
+	if ok < 195 || ok > 200 || failed != 0 {
+		t.Fatalf("committed %d (failed %d), want ~200", ok, failed)
+	}
+	if res.Unstarted != 0 {
+		t.Fatalf("unstarted %d", res.Unstarted)
+	}
+	var target float64
+	for _, iv := range col.ivs[:5] {
+		target += iv.TargetRate
+	}
+	if math.Abs(target/5-200) > 1 {
+		t.Fatalf("target rate per interval %v, want 200", target/5)
+	}
+}
+
+// TestOpenLoopCountsQueueing is the coordinated-omission check without a
+// database: one client, 20 ms transactions, 100 arrivals per second. The
+// client can serve 50/s, so arrivals queue up; their latency must grow with
+// the queue while the service time stays at 20 ms.
+func TestOpenLoopCountsQueueing(t *testing.T) {
+	w := &sleepWorkload{sleep: 20 * time.Millisecond}
+	_, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 1, Tick: 100 * time.Millisecond,
+		Schedule: mustSchedule(t, "const(100,600ms)"), Arrival: ArrivalUniform, Drain: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc metrics.Accumulator
+	for _, iv := range col.ivs {
+		acc.Add(iv)
+	}
+	total := metrics.MergeTx("t", acc.Tx)
+	lat, svc := metrics.Stats(total.Latency), metrics.Stats(total.Service)
+	if svc.P99 > 40 {
+		t.Fatalf("service p99 %v ms, want ~20", svc.P99)
+	}
+	if lat.Max < 100 || lat.Max < 3*svc.Max {
+		t.Fatalf("latency max %v ms vs service max %v ms: queueing was not counted", lat.Max, svc.Max)
+	}
+}
+
+func TestLatencyLimitSkipsLateArrivals(t *testing.T) {
+	w := &sleepWorkload{sleep: 20 * time.Millisecond}
+	_, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 1, Tick: 100 * time.Millisecond,
+		Schedule: mustSchedule(t, "const(200,500ms)"), Arrival: ArrivalUniform, LatencyLimit: 30 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skipped, late, ok int64
+	for _, iv := range col.ivs {
+		t := iv.Total()
+		skipped, late, ok = skipped+t.Skipped, late+t.Late, ok+t.Count
+	}
+	if skipped == 0 || ok == 0 || ok+skipped > 100 {
+		t.Fatalf("ok %d skipped %d late %d", ok, skipped, late)
+	}
+}
+
+func TestAutostopOnErrorStorm(t *testing.T) {
+	storm := &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}
+	w := &sleepWorkload{sleep: time.Millisecond, fail: func(int, int) error { return storm }}
+	rule, err := ParseRule("errors.too_many_connections>10/s for 300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	res, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 2, Duration: time.Minute,
+		Tick: 100 * time.Millisecond, Autostop: []Rule{rule}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Autostopped || !res.Stopped || !strings.Contains(res.StopReason, "too_many_connections") {
+		t.Fatalf("result %+v", res)
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Fatalf("autostop took %s", d)
+	}
+	_, failed, _, _ := col.total()
+	if failed == 0 || len(col.ivs) < 3 {
+		t.Fatalf("failed %d over %d intervals: results incomplete", failed, len(col.ivs))
+	}
+}
+
+func TestWarmupAndRamp(t *testing.T) {
+	w := &sleepWorkload{sleep: 5 * time.Millisecond}
+	_, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 4, Duration: 300 * time.Millisecond,
+		Warmup: 300 * time.Millisecond, Ramp: 400 * time.Millisecond, Tick: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm := 0
+	for _, iv := range col.ivs {
+		if iv.Warmup {
+			warm++
+		}
+	}
+	if warm != 3 || len(col.ivs) < 6 {
+		t.Fatalf("%d warm-up intervals of %d, want 3 of ≥6", warm, len(col.ivs))
+	}
+	// Ramp: in the first 100 ms only the first client runs (~20 tx); later
+	// all four (~80 per 100 ms).
+	first, last := col.ivs[0].Total().Count, col.ivs[5].Total().Count
+	if first*2 > last {
+		t.Fatalf("first interval %d tx, sixth %d: clients did not ramp up", first, last)
+	}
+}
