@@ -42,6 +42,37 @@ type Summary struct {
 	Reconnects int64 `json:"reconnects,omitempty"`
 
 	Tx []TxSummary `json:"tx"`
+
+	// TargetRate is the open-loop rate asked for (mean over the measured
+	// time); 0 in a closed loop.
+	TargetRate float64 `json:"target_rate,omitempty"`
+	// Unstarted counts open-loop arrivals that were due but never started.
+	Unstarted int64 `json:"unstarted,omitempty"`
+	// Steps holds one summary per step of a sweep (-c 1,2,4 or -R
+	// 100,200); the top-level numbers then cover all steps together.
+	Steps []StepSummary `json:"steps,omitempty"`
+}
+
+// StepSummary is one step of a sweep.
+type StepSummary struct {
+	Step         int          `json:"step"`
+	Clients      int          `json:"clients"`
+	Rate         float64      `json:"rate,omitempty"` // open-loop target, tx/s
+	DurationS    float64      `json:"duration_s"`
+	Transactions int64        `json:"transactions"`
+	Failed       int64        `json:"failed"`
+	TPS          float64      `json:"tps"`
+	Latency      LatencyStats `json:"latency_ms"`
+	Status       string       `json:"status"`
+	StopReason   string       `json:"stop_reason,omitempty"`
+}
+
+// Step summarises what a accumulated as one sweep step.
+func (a *Accumulator) Step(step, clients int, rate float64) StepSummary {
+	var s Summary
+	a.Fill(&s)
+	return StepSummary{Step: step, Clients: clients, Rate: rate, DurationS: s.DurationS,
+		Transactions: s.Transactions, Failed: s.Failed, TPS: s.TPS, Latency: s.Latency, Status: StatusComplete}
 }
 
 // Run statuses.
@@ -50,6 +81,7 @@ const (
 	StatusStopped     = "stopped"     // cut short: interrupted by the user or an autostop rule
 	StatusFailed      = "failed"      // ended by an error
 	StatusInterrupted = "interrupted" // pgarena died; only intervals remain
+	StatusAutostopped = "autostopped" // an autostop rule ended it
 	StatusRunning     = "running"
 )
 

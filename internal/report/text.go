@@ -129,6 +129,27 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		}
 		tw.Flush()
 	}
+	if s.Skipped > 0 || s.Late > 0 {
+		p("number of transactions skipped (later than the latency limit): %d", s.Skipped)
+		p("number of transactions above the latency limit: %d", s.Late)
+	}
+	if s.TargetRate > 0 {
+		p("target rate = %.3f tx/s (open loop); not started when the run ended: %d", s.TargetRate, s.Unstarted)
+	}
+	if len(s.Steps) > 0 {
+		p("sweep:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  step\tclients\trate\ttps\tfailed\tavg ms\tp95 ms\tp99 ms\tstatus\t")
+		for _, st := range s.Steps {
+			rate := "-"
+			if st.Rate > 0 {
+				rate = fmt.Sprintf("%g", st.Rate)
+			}
+			fmt.Fprintf(tw, "  %d\t%d\t%s\t%.1f\t%d\t%.3f\t%.3f\t%.3f\t%s\t\n", st.Step, st.Clients, rate, st.TPS,
+				st.Failed, st.Latency.Avg, st.Latency.P95, st.Latency.P99, st.Status)
+		}
+		tw.Flush()
+	}
 	status := s.Status
 	if s.StopReason != "" {
 		status += ": " + s.StopReason
