@@ -24,6 +24,10 @@
 //	                                library's fixed 1e6 ratio, is in seconds)
 //	    summary.json                metrics.Summary, written last: its presence
 //	                                means the run ended (complete, stopped, failed)
+//	    samples.jsonl               one Sample per line: what a server or host
+//	                                source saw at one instant, as named series;
+//	                                appended and fsynced as samples come
+//	    findings.json               end-of-run findings ([]Finding), atomically
 //	    server.log ...              other files named through Writer.Path
 //
 // # Crash safety
@@ -31,8 +35,8 @@
 // Whole files (spec.json, server.json, histograms.hlog, summary.json) are
 // written to a temporary file, fsynced, renamed into place and the directory
 // fsynced, so a reader sees either nothing or the complete file.
-// intervals.jsonl only grows: each AppendIntervals is one write followed by
-// one fsync. A process killed mid-write leaves at most a torn final line,
+// intervals.jsonl and samples.jsonl only grow: each AppendIntervals or
+// AppendSamples is one write followed by one fsync. A process killed mid-write leaves at most a torn final line,
 // which Load ignores (Run.Truncated). A run without summary.json is reported
 // as running while its lock is held and as interrupted otherwise; its summary
 // is then computed from the intervals that reached the disk.

@@ -1,10 +1,7 @@
 package store
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -299,9 +296,13 @@ type Run struct {
 	// for a run that is running or was interrupted.
 	Summary metrics.Summary `json:"summary"`
 	Status  string          `json:"status"`
-	// Truncated is set when the last line of intervals.jsonl was torn (the
-	// writer died mid-write) and was ignored.
+	// Truncated is set when the last line of intervals.jsonl or
+	// samples.jsonl was torn (the writer died mid-write) and was ignored.
 	Truncated bool `json:"truncated,omitempty"`
+	// Samples are the server and host samples (samples.jsonl) in the order
+	// they were taken; Findings the end-of-run findings (findings.json).
+	Samples  []Sample  `json:"samples,omitempty"`
+	Findings []Finding `json:"findings,omitempty"`
 }
 
 // Load reads the run ref names (see Resolve): spec, server info, every
@@ -338,6 +339,14 @@ func (s *Store) Load(ref string) (*Run, error) {
 		return nil, fmt.Errorf("load run %s: %w", id, err)
 	}
 	if r.Intervals, r.Truncated, err = readIntervals(filepath.Join(dir, IntervalsFile)); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	samples, torn, err := readJSONLines[Sample](filepath.Join(dir, SamplesFile))
+	if err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	r.Samples, r.Truncated = samples, r.Truncated || torn
+	if r.Findings, err = readFindings(filepath.Join(dir, FindingsFile)); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", id, err)
 	}
 	r.Status = status
@@ -418,40 +427,7 @@ func ReadHistogramLog(rd io.Reader) (map[string]*hdr.Histogram, error) {
 	}
 }
 
-// readIntervals reads intervals.jsonl. A final line that is cut short or
-// does not parse is the trace of a writer that died mid-write: it is ignored
-// and truncated is set. A bad line elsewhere is an error naming the file and
-// line. A missing file holds no intervals.
+// readIntervals reads intervals.jsonl (see readJSONLines).
 func readIntervals(path string) (ivs []metrics.Interval, truncated bool, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	var bad error // a line that did not parse; an error unless it is the last
-	for lineNo := 1; ; lineNo++ {
-		line, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return nil, false, fmt.Errorf("read %s: %w", path, rerr)
-		}
-		if len(bytes.TrimSpace(line)) > 0 { // NUL padding is not space: it is a bad line
-			if bad != nil {
-				return nil, false, bad
-			}
-			// A final line missing only its newline parses and is kept.
-			var iv metrics.Interval
-			if perr := json.Unmarshal(line, &iv); perr != nil {
-				bad = fmt.Errorf("%s:%d: %w", path, lineNo, perr)
-			} else {
-				ivs = append(ivs, iv)
-			}
-		}
-		if rerr == io.EOF {
-			return ivs, bad != nil, nil
-		}
-	}
+	return readJSONLines[metrics.Interval](path)
 }

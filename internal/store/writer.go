@@ -151,6 +151,9 @@ type Writer struct {
 	intervals *os.File
 	size      int64 // bytes of intervals.jsonl known to be whole lines
 	closed    bool
+
+	samples     *os.File // samples.jsonl, opened by the first AppendSamples
+	samplesSize int64    // bytes of samples.jsonl known to be whole lines
 }
 
 // ID returns the run id.
@@ -238,7 +241,7 @@ func (w *Writer) Finish(sum metrics.Summary, acc *metrics.Accumulator) error {
 	return writeJSONAtomic(w.dir, SummaryFile, sum)
 }
 
-// Close closes intervals.jsonl and releases the run's lock. It is safe to
+// Close closes intervals.jsonl (and samples.jsonl) and releases the run's lock. It is safe to
 // call more than once; a run closed without Finish reads as interrupted.
 func (w *Writer) Close() error {
 	w.mu.Lock()
@@ -252,6 +255,7 @@ func (w *Writer) Close() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, w.intervals.Close())
+	errs = append(errs, w.closeSamples())
 	errs = append(errs, w.lock.Close()) // closing the last descriptor drops the flock
 	w.lock = nil
 	if err := errors.Join(errs...); err != nil {

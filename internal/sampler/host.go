@@ -1,0 +1,266 @@
+package sampler
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/procfs"
+	"github.com/prometheus/procfs/blockdevice"
+	"golang.org/x/sys/unix"
+
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// host samples this machine from /proc and /sys: CPU, load, memory,
+// pgarena's own CPU and the block devices. Only the sampler's goroutine
+// uses it.
+type host struct {
+	labels map[string]string // on every host sample
+
+	proc    procfs.FS
+	block   blockdevice.FS
+	self    procfs.Proc
+	cpuOff  bool
+	memOff  bool
+	diskOff bool
+	notes   []string
+
+	prevCPU  procfs.CPUStat
+	prevSelf float64
+	prevAt   time.Time
+	haveCPU  bool
+
+	disks    map[string]bool // whole devices to report
+	prevDisk map[string]blockdevice.IOStats
+	diskAt   time.Time
+}
+
+// skippedDevices are block devices that are not disks.
+var skippedDevices = []string{"loop", "ram", "zram", "fd", "sr", "nbd"}
+
+func newHost(dbLocal bool, dataDir string) *host {
+	h := &host{labels: map[string]string{}}
+	if dbLocal {
+		h.labels["db_host"] = "true"
+	}
+	var err error
+	if h.proc, err = procfs.NewFS(procfs.DefaultMountPoint); err != nil {
+		h.cpuOff, h.memOff, h.diskOff = true, true, true
+		h.notes = append(h.notes, "host: "+err.Error()+", skipped")
+		return h
+	}
+	if h.self, err = h.proc.Self(); err != nil {
+		h.notes = append(h.notes, "host_cpu: cannot read pgarena's own CPU: "+err.Error())
+	}
+	if h.block, err = blockdevice.NewFS(procfs.DefaultMountPoint, "/sys"); err != nil {
+		h.diskOff = true
+		h.notes = append(h.notes, "host_disk: "+err.Error()+", skipped")
+		return h
+	}
+	devs, err := h.block.SysBlockDevices()
+	if err != nil {
+		h.diskOff = true
+		h.notes = append(h.notes, "host_disk: cannot list block devices: "+err.Error()+", skipped")
+		return h
+	}
+	h.disks = map[string]bool{}
+	for _, d := range devs {
+		if !slices.ContainsFunc(skippedDevices, func(p string) bool { return strings.HasPrefix(d, p) }) {
+			h.disks[d] = true
+		}
+	}
+	if dataDir != "" {
+		if dev, err := deviceOf(dataDir); err == nil && dev != "" {
+			h.labels["data_dir_device"] = dev
+		}
+		// pg_wal may be a link to another device.
+		if dev, err := deviceOf(filepath.Join(dataDir, "pg_wal")); err == nil && dev != "" {
+			h.labels["wal_device"] = dev
+		}
+	}
+	return h
+}
+
+// deviceOf names the whole block device holding path ("vda" for a file on
+// vda1), or "" when it is not on a block device (tmpfs, overlay).
+func deviceOf(path string) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return "", err
+	}
+	link := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	real, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return "", nil // not a block device
+	}
+	if _, err := os.Stat(filepath.Join(real, "partition")); err == nil {
+		real = filepath.Dir(real)
+	}
+	return filepath.Base(real), nil
+}
+
+func (h *host) sample(now time.Time) []store.Sample {
+	var out []store.Sample
+	for _, n := range h.notes {
+		src := "host"
+		if i := strings.IndexByte(n, ':'); i > 0 {
+			src = n[:i]
+		}
+		out = append(out, noteSample(now, src, n, store.SeverityInfo))
+	}
+	h.notes = nil
+	if !h.cpuOff {
+		if s, ok := h.sampleCPU(now); ok {
+			out = append(out, s)
+		}
+	}
+	if !h.memOff {
+		if s, ok := h.sampleMem(now); ok {
+			out = append(out, s)
+		}
+	}
+	if !h.diskOff {
+		if s, ok := h.sampleDisks(now); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (h *host) labelled(now time.Time, source string, vals map[string]float64) store.Sample {
+	var labels map[string]string
+	if len(h.labels) > 0 {
+		labels = make(map[string]string, len(h.labels))
+		for k, v := range h.labels {
+			labels[k] = v
+		}
+	}
+	return store.Sample{Time: now, Source: source, Values: vals, Labels: labels}
+}
+
+func (h *host) skip(now time.Time, source string, err error) (store.Sample, bool) {
+	return noteSample(now, source, source+": "+err.Error()+", skipped", store.SeverityInfo), true
+}
+
+func (h *host) sampleCPU(now time.Time) (store.Sample, bool) {
+	st, err := h.proc.Stat()
+	if err != nil {
+		h.cpuOff = true
+		return h.skip(now, "host_cpu", err)
+	}
+	var selfCPU float64
+	haveSelf := false
+	if h.self.PID != 0 {
+		if ps, err := h.self.Stat(); err == nil {
+			selfCPU, haveSelf = ps.CPUTime(), true
+		}
+	}
+	at := time.Now()
+	prev, prevSelf, prevAt, had := h.prevCPU, h.prevSelf, h.prevAt, h.haveCPU
+	h.prevCPU, h.prevSelf, h.prevAt, h.haveCPU = st.CPUTotal, selfCPU, at, true
+	vals := map[string]float64{}
+	if la, err := h.proc.LoadAvg(); err == nil {
+		vals["host.load1"], vals["host.load5"], vals["host.load15"] = la.Load1, la.Load5, la.Load15
+	}
+	if had {
+		c, p := st.CPUTotal, prev
+		user := c.User + c.Nice - p.User - p.Nice
+		sys := c.System + c.IRQ + c.SoftIRQ - p.System - p.IRQ - p.SoftIRQ
+		iowait := c.Iowait - p.Iowait
+		steal := c.Steal - p.Steal
+		idle := c.Idle - p.Idle
+		total := user + sys + iowait + steal + idle
+		if total > 0 {
+			vals["host.cpu.user_pct"] = 100 * user / total
+			vals["host.cpu.sys_pct"] = 100 * sys / total
+			vals["host.cpu.iowait_pct"] = 100 * iowait / total
+			vals["host.cpu.steal_pct"] = 100 * steal / total
+			vals["host.cpu.idle_pct"] = 100 * idle / total
+			vals["host.cpu.busy_pct"] = 100 * (user + sys + steal) / total
+		}
+		secs := at.Sub(prevAt).Seconds()
+		if ncpu := len(st.CPU); haveSelf && secs > 0 && ncpu > 0 {
+			cores := (selfCPU - prevSelf) / secs
+			vals["host.pgarena.cores"] = cores
+			vals["host.pgarena.cpu_pct"] = 100 * cores / float64(ncpu)
+		}
+	}
+	return h.labelled(now, "host_cpu", vals), true
+}
+
+func (h *host) sampleMem(now time.Time) (store.Sample, bool) {
+	mi, err := h.proc.Meminfo()
+	if err != nil {
+		h.memOff = true
+		return h.skip(now, "host_mem", err)
+	}
+	if mi.MemTotalBytes == nil || mi.MemAvailableBytes == nil {
+		h.memOff = true
+		return noteSample(now, "host_mem", "host_mem: MemTotal or MemAvailable missing from /proc/meminfo, skipped", store.SeverityInfo), true
+	}
+	total, avail := float64(*mi.MemTotalBytes), float64(*mi.MemAvailableBytes)
+	vals := map[string]float64{
+		"host.mem.total_bytes":     total,
+		"host.mem.available_bytes": avail,
+		"host.mem.used_bytes":      total - avail,
+	}
+	if total > 0 {
+		vals["host.mem.used_pct"] = 100 * (total - avail) / total
+	}
+	return h.labelled(now, "host_mem", vals), true
+}
+
+func (h *host) sampleDisks(now time.Time) (store.Sample, bool) {
+	stats, err := h.block.ProcDiskstats()
+	if err != nil {
+		h.diskOff = true
+		return h.skip(now, "host_disk", err)
+	}
+	at := time.Now()
+	cur := map[string]blockdevice.IOStats{}
+	for _, d := range stats {
+		if h.disks[d.DeviceName] {
+			cur[d.DeviceName] = d.IOStats
+		}
+	}
+	prev, prevAt := h.prevDisk, h.diskAt
+	h.prevDisk, h.diskAt = cur, at
+	if prev == nil {
+		return store.Sample{}, false
+	}
+	secs := at.Sub(prevAt).Seconds()
+	if secs <= 0 {
+		return store.Sample{}, false
+	}
+	vals := map[string]float64{}
+	for name, c := range cur {
+		p, ok := prev[name]
+		if !ok || c.ReadIOs+c.WriteIOs == 0 || c.ReadIOs < p.ReadIOs || c.WriteIOs < p.WriteIOs {
+			continue // new, never used, or counters wrapped
+		}
+		k := "host.disk." + seriesWord(name) + "."
+		dr, dw := float64(c.ReadIOs-p.ReadIOs), float64(c.WriteIOs-p.WriteIOs)
+		drt, dwt := float64(c.ReadTicks-p.ReadTicks), float64(c.WriteTicks-p.WriteTicks)
+		vals[k+"r_per_s"] = dr / secs
+		vals[k+"w_per_s"] = dw / secs
+		vals[k+"rkB_per_s"] = float64(c.ReadSectors-p.ReadSectors) * 512 / 1024 / secs
+		vals[k+"wkB_per_s"] = float64(c.WriteSectors-p.WriteSectors) * 512 / 1024 / secs
+		vals[k+"util_pct"] = min(100, float64(c.IOsTotalTicks-p.IOsTotalTicks)/(secs*1000)*100)
+		vals[k+"aqu_sz"] = float64(c.WeightedIOTicks-p.WeightedIOTicks) / (secs * 1000)
+		vals[k+"r_await_ms"], vals[k+"w_await_ms"], vals[k+"await_ms"] = 0, 0, 0
+		if dr > 0 {
+			vals[k+"r_await_ms"] = drt / dr
+		}
+		if dw > 0 {
+			vals[k+"w_await_ms"] = dwt / dw
+		}
+		if dr+dw > 0 {
+			vals[k+"await_ms"] = (drt + dwt) / (dr + dw)
+		}
+	}
+	return h.labelled(now, "host_disk", vals), true
+}

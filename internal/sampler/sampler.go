@@ -1,0 +1,173 @@
+package sampler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// Options configure a Sampler.
+type Options struct {
+	// ConnConfig is the server to watch (copied; application_name is set to
+	// pgarena-sampler). Nil watches the host (and server log) only.
+	ConnConfig *pgx.ConnConfig
+	// Interval between samples; default 1 s, at least 10 ms.
+	Interval time.Duration
+	// DBHostLocal says the server runs on this host (embedded cluster,
+	// --db-host-local): host samples are labelled as the server's too.
+	DBHostLocal bool
+	// DataDir, if set and local, names the data directory so the device
+	// holding it is labelled in host_disk samples.
+	DataDir string
+	// ServerLogPath, if set, is the server's log file: lines appended after
+	// Start are counted by level and kind.
+	ServerLogPath string
+	// Sink receives each batch of samples, from the sampler's goroutine.
+	// The slice and its samples are not used by the sampler afterwards.
+	Sink func([]store.Sample)
+	// TopN bounds the wait events and statements reported per sample;
+	// default 5.
+	TopN int
+	// QueryTimeout bounds each server query and connection attempt;
+	// default the interval, clamped to [500 ms, 5 s].
+	QueryTimeout time.Duration
+}
+
+// AppName is the application_name of the sampler's connection.
+const AppName = "pgarena-sampler"
+
+// stopWait bounds how long Stop waits for a tick in progress.
+const stopWait = 15 * time.Second
+
+// Sampler samples the server and the host until Stop.
+type Sampler struct {
+	opts   Options
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	srv  *server // nil without ConnConfig
+	host *host
+	log  *logScanner // nil without ServerLogPath
+	an   *analyzer
+
+	stopOnce sync.Once
+	findings []store.Finding
+}
+
+// Start connects to the server (if opts.ConnConfig is set), takes a first
+// sample and samples every opts.Interval until Stop or until ctx ends. It
+// fails only when the server cannot be reached; missing sources are notes.
+func Start(ctx context.Context, opts Options) (*Sampler, error) {
+	if opts.Interval == 0 {
+		opts.Interval = time.Second
+	}
+	if opts.Interval < 10*time.Millisecond {
+		return nil, fmt.Errorf("sample interval must be at least 10ms (got %s)", opts.Interval)
+	}
+	if opts.TopN <= 0 {
+		opts.TopN = 5
+	}
+	if opts.QueryTimeout <= 0 {
+		opts.QueryTimeout = min(max(opts.Interval, 500*time.Millisecond), 5*time.Second)
+	}
+	s := &Sampler{opts: opts, done: make(chan struct{}), an: newAnalyzer(opts.DBHostLocal)}
+	if opts.ConnConfig != nil {
+		srv, err := newServer(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		s.srv = srv
+	}
+	s.host = newHost(opts.DBHostLocal, opts.DataDir)
+	if opts.ServerLogPath != "" {
+		s.log = newLogScanner(opts.ServerLogPath)
+	}
+	loopCtx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	go s.loop(loopCtx)
+	return s, nil
+}
+
+func (s *Sampler) loop(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTicker(s.opts.Interval)
+	defer t.Stop()
+	for {
+		s.tick(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// tick takes one batch of samples and hands it to the sink.
+func (s *Sampler) tick(ctx context.Context) {
+	now := time.Now()
+	var batch []store.Sample
+	batch = append(batch, s.host.sample(now)...)
+	if s.srv != nil {
+		batch = append(batch, s.srv.sample(ctx, now)...)
+	}
+	if s.log != nil {
+		batch = append(batch, s.log.sample(now)...)
+	}
+	if ctx.Err() != nil {
+		return // stopped mid-tick: a partial batch would draw as a dip
+	}
+	s.emit(batch)
+}
+
+func (s *Sampler) emit(batch []store.Sample) {
+	if len(batch) == 0 {
+		return
+	}
+	s.an.add(batch)
+	if s.opts.Sink != nil {
+		s.opts.Sink(batch)
+	}
+}
+
+// Stop ends sampling, waits for a tick in progress (bounded: queries have
+// deadlines), counts the last server log lines, closes the connection and
+// returns the findings of the run, most severe first. Later calls return
+// the same findings.
+func (s *Sampler) Stop() []store.Finding {
+	s.stopOnce.Do(func() {
+		s.cancel()
+		select {
+		case <-s.done:
+		case <-time.After(stopWait):
+			// A tick is stuck past every deadline: report what there is
+			// without touching the state that goroutine owns.
+			s.findings = []store.Finding{{Severity: store.SeverityWarning, Kind: "sampler_stuck",
+				Message: "the sampler did not stop in time; its findings are incomplete"}}
+			return
+		}
+		if s.log != nil {
+			s.emit(s.log.sample(time.Now()))
+			s.log.close()
+		}
+		var srvTotals *totals
+		if s.srv != nil {
+			srvTotals = s.srv.totals()
+			s.srv.close()
+		}
+		var logTotals map[string]float64
+		if s.log != nil {
+			logTotals = s.log.totals
+		}
+		s.findings = s.an.findings(srvTotals, logTotals)
+	})
+	return s.findings
+}
+
+// errSkip marks a source that is not available: its message is the note.
+var errSkip = errors.New("skipped")

@@ -1,0 +1,623 @@
+package sampler
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// server samples one PostgreSQL server on its own connection. Only the
+// sampler's goroutine uses it (and Stop, once that goroutine is done).
+type server struct {
+	opts Options
+	cfg  *pgx.ConnConfig
+	conn *pgx.Conn
+
+	version  int
+	standby  bool
+	maxConns int // max_connections - superuser_reserved_connections
+	sources  []*serverSource
+
+	lost    bool   // the connection is lost and the loss was noted
+	lastErr string // last transient error noted, to note each once
+
+	db, ckpt *counters // run totals of pg_stat_database and checkpoint counters
+}
+
+// serverSource is one query (or a few) on the server, made into a sample.
+type serverSource struct {
+	name string
+	off  bool // skipped; its note has been emitted
+	// run returns the source's sample; ok is false when there is nothing
+	// to report yet (the first call of a source of deltas).
+	run func(ctx context.Context, conn *pgx.Conn, now time.Time) (smp store.Sample, ok bool, err error)
+	// note, if set, is emitted once at the next sample (a skip decided at
+	// start, a hint about permissions).
+	note string
+}
+
+// newServer connects and decides which sources the server supports.
+func newServer(ctx context.Context, opts Options) (*server, error) {
+	cfg := opts.ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = AppName
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol // works through poolers too
+	s := &server{opts: opts, cfg: cfg, db: newCounters(), ckpt: newCounters()}
+	timeout := cfg.ConnectTimeout
+	if timeout <= 0 || timeout > 30*time.Second {
+		timeout = 30 * time.Second
+	}
+	if err := s.connect(ctx, timeout); err != nil {
+		return nil, fmt.Errorf("sampler: cannot connect: %s: %w", pgerr.Describe(err), err)
+	}
+	qctx, cancel := context.WithTimeout(ctx, max(opts.QueryTimeout, 5*time.Second))
+	defer cancel()
+	var reserved int
+	err := s.conn.QueryRow(qctx, `select current_setting('server_version_num')::int, pg_is_in_recovery(),
+		current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int`).
+		Scan(&s.version, &s.standby, &s.maxConns, &reserved)
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("sampler: read server version: %w", err)
+	}
+	s.maxConns -= reserved
+	var haveStatements bool
+	err = s.conn.QueryRow(qctx, `select exists (select 1 from pg_extension where extname = 'pg_stat_statements')`).Scan(&haveStatements)
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("sampler: look for pg_stat_statements: %w", err)
+	}
+	s.sources = []*serverSource{
+		{name: "pg_stat_database", run: s.sampleDatabase()},
+		{name: "activity", run: s.sampleActivity()},
+		{name: "wal", run: s.sampleWAL()},
+		{name: "checkpoints", run: s.sampleCheckpoints()},
+		{name: "locks", run: sampleLocks},
+		{name: "replication", run: sampleReplication},
+		{name: "pg_stat_statements", run: s.sampleStatements()},
+	}
+	for _, src := range s.sources {
+		switch {
+		case s.standby && (src.name == "wal" || src.name == "replication"):
+			src.off, src.note = true, src.name+": the server is a standby, skipped"
+		case src.name == "pg_stat_statements" && !haveStatements:
+			src.off, src.note = true, "pg_stat_statements: not installed in this database, skipped"
+		case src.name == "pg_stat_statements" && s.version < 130000:
+			src.off, src.note = true, "pg_stat_statements: needs PostgreSQL 13 or later, skipped"
+		case s.version < 100000:
+			src.off, src.note = true, src.name+": needs PostgreSQL 10 or later, skipped"
+		}
+	}
+	return s, nil
+}
+
+func (s *server) connect(ctx context.Context, timeout time.Duration) error {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	// Belt and braces with the per-query deadline: the server gives up too.
+	// A pooler may refuse SET; the deadline still holds.
+	ms := strconv.FormatInt(s.opts.QueryTimeout.Milliseconds(), 10)
+	_, _ = conn.Exec(cctx, "set statement_timeout = "+ms+"; set lock_timeout = "+ms)
+	s.conn = conn
+	return nil
+}
+
+func (s *server) close() {
+	if s.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = s.conn.Close(ctx)
+	s.conn = nil
+}
+
+// sample runs every source that is on, each under its own deadline.
+func (s *server) sample(ctx context.Context, now time.Time) []store.Sample {
+	var out []store.Sample
+	for _, src := range s.sources {
+		if src.note != "" {
+			out = append(out, noteSample(now, src.name, src.note, store.SeverityInfo))
+			src.note = ""
+		}
+	}
+	if s.conn == nil || s.conn.IsClosed() {
+		s.conn = nil
+		if err := s.connect(ctx, s.opts.QueryTimeout); err != nil {
+			if ctx.Err() == nil && !s.lost {
+				s.lost = true
+				out = append(out, noteSample(now, "server", "server: connection lost, reconnecting: "+pgerr.Describe(err), store.SeverityWarning))
+			}
+			return out
+		}
+		if s.lost {
+			s.lost = false
+			out = append(out, noteSample(now, "server", "server: reconnected", store.SeverityInfo))
+		}
+	}
+	for _, src := range s.sources {
+		if src.off {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+		smp, ok, err := src.run(qctx, s.conn, now)
+		cancel()
+		switch {
+		case err == nil:
+			if ok {
+				smp.Time, smp.Source = now, src.name
+				out = append(out, smp)
+			}
+			continue
+		case ctx.Err() != nil:
+			return out // stopping
+		case errors.Is(err, errSkip) || unavailable(err):
+			src.off = true
+			out = append(out, noteSample(now, src.name, src.name+": "+skipReason(err)+", skipped", store.SeverityInfo))
+			continue
+		}
+		if s.conn.IsClosed() {
+			s.conn, s.lost = nil, true
+			out = append(out, noteSample(now, "server", "server: connection lost, reconnecting: "+pgerr.Describe(err), store.SeverityWarning))
+			return out
+		}
+		if msg := src.name + ": " + pgerr.Describe(err); msg != s.lastErr {
+			s.lastErr = msg
+			out = append(out, noteSample(now, src.name, msg, store.SeverityWarning))
+		}
+	}
+	return out
+}
+
+// unavailable reports whether err means the source cannot work on this
+// server: not permitted, missing relation, function or column, or an
+// extension not loaded.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "42501", "42P01", "42883", "42703", "55000", "0A000":
+		return true
+	}
+	return false
+}
+
+func skipReason(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if pe.Code == "42501" {
+			return "not permitted (" + pe.Message + ")"
+		}
+		return pe.Message
+	}
+	return strings.TrimPrefix(err.Error(), errSkip.Error()+": ")
+}
+
+func noteSample(now time.Time, source, note, severity string) store.Sample {
+	return store.Sample{Time: now, Source: source, Note: note, Labels: map[string]string{"severity": severity}}
+}
+
+// totals returns the run totals of the server's counters, for findings.
+func (s *server) totals() *totals {
+	t := &totals{counts: map[string]float64{}, maxConns: s.maxConns}
+	for k, v := range s.db.total {
+		t.counts[k] = v
+	}
+	for k, v := range s.ckpt.total {
+		t.counts[k] = v
+	}
+	return t
+}
+
+// totals are the server's counters summed over the run.
+type totals struct {
+	counts   map[string]float64 // pg_stat_database and checkpoint counters, by column name
+	maxConns int                // connections available to ordinary roles
+}
+
+// counters turns cumulative counters into deltas between observations and
+// totals over the run. A counter that goes down (statistics reset) restarts
+// from its new value.
+type counters struct {
+	prev   map[string]float64
+	prevAt time.Time
+	total  map[string]float64
+}
+
+func newCounters() *counters { return &counters{total: map[string]float64{}} }
+
+// update records cur and returns the deltas since the previous observation
+// and the seconds between them; ok is false on the first observation.
+func (c *counters) update(now time.Time, cur map[string]float64) (d map[string]float64, secs float64, ok bool) {
+	prev, prevAt := c.prev, c.prevAt
+	c.prev, c.prevAt = cur, now
+	if prev == nil {
+		return nil, 0, false
+	}
+	secs = now.Sub(prevAt).Seconds()
+	if secs <= 0 {
+		return nil, 0, false
+	}
+	d = make(map[string]float64, len(cur))
+	for k, v := range cur {
+		p, had := prev[k]
+		if !had || v < p {
+			continue
+		}
+		d[k] = v - p
+		c.total[k] += v - p
+	}
+	return d, secs, true
+}
+
+var databaseColumns = []string{"xact_commit", "xact_rollback", "deadlocks", "conflicts", "blks_hit", "blks_read",
+	"temp_files", "temp_bytes", "tup_returned", "tup_fetched", "tup_inserted", "tup_updated", "tup_deleted"}
+
+// countColumns are reported as counts in the interval, not rates.
+var countColumns = map[string]bool{"deadlocks": true, "conflicts": true, "temp_files": true}
+
+func (s *server) sampleDatabase() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+	query := "select coalesce(" + strings.Join(databaseColumns, ", 0)::float8, coalesce(") + ", 0)::float8" +
+		" from pg_stat_database where datname = current_database()"
+	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+		vals := make([]float64, len(databaseColumns))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := conn.QueryRow(ctx, query).Scan(ptrs...); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return store.Sample{}, false, fmt.Errorf("%w: no row for this database in pg_stat_database", errSkip)
+			}
+			return store.Sample{}, false, err
+		}
+		cur := make(map[string]float64, len(vals))
+		for i, c := range databaseColumns {
+			cur[c] = vals[i]
+		}
+		d, secs, ok := s.db.update(time.Now(), cur)
+		if !ok {
+			return store.Sample{}, false, nil
+		}
+		out := map[string]float64{}
+		for k, v := range d {
+			if countColumns[k] {
+				out["pg."+k] = v
+			} else {
+				out["pg."+k+"_per_s"] = v / secs
+			}
+		}
+		if c, okc := d["xact_commit"]; okc {
+			if r, okr := d["xact_rollback"]; okr {
+				out["pg.tpm"] = (c + r) / secs * 60
+			}
+		}
+		if h, r := d["blks_hit"], d["blks_read"]; h+r > 0 {
+			out["pg.cache_hit_pct"] = 100 * h / (h + r)
+		}
+		return store.Sample{Values: out}, true, nil
+	}
+}
+
+func (s *server) sampleActivity() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+	topN := s.opts.TopN
+	maxConns := float64(s.maxConns)
+	hiddenNoted := false
+	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+		rows, err := conn.Query(ctx, `select coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), count(*)::float8
+			from pg_stat_activity
+			where backend_type = 'client backend' and pid <> pg_backend_pid()
+			group by 1, 2, 3`)
+		if err != nil {
+			return store.Sample{}, false, err
+		}
+		vals := map[string]float64{"pg.connections.total": 0, "pg.connections.max": maxConns, "pg.active": 0}
+		waits := map[string]float64{}
+		var hidden bool
+		var state, wtype, wevent string
+		var n float64
+		_, err = pgx.ForEachRow(rows, []any{&state, &wtype, &wevent, &n}, func() error {
+			vals["pg.connections.total"] += n
+			if state == "" {
+				state, hidden = "unknown", true
+			}
+			vals["pg.connections."+seriesWord(state)] += n
+			if state != "active" {
+				return nil
+			}
+			vals["pg.active"] += n
+			key, typ := "CPU", "CPU"
+			if wtype != "" {
+				key, typ = wtype+":"+wevent, wtype
+			}
+			waits[key] += n
+			vals["pg.wait_type."+typ] += n
+			return nil
+		})
+		if err != nil {
+			return store.Sample{}, false, err
+		}
+		keys := make([]string, 0, len(waits))
+		for k := range waits {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b string) int {
+			return cmp.Or(cmp.Compare(waits[b], waits[a]), strings.Compare(a, b))
+		})
+		for i, k := range keys {
+			if i < topN {
+				vals["pg.wait."+k] = waits[k]
+			} else {
+				vals["pg.wait.other"] += waits[k]
+			}
+		}
+		smp := store.Sample{Values: vals}
+		if hidden && !hiddenNoted {
+			hiddenNoted = true
+			smp.Note = "activity: the state of other roles' sessions is hidden (grant pg_read_all_stats to see it)"
+		}
+		return smp, true, nil
+	}
+}
+
+func (s *server) sampleWAL() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+	query := `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8, 0::float8, 0::float8`
+	if s.version >= 140000 {
+		query = `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8, wal_fpi::float8, wal_buffers_full::float8 from pg_stat_wal`
+	}
+	c := newCounters()
+	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+		var lsn, fpi, full float64
+		if err := conn.QueryRow(ctx, query).Scan(&lsn, &fpi, &full); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "55000" { // promoted or demoted: recovery is in progress
+				return store.Sample{}, false, fmt.Errorf("%w: the server is in recovery", errSkip)
+			}
+			return store.Sample{}, false, err
+		}
+		d, secs, ok := c.update(time.Now(), map[string]float64{"wal_bytes": lsn, "wal_fpi": fpi, "wal_buffers_full": full})
+		if !ok {
+			return store.Sample{}, false, nil
+		}
+		vals := map[string]float64{"pg.wal_bytes_per_s": d["wal_bytes"] / secs}
+		if s.version >= 140000 {
+			vals["pg.wal_fpi_per_s"] = d["wal_fpi"] / secs
+			vals["pg.wal_buffers_full"] = d["wal_buffers_full"]
+		}
+		return store.Sample{Values: vals}, true, nil
+	}
+}
+
+func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+	query := `select checkpoints_timed::float8, checkpoints_req::float8, checkpoint_write_time, checkpoint_sync_time,
+		buffers_checkpoint::float8, buffers_clean::float8, maxwritten_clean::float8, buffers_backend::float8
+		from pg_stat_bgwriter`
+	if s.version >= 170000 {
+		query = `select c.num_timed::float8, c.num_requested::float8, c.write_time, c.sync_time,
+			c.buffers_written::float8, b.buffers_clean::float8, b.maxwritten_clean::float8, 0::float8
+			from pg_stat_checkpointer c, pg_stat_bgwriter b`
+	}
+	names := []string{"checkpoints_timed", "checkpoints_req", "checkpoint_write_ms", "checkpoint_sync_ms",
+		"buffers_checkpoint", "buffers_clean", "maxwritten_clean", "buffers_backend"}
+	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+		vals := make([]float64, len(names))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := conn.QueryRow(ctx, query).Scan(ptrs...); err != nil {
+			return store.Sample{}, false, err
+		}
+		cur := make(map[string]float64, len(names))
+		for i, n := range names {
+			cur[n] = vals[i]
+		}
+		d, secs, ok := s.ckpt.update(time.Now(), cur)
+		if !ok {
+			return store.Sample{}, false, nil
+		}
+		out := map[string]float64{}
+		for _, n := range []string{"checkpoints_timed", "checkpoints_req", "checkpoint_write_ms", "checkpoint_sync_ms", "maxwritten_clean"} {
+			if v, ok := d[n]; ok {
+				out["pg."+n] = v
+			}
+		}
+		for _, n := range []string{"buffers_checkpoint", "buffers_clean", "buffers_backend"} {
+			if n == "buffers_backend" && s.version >= 170000 {
+				continue // in pg_stat_io from 17 on
+			}
+			if v, ok := d[n]; ok {
+				out["pg."+n+"_per_s"] = v / secs
+			}
+		}
+		return store.Sample{Values: out}, true, nil
+	}
+}
+
+func sampleLocks(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+	var waiting, total float64
+	err := conn.QueryRow(ctx, `select count(*) filter (where not granted)::float8, count(*)::float8 from pg_locks`).Scan(&waiting, &total)
+	if err != nil {
+		return store.Sample{}, false, err
+	}
+	return store.Sample{Values: map[string]float64{"pg.locks.waiting": waiting, "pg.locks.total": total}}, true, nil
+}
+
+func sampleReplication(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+	rows, err := conn.Query(ctx, `select coalesce(nullif(application_name, ''), host(client_addr), pid::text), pid,
+		pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::float8,
+		extract(epoch from write_lag)::float8, extract(epoch from flush_lag)::float8, extract(epoch from replay_lag)::float8
+		from pg_stat_replication order by 1, 2`)
+	if err != nil {
+		return store.Sample{}, false, err
+	}
+	vals := map[string]float64{}
+	labels := map[string]string{}
+	var name string
+	var pid int32
+	var lag, write, flush, replay *float64
+	n := 0
+	_, err = pgx.ForEachRow(rows, []any{&name, &pid, &lag, &write, &flush, &replay}, func() error {
+		n++
+		key := "pg.replication." + seriesWord(name)
+		if _, dup := labels[key]; dup {
+			key += "_" + strconv.Itoa(int(pid))
+		}
+		labels[key] = name
+		for suffix, v := range map[string]*float64{".lag_bytes": lag, ".write_lag_s": write, ".flush_lag_s": flush, ".replay_lag_s": replay} {
+			if v != nil {
+				vals[key+suffix] = *v
+			}
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		return store.Sample{}, false, err
+	}
+	vals["pg.replication.standbys"] = float64(n)
+	return store.Sample{Values: vals, Labels: labels}, true, nil
+}
+
+// stmtStat is one statement's cumulative counters.
+type stmtStat struct{ calls, ms float64 }
+
+func (s *server) sampleStatements() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+	topN := s.opts.TopN
+	var prev map[int64]stmtStat
+	var prevAt time.Time
+	texts := map[int64]string{}
+	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+		rows, err := conn.Query(ctx, `select queryid, sum(calls)::float8, sum(total_exec_time)::float8
+			from pg_stat_statements(false)
+			where dbid = (select oid from pg_database where datname = current_database()) and queryid is not null
+			group by queryid`)
+		if err != nil {
+			return store.Sample{}, false, err
+		}
+		cur := map[int64]stmtStat{}
+		var id int64
+		var st stmtStat
+		if _, err := pgx.ForEachRow(rows, []any{&id, &st.calls, &st.ms}, func() error {
+			cur[id] = st
+			return nil
+		}); err != nil {
+			return store.Sample{}, false, err
+		}
+		at := time.Now()
+		last, lastAt := prev, prevAt
+		prev, prevAt = cur, at
+		if last == nil {
+			return store.Sample{}, false, nil
+		}
+		secs := at.Sub(lastAt).Seconds()
+		type delta struct {
+			id        int64
+			calls, ms float64
+		}
+		var ds []delta
+		var totalMS float64
+		for id, c := range cur {
+			p := last[id] // a new statement starts from zero
+			if c.ms < p.ms || c.calls < p.calls {
+				p = stmtStat{} // reset or evicted and back
+			}
+			if d := (delta{id, c.calls - p.calls, c.ms - p.ms}); d.calls > 0 || d.ms > 0 {
+				ds = append(ds, d)
+				totalMS += d.ms
+			}
+		}
+		slices.SortFunc(ds, func(a, b delta) int { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(a.id, b.id)) })
+		vals := map[string]float64{"pg.stmt.total.time_ms_per_s": totalMS / secs}
+		labels := map[string]string{}
+		var missing []int64
+		for i, d := range ds {
+			if i >= topN {
+				vals["pg.stmt.other.time_ms_per_s"] += d.ms / secs
+				continue
+			}
+			key := "pg.stmt." + strconv.FormatInt(d.id, 10)
+			vals[key+".time_ms_per_s"] = d.ms / secs
+			vals[key+".calls_per_s"] = d.calls / secs
+			if d.calls > 0 {
+				vals[key+".mean_ms"] = d.ms / d.calls
+			}
+			if _, ok := texts[d.id]; !ok {
+				missing = append(missing, d.id)
+			}
+		}
+		if len(missing) > 0 {
+			if err := statementTexts(ctx, conn, missing, texts); err != nil {
+				return store.Sample{}, false, err
+			}
+		}
+		for i := 0; i < len(ds) && i < topN; i++ {
+			labels["pg.stmt."+strconv.FormatInt(ds[i].id, 10)] = texts[ds[i].id]
+		}
+		return store.Sample{Values: vals, Labels: labels}, true, nil
+	}
+}
+
+// statementTexts reads the texts of the statements ids into texts, one
+// line, at most 300 characters each.
+func statementTexts(ctx context.Context, conn *pgx.Conn, ids []int64, texts map[int64]string) error {
+	rows, err := conn.Query(ctx, `select distinct on (queryid) queryid, coalesce(query, '')
+		from pg_stat_statements(true)
+		where dbid = (select oid from pg_database where datname = current_database()) and queryid = any($1)
+		order by queryid`, ids)
+	if err != nil {
+		return err
+	}
+	var id int64
+	var text string
+	_, err = pgx.ForEachRow(rows, []any{&id, &text}, func() error {
+		text = strings.Join(strings.Fields(text), " ")
+		if r := []rune(text); len(r) > 300 {
+			text = string(r[:300]) + "…"
+		}
+		texts[id] = text
+		return nil
+	})
+	for _, id := range ids {
+		if _, ok := texts[id]; !ok && err == nil {
+			texts[id] = "" // gone already: do not ask again
+		}
+	}
+	return err
+}
+
+// seriesWord makes a word usable inside a series name: letters, digits,
+// '_', '-' and ':' kept, runs of anything else become one '_'.
+func seriesWord(s string) string {
+	var b strings.Builder
+	under := false
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == ':' {
+			b.WriteRune(r)
+			under = false
+		} else if !under {
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	out := strings.Trim(b.String(), "_")
+	if out == "" {
+		return "unnamed"
+	}
+	return out
+}

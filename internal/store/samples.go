@@ -1,0 +1,257 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"time"
+)
+
+// More file names inside a run directory.
+const (
+	// SamplesFile holds the server and host samples of the run, one Sample
+	// per line, appended and fsynced as they come.
+	SamplesFile = "samples.jsonl"
+	// FindingsFile holds the end-of-run findings (a JSON array of Finding).
+	FindingsFile = "findings.json"
+)
+
+// Sample is what one source (pg_stat_database, activity, host_cpu,
+// host_disk...) saw at one instant: a set of named numeric series. Series
+// names are unique across sources ("pg.xact_commit_per_s",
+// "pg.wait.LWLock:WALWrite", "host.disk.vda.util_pct"), so a reader can
+// draw any series by name without knowing it in advance; a series may be
+// absent from some samples (a standby that appears, a statement that leaves
+// the top N). Labels describe series or the source (a statement's text, the
+// device holding the data directory); Note is a status line about the source
+// ("pg_stat_statements: not installed, skipped"), typically on a sample
+// without values.
+type Sample struct {
+	Time   time.Time          `json:"time"`
+	Source string             `json:"source"`
+	Values map[string]float64 `json:"values,omitempty"`
+	Labels map[string]string  `json:"labels,omitempty"`
+	Note   string             `json:"note,omitempty"`
+}
+
+// Severities of a Finding, least to most serious.
+const (
+	SeverityInfo     = "info"
+	SeverityWarning  = "warning"
+	SeverityCritical = "critical"
+)
+
+// Finding is one end-of-run observation that explains a result:
+// "connections dropped from 950 to 628 at 12:01:05", "3 deadlocks".
+type Finding struct {
+	Severity string `json:"severity"` // SeverityInfo, SeverityWarning or SeverityCritical
+	// Kind is a stable identifier of the observation ("deadlocks",
+	// "connections_dropped", "checkpoints_requested"...), for tests and
+	// comparisons; Message is for people.
+	Kind    string    `json:"kind"`
+	Message string    `json:"message"`
+	Time    time.Time `json:"time,omitzero"` // when it happened, if it happened at one time
+}
+
+// Point is one value of a series.
+type Point struct {
+	Time  time.Time
+	Value float64
+}
+
+// AppendSamples appends one compact JSON line per sample to samples.jsonl
+// (created on first use) in a single write, then fsyncs once. Values that
+// are not finite numbers (NaN, ±Inf) are left out. As with AppendIntervals a
+// write that fails part-way is cut back to the last whole line.
+func (w *Writer) AppendSamples(ss ...Sample) error {
+	if len(ss) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	for i := range ss {
+		b, err := json.Marshal(finiteSample(ss[i]))
+		if err != nil {
+			return fmt.Errorf("encode sample of %s: %w", ss[i].Source, err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errClosed
+	}
+	path := w.Path(SamplesFile)
+	if w.samples == nil {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, filePerm)
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", path, err)
+		}
+		fi, err := f.Stat()
+		if err == nil {
+			err = syncDir(w.dir)
+		}
+		if err != nil {
+			_ = f.Close()
+			return fmt.Errorf("append to %s: %w", path, err)
+		}
+		w.samples, w.samplesSize = f, fi.Size()
+	}
+	n, err := w.samples.Write(buf.Bytes())
+	if err != nil {
+		if n > 0 {
+			_ = w.samples.Truncate(w.samplesSize)
+		}
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err := w.samples.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	w.samplesSize += int64(n)
+	return nil
+}
+
+// finiteSample returns s without its non-finite values (which JSON cannot
+// hold), copying the map only when there are some.
+func finiteSample(s Sample) Sample {
+	bad := 0
+	for _, v := range s.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			bad++
+		}
+	}
+	if bad == 0 {
+		return s
+	}
+	vals := make(map[string]float64, len(s.Values)-bad)
+	for k, v := range s.Values {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			vals[k] = v
+		}
+	}
+	s.Values = vals
+	return s
+}
+
+// SetFindings writes findings.json (atomically), replacing any earlier one.
+func (w *Writer) SetFindings(fs []Finding) error {
+	if fs == nil {
+		fs = []Finding{}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errClosed
+	}
+	return writeJSONAtomic(w.dir, FindingsFile, fs)
+}
+
+// closeSamples syncs and closes samples.jsonl if it was opened. w.mu is held.
+func (w *Writer) closeSamples() error {
+	if w.samples == nil {
+		return nil
+	}
+	err := errors.Join(w.samples.Sync(), w.samples.Close())
+	w.samples = nil
+	return err
+}
+
+// SeriesNames returns the names of every series in the run's samples,
+// sorted.
+func (r *Run) SeriesNames() []string {
+	seen := map[string]bool{}
+	for i := range r.Samples {
+		for k := range r.Samples[i].Values {
+			seen[k] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for k := range seen {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Series returns the points of one series in time order (samples are
+// stored in the order they were taken).
+func (r *Run) Series(name string) []Point {
+	var pts []Point
+	for i := range r.Samples {
+		if v, ok := r.Samples[i].Values[name]; ok {
+			pts = append(pts, Point{Time: r.Samples[i].Time, Value: v})
+		}
+	}
+	return pts
+}
+
+// Notes returns the status notes of the run's samples, each once, in the
+// order they first appeared.
+func (r *Run) Notes() []string {
+	var notes []string
+	seen := map[string]bool{}
+	for i := range r.Samples {
+		if n := r.Samples[i].Note; n != "" && !seen[n] {
+			seen[n] = true
+			notes = append(notes, n)
+		}
+	}
+	return notes
+}
+
+// readFindings reads findings.json; a missing file holds none.
+func readFindings(path string) ([]Finding, error) {
+	var fs []Finding
+	if err := readJSON(path, &fs); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return fs, nil
+}
+
+// readJSONLines reads a JSON-lines file that only grows (intervals.jsonl,
+// samples.jsonl). A final line that is cut short or does not parse is the
+// trace of a writer that died mid-write: it is ignored and truncated is set.
+// A bad line elsewhere is an error naming the file and line. A missing file
+// holds nothing.
+func readJSONLines[T any](path string) (vs []T, truncated bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var bad error // a line that did not parse; an error unless it is the last
+	for lineNo := 1; ; lineNo++ {
+		line, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, false, fmt.Errorf("read %s: %w", path, rerr)
+		}
+		if len(bytes.TrimSpace(line)) > 0 { // NUL padding is not space: it is a bad line
+			if bad != nil {
+				return nil, false, bad
+			}
+			// A final line missing only its newline parses and is kept.
+			var v T
+			if perr := json.Unmarshal(line, &v); perr != nil {
+				bad = fmt.Errorf("%s:%d: %w", path, lineNo, perr)
+			} else {
+				vs = append(vs, v)
+			}
+		}
+		if rerr == io.EOF {
+			return vs, bad != nil, nil
+		}
+	}
+}

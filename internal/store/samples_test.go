@@ -1,0 +1,114 @@
+package store
+
+import (
+	"math"
+	"os"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestSamplesRoundTrip(t *testing.T) {
+	s := openStore(t)
+	w, err := s.Create(testSpec("tpcb", t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := os.Stat(w.Path(SamplesFile)); !os.IsNotExist(err) {
+		t.Fatalf("samples.jsonl exists before the first sample: %v", err)
+	}
+	batch1 := []Sample{
+		{Time: t0, Source: "pg_stat_database", Values: map[string]float64{"pg.xact_commit_per_s": 120.5, "pg.bad": math.NaN()}},
+		{Time: t0, Source: "pg_stat_statements", Note: "pg_stat_statements: not installed, skipped"},
+	}
+	batch2 := []Sample{
+		{Time: t0.Add(time.Second), Source: "pg_stat_database", Values: map[string]float64{"pg.xact_commit_per_s": 130}},
+		{Time: t0.Add(time.Second), Source: "host_cpu", Values: map[string]float64{"host.cpu.user_pct": 12.5},
+			Labels: map[string]string{"db_host": "true"}},
+	}
+	if err := w.AppendSamples(batch1...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendSamples(batch2...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendSamples(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := batch1[0].Values["pg.bad"]; !ok {
+		t.Error("AppendSamples changed the caller's map")
+	}
+	findings := []Finding{{Severity: SeverityWarning, Kind: "deadlocks", Message: "3 deadlocks"},
+		{Severity: SeverityInfo, Kind: "connections_dropped", Message: "dropped", Time: t0}}
+	if err := w.SetFindings(findings); err != nil {
+		t.Fatal(err)
+	}
+
+	r, err := s.Load(w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Samples) != 4 || r.Truncated {
+		t.Fatalf("%d samples (truncated %v), want 4", len(r.Samples), r.Truncated)
+	}
+	if _, ok := r.Samples[0].Values["pg.bad"]; ok {
+		t.Error("NaN value was stored")
+	}
+	jsonEqual(t, "findings", r.Findings, findings)
+	if got, want := r.SeriesNames(), []string{"host.cpu.user_pct", "pg.xact_commit_per_s"}; !slices.Equal(got, want) {
+		t.Errorf("series names %v, want %v", got, want)
+	}
+	pts := r.Series("pg.xact_commit_per_s")
+	if len(pts) != 2 || pts[0].Value != 120.5 || !pts[1].Time.Equal(t0.Add(time.Second)) {
+		t.Errorf("series %+v", pts)
+	}
+	if got := r.Notes(); len(got) != 1 || got[0] != "pg_stat_statements: not installed, skipped" {
+		t.Errorf("notes %q", got)
+	}
+	if r.Samples[3].Labels["db_host"] != "true" {
+		t.Errorf("labels lost: %+v", r.Samples[3])
+	}
+
+	// A torn final line (a writer killed mid-write) is ignored and flagged.
+	f, err := os.OpenFile(w.Path(SamplesFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"time":"2026-11-22T03:15:14Z","source":"host_c`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err = s.Load(w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Samples) != 4 || !r.Truncated {
+		t.Fatalf("torn line: %d samples, truncated %v", len(r.Samples), r.Truncated)
+	}
+
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendSamples(batch2...); err == nil {
+		t.Error("AppendSamples after Close succeeded")
+	}
+}
+
+func TestLoadWithoutSamples(t *testing.T) {
+	s := openStore(t)
+	w, err := s.Create(testSpec("tpcb", t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Load(w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Samples != nil || r.Findings != nil || len(r.SeriesNames()) != 0 {
+		t.Errorf("samples %v findings %v", r.Samples, r.Findings)
+	}
+}
