@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,7 @@ type client struct {
 	reconnects int64
 	backoff    time.Duration
 	done       int
+	jitter     *rand.Rand     // backoff jitter
 	startAt    time.Time      // ramp-up: no transaction before
 	queue      chan time.Time // open loop: scheduled arrivals; nil in a closed loop
 }
@@ -206,7 +208,10 @@ func (c *client) sleepBackoff(ctx context.Context, stopNew <-chan struct{}) bool
 	} else if c.backoff *= 2; c.backoff > backoffMax {
 		c.backoff = backoffMax
 	}
-	t := time.NewTimer(c.backoff)
+	// ±25% jitter keeps clients that failed together from retrying in
+	// lockstep.
+	d := c.backoff + time.Duration((c.jitter.Float64()-0.5)*0.5*float64(c.backoff))
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

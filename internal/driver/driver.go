@@ -78,6 +78,8 @@ type Config struct {
 	Warmup time.Duration
 	// Autostop rules end the run early, cleanly, when one holds.
 	Autostop []Rule
+	// Sampled gives autostop rules on sampled series their values.
+	Sampled Sampled
 }
 
 // Result describes how a run went; the measurements are in the Recorder.
@@ -213,6 +215,7 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 			connect: connect,
 			cfg:     &cfg,
 			stmtCtx: context.WithoutCancel(ctx),
+			jitter:  rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)+1)),
 		}
 	}
 
@@ -305,8 +308,15 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 		}
 		cfg.OnInterval(iv)
 		for i := range rules {
-			if rules[i].observe(&iv) {
-				autostop(rules[i].Text)
+			r := &rules[i]
+			fired := false
+			if r.IsSampled() {
+				fired = r.observeSampled(&iv, cfg.Sampled)
+			} else {
+				fired = r.observe(&iv)
+			}
+			if fired {
+				autostop(r.Text)
 				break
 			}
 		}
@@ -327,7 +337,7 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 		if !stopping {
 			res.Autostopped = true
 			cfg.Notef("autostop: %s", rule)
-			beginStop("autostop: "+rule, true)
+			beginStop(rule, true)
 		}
 	}
 	ctxDone := ctx.Done()

@@ -290,3 +290,67 @@ func TestWarmupAndRamp(t *testing.T) {
 		t.Fatalf("first interval %d tx, sixth %d: clients did not ramp up", first, last)
 	}
 }
+
+// TestRuleWindow feeds synthetic one-second intervals: errors arriving in
+// waves (10 every other second) average 5/s over the window.
+func TestRuleWindow(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	fire := func(rule string, errsAt func(sec int) int, secs int) int {
+		rec := metrics.NewRecorder([]string{"x"}, t0)
+		h := rec.NewHandle()
+		r, err := ParseRule(rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := 1; s <= secs; s++ {
+			for i := 0; i < errsAt(s); i++ {
+				h.Record(0, t0, t0, t0, metrics.ClassTooManyConnections)
+			}
+			for i := 0; i < 100; i++ {
+				h.Record(0, t0, t0, t0.Add(10*time.Millisecond), metrics.ClassNone)
+			}
+			iv := rec.Tick(t0.Add(time.Duration(s) * time.Second))
+			if r.observe(&iv) {
+				return s
+			}
+		}
+		return 0
+	}
+	waves := func(s int) int { return 10 * (s % 2) }
+	if got := fire("errors>4/s for 4s", waves, 20); got != 4 {
+		t.Errorf("bursty errors at 5/s: rule fired at second %d, want 4", got)
+	}
+	if got := fire("errors>6/s for 4s", waves, 20); got != 0 {
+		t.Errorf("bursty errors at 5/s fired a 6/s rule at second %d", got)
+	}
+	if got := fire("tps<50 for 3s", func(int) int { return 0 }, 10); got != 0 {
+		t.Errorf("100 tps fired tps<50 at second %d", got)
+	}
+	if got := fire("p95>5ms for 2s", func(int) int { return 0 }, 10); got != 2 {
+		t.Errorf("10 ms latency: p95>5ms fired at second %d, want 2", got)
+	}
+}
+
+func TestSampledRule(t *testing.T) {
+	r, err := ParseRule("pg.connections.total>900 for 2s")
+	if err != nil || !r.IsSampled() {
+		t.Fatalf("%+v %v", r, err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	conns := []float64{950, 100, 950, 950, 950}
+	fired := 0
+	for s, v := range conns {
+		iv := metrics.Interval{Start: t0.Add(time.Duration(s) * time.Second), End: t0.Add(time.Duration(s+1) * time.Second)}
+		val := v
+		if r.observeSampled(&iv, func(name string) (float64, bool) { return val, name == "pg.connections.total" }) {
+			fired = s + 1
+			break
+		}
+	}
+	if fired != 4 {
+		t.Fatalf("fired after interval %d, want 4 (the streak restarts after the dip)", fired)
+	}
+	if _, err := ParseRule("host.cpu.busy_pct>90% for 10s"); err != nil {
+		t.Fatal(err)
+	}
+}
