@@ -48,9 +48,19 @@ type Summary struct {
 	TargetRate float64 `json:"target_rate,omitempty"`
 	// Unstarted counts open-loop arrivals that were due but never started.
 	Unstarted int64 `json:"unstarted,omitempty"`
+	// Figures are the workload's figures of merit (TPC-C NOPM, TPM).
+	Figures []Figure `json:"figures,omitempty"`
 	// Steps holds one summary per step of a sweep (-c 1,2,4 or -R
 	// 100,200); the top-level numbers then cover all steps together.
 	Steps []StepSummary `json:"steps,omitempty"`
+}
+
+// Figure is a workload's figure of merit.
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	Note  string  `json:"note,omitempty"`
 }
 
 // StepSummary is one step of a sweep.

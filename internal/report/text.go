@@ -119,6 +119,13 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		p("reconnects = %d", s.Reconnects)
 	}
 	p("tps = %.6f (without initial connection time)", s.TPS)
+	for _, f := range s.Figures {
+		line := fmt.Sprintf("%s = %.0f %s", f.Name, f.Value, f.Unit)
+		if f.Note != "" {
+			line += " (" + f.Note + ")"
+		}
+		p("%s", line)
+	}
 	if len(s.Tx) > 1 {
 		p("per transaction type:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
@@ -120,6 +121,32 @@ type ConnSetup interface {
 // Checker is implemented by workloads with consistency checks.
 type Checker interface {
 	Check(ctx context.Context, conn *pgx.Conn) error
+}
+
+// RunValidator is implemented by workloads whose parameters constrain the
+// load model (TPC-C: at most 10 clients per warehouse in home-warehouse
+// mode). The CLI calls it once the parameters are known (after Prepare when
+// they come from the database); its error is one line, exit 2.
+type RunValidator interface {
+	ValidateRun(clients int) error
+}
+
+// FigureReporter is implemented by workloads with figures of merit read
+// around a run (TPC-C's NOPM and TPM as HammerDB defines them). The CLI
+// calls Snapshot just before the run and just after it, and Figures with
+// both snapshots, the run's length and the committed count per
+// transaction type.
+type FigureReporter interface {
+	Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]float64, error)
+	Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []Figure
+}
+
+// Figure is one named figure of merit of a run.
+type Figure struct {
+	Name  string  `json:"name"`  // "nopm"
+	Value float64 `json:"value"` // in Unit
+	Unit  string  `json:"unit"`  // "new orders/min"
+	Note  string  `json:"note,omitempty"`
 }
 
 // Seeder is implemented by workloads whose initial data depends on a seed

@@ -1,0 +1,56 @@
+package tpcc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// Snapshot implements workload.FigureReporter: the counters HammerDB reads
+// for its figures — sum(d_next_o_id) over all districts (every committed
+// new-order advances it by one; a rolled-back one does not) and the
+// database's xact_commit + xact_rollback.
+func (w *Workload) Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]float64, error) {
+	var nextOID, xacts float64
+	err := conn.QueryRow(ctx, `select
+		(select coalesce(sum(d_next_o_id), 0)::float8 from district),
+		(select (xact_commit + xact_rollback)::float8 from pg_stat_database where datname = current_database())`).
+		Scan(&nextOID, &xacts)
+	if err != nil {
+		return nil, fmt.Errorf("tpcc snapshot: %w", err)
+	}
+	return map[string]float64{"d_next_o_id": nextOID, "xacts": xacts, "rollbacks": float64(w.Rollbacks())}, nil
+}
+
+// Figures implements workload.FigureReporter with HammerDB's definitions:
+// NOPM, new orders committed per minute, counted by the database
+// (d_next_o_id) and cross-checked with the clients' count (committed
+// new-orders less the 1% rolled back, clause 2.4.1.4); TPM, the server's
+// transactions (commits + rollbacks) per minute — server-wide, so it
+// includes other sessions and pgarena's own sampler.
+func (w *Workload) Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
+	mins := elapsed.Minutes()
+	if mins <= 0 {
+		return nil
+	}
+	dbNOPM := (after["d_next_o_id"] - before["d_next_o_id"]) / mins
+	clientNew := float64(committed[txNames[txNewOrder]]) - (after["rollbacks"] - before["rollbacks"])
+	clientNOPM := clientNew / mins
+	nopm := workload.Figure{Name: "nopm", Value: math.Round(dbNOPM), Unit: "new orders/min",
+		Note: "from the database: sum(d_next_o_id) delta"}
+	if clientNOPM > 0 && math.Abs(dbNOPM-clientNOPM)/clientNOPM > 0.01 {
+		nopm.Note = fmt.Sprintf("database %.0f vs clients %.0f: they differ by more than 1%% (other writers, or warm-up counted by one side only)",
+			dbNOPM, clientNOPM)
+	}
+	return []workload.Figure{
+		nopm,
+		{Name: "nopm_clients", Value: math.Round(clientNOPM), Unit: "new orders/min", Note: "counted by pgarena's clients, rollbacks excluded"},
+		{Name: "tpm", Value: math.Round((after["xacts"] - before["xacts"]) / mins), Unit: "transactions/min",
+			Note: "server-wide: pg_stat_database xact_commit + xact_rollback delta (HammerDB's TPM)"},
+	}
+}

@@ -1,0 +1,210 @@
+// Package tpcc is the TPC-C benchmark (TPC-C standard specification,
+// revision 5.11), with the schema of HammerDB's PostgreSQL TPROC-C: the nine
+// tables warehouse, district, customer, history, new_order, orders,
+// order_line, item and stock with HammerDB's column names, and its index
+// names (warehouse_i1 ... stock_i1, customer_i2, orders_i2) built after the
+// load.
+//
+// Initial data follows clause 4.3.3.1 and is a pure function of
+// (--data-seed, table, batch): item is one set of 100,000 rows; every
+// warehouse adds 10 districts, 100,000 stock rows, and per district 3,000
+// customers, 3,000 history rows, 3,000 orders (customer ids a random
+// permutation), 5..15 order lines each, and 900 new orders (orders
+// 2101..3000, the undelivered 30%). 10% of i_data and s_data contain
+// "ORIGINAL". Timestamps of the load are a fixed instant (loadTime) so that
+// the data stays a function of the seed.
+//
+// The five transactions of clause 2 run as client-side SQL through pgx, so
+// they follow the connection's DefaultQueryExecMode (pgarena's -M
+// simple|extended|prepared), with statements that do not depend on each
+// other pipelined (new-order: 3 round trips, payment 2, delivery 1). With
+// --stored-procs each is one call of a PL/pgSQL function that init creates
+// (procs.go). One file per transaction; each cites its clauses. The mix is
+// 45/43/4/4/4 (new_order, payment, order_status, delivery, stock_level)
+// drawn from a shuffled deck of 100 cards.
+//
+// The 1% of new-orders that the specification rolls back (clause 2.4.1.4)
+// return nil from Worker.Do: they are completed business transactions,
+// not failures, so the driver counts them with the committed ones, and
+// Workload.Rollbacks counts them apart. HammerDB's NOPM, the growth of
+// sum(D_NEXT_O_ID), leaves them out; a summary that wants to match it
+// subtracts Rollbacks or reads the database.
+//
+// The NURand constants C (clause 2.1.6) derive from --data-seed: init and
+// run use the same flag value, and the run's C for C_LAST differs from the
+// load's as clause 2.1.6.1 requires.
+//
+// Each client is a terminal of one home warehouse (HammerDB's virtual user):
+// client id i works on warehouse i mod W + 1 and, for stock-level, district
+// (i div W) mod 10 + 1 (clause 2.8.1.2: the district is fixed per terminal).
+// With --all-warehouses every transaction picks its warehouse at random.
+//
+// The constants below are the specification's and are not knobs.
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/pflag"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// Cardinalities of clause 1.2 and 4.3.3.1 (not knobs).
+const (
+	numItems             = 100000 // item rows; stock rows per warehouse
+	districtsPerWH       = 10
+	customersPerDistrict = 3000
+	ordersPerDistrict    = 3000
+	newOrdersPerDistrict = 900 // orders 2101..3000 are undelivered
+	firstNewOrder        = ordersPerDistrict - newOrdersPerDistrict + 1
+)
+
+// Transaction types, indexes into TxTypes.
+const (
+	txNewOrder workload.TxType = iota
+	txPayment
+	txOrderStatus
+	txDelivery
+	txStockLevel
+)
+
+var txNames = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
+
+func init() {
+	workload.Register(workload.Meta{
+		Name:        "tpcc",
+		Description: "TPC-C (rev. 5.11), HammerDB TPROC-C compatible schema",
+		New:         func() workload.Workload { return New() },
+	})
+}
+
+// Workload is the tpcc benchmark. Use New (or the registry).
+type Workload struct {
+	warehouses    int
+	allWarehouses bool
+	storedProcs   bool
+	dataSeed      uint64
+
+	flags *pflag.FlagSet
+	// rollbacks counts new-orders rolled back by the 1% rule of clause
+	// 2.4.1.4, over all workers.
+	rollbacks atomic.Int64
+}
+
+// New returns a tpcc workload with 1 warehouse.
+func New() *Workload {
+	w := &Workload{}
+	fs := pflag.NewFlagSet("tpcc", pflag.ContinueOnError)
+	fs.IntVarP(&w.warehouses, "warehouses", "w", 1, "number of warehouses (init; a run reads it from the database and refuses a different value)")
+	fs.BoolVar(&w.allWarehouses, "all-warehouses", false, "every transaction picks a random warehouse instead of the client's home warehouse")
+	fs.BoolVar(&w.storedProcs, "stored-procs", false, "run each transaction as one call of a PL/pgSQL function created at init (HammerDB's default on PostgreSQL)")
+	fs.Uint64Var(&w.dataSeed, "data-seed", 1, "seed of the initial data and of the NURand constants C (init and run must agree)")
+	w.flags = fs
+	return w
+}
+
+// Meta implements workload.Workload.
+func (w *Workload) Meta() workload.Meta {
+	m, _ := workload.Get("tpcc")
+	return m
+}
+
+// Flags implements workload.Flagser.
+func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
+
+// Validate implements workload.Workload.
+func (w *Workload) Validate() error {
+	if w.warehouses < 1 {
+		return fmt.Errorf("warehouses must be at least 1 (got %d)", w.warehouses)
+	}
+	return nil
+}
+
+// ValidateRun implements workload.RunValidator. In home-warehouse mode each
+// client is a terminal of its home warehouse, and the specification has 10
+// terminals per warehouse (clause 4.2.2): more clients than that would
+// stack terminals on warehouses and measure contention the benchmark does
+// not define.
+func (w *Workload) ValidateRun(clients int) error {
+	if !w.allWarehouses && clients > 10*w.warehouses {
+		return fmt.Errorf("%d clients for %d warehouse(s): home-warehouse mode allows 10 clients per warehouse (TPC-C clause 4.2.2 terminals); add warehouses or pass --all-warehouses",
+			clients, w.warehouses)
+	}
+	return nil
+}
+
+// TxTypes implements workload.Workload.
+func (w *Workload) TxTypes() []string { return txNames }
+
+// Rollbacks returns the number of new-order transactions rolled back by
+// the specification's 1% rule since the workload was made. The driver
+// counts them as completed (they return nil, see newOrder).
+func (w *Workload) Rollbacks() int64 { return w.rollbacks.Load() }
+
+// Params implements workload.Parameterizer.
+func (w *Workload) Params() map[string]string {
+	c := constantsFor(w.dataSeed)
+	return map[string]string{
+		"warehouses":     strconv.Itoa(w.warehouses),
+		"all_warehouses": strconv.FormatBool(w.allWarehouses),
+		"stored_procs":   strconv.FormatBool(w.storedProcs),
+		"data_seed":      strconv.FormatUint(w.dataSeed, 10),
+		"c_last_load":    strconv.Itoa(int(c.cLastLoad)),
+		"c_last_run":     strconv.Itoa(int(c.cLastRun)),
+		"c_id":           strconv.Itoa(int(c.cID)),
+		"c_ol_i_id":      strconv.Itoa(int(c.cOLIID)),
+	}
+}
+
+// tableNames lists the nine tables, for Prepare.
+var tableNames = []string{"warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock"}
+
+// Prepare implements workload.Preparer: it reads the number of warehouses
+// from the database. If --warehouses was given and differs, it fails: the
+// run would address warehouses that do not exist, or leave some idle.
+func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+	var missing string
+	err := conn.QueryRow(ctx, `select coalesce((select t from unnest($1::text[]) with ordinality u(t, i)
+		where to_regclass(t) is null order by i limit 1), '')`, tableNames).Scan(&missing)
+	if err != nil {
+		return fmt.Errorf("tpcc: look for tables: %w", err)
+	}
+	if missing != "" {
+		return fmt.Errorf("database is not initialised for tpcc (table %s is missing): run `pgarena init tpcc` first", missing)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "select count(*) from warehouse").Scan(&n); err != nil {
+		return fmt.Errorf("tpcc: read warehouses: %w", err)
+	}
+	if n == 0 {
+		return errors.New("tpcc: table warehouse is empty: run `pgarena init tpcc` again")
+	}
+	if w.flags.Changed("warehouses") && n != w.warehouses {
+		return fmt.Errorf("the database holds %d warehouses but --warehouses %d was given: leave it out to use %d, or run `pgarena init tpcc --warehouses %d`",
+			n, w.warehouses, n, w.warehouses)
+	}
+	if w.storedProcs {
+		var missing string
+		if err := conn.QueryRow(ctx, `select coalesce((select f from unnest($1::text[]) with ordinality u(f, i)
+			where to_regprocedure(f) is null order by i limit 1), '')`, procSignatures).Scan(&missing); err != nil {
+			return fmt.Errorf("tpcc: look for functions: %w", err)
+		}
+		if missing != "" {
+			return fmt.Errorf("--stored-procs needs the functions pgarena creates at init, and function %s is missing: run `pgarena init tpcc` again, or leave out --stored-procs", missing)
+		}
+	}
+	w.warehouses = n
+	return nil
+}
+
+// NewWorker implements workload.Workload.
+func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
+	return newWorker(w, id, rng)
+}
