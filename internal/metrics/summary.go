@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -53,6 +54,27 @@ type Summary struct {
 	// Steps holds one summary per step of a sweep (-c 1,2,4 or -R
 	// 100,200); the top-level numbers then cover all steps together.
 	Steps []StepSummary `json:"steps,omitempty"`
+}
+
+// MarshalJSON writes the summary with each figure of merit also as a
+// top-level number ("nopm": 12345), as HammerDB users expect; the figures
+// list keeps units and notes.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary
+	b, err := json.Marshal(plain(s))
+	if err != nil || len(s.Figures) == 0 {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, f := range s.Figures {
+		if _, taken := m[f.Name]; !taken {
+			m[f.Name], _ = json.Marshal(f.Value)
+		}
+	}
+	return json.Marshal(m)
 }
 
 // Figure is a workload's figure of merit.

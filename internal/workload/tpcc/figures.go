@@ -47,10 +47,18 @@ func (w *Workload) Figures(before, after map[string]float64, elapsed time.Durati
 		nopm.Note = fmt.Sprintf("database %.0f vs clients %.0f: they differ by more than 1%% (other writers, or warm-up counted by one side only)",
 			dbNOPM, clientNOPM)
 	}
-	return []workload.Figure{
+	figs := []workload.Figure{
 		nopm,
 		{Name: "nopm_clients", Value: math.Round(clientNOPM), Unit: "new orders/min", Note: "counted by pgarena's clients, rollbacks excluded"},
 		{Name: "tpm", Value: math.Round((after["xacts"] - before["xacts"]) / mins), Unit: "transactions/min",
 			Note: "server-wide: pg_stat_database xact_commit + xact_rollback delta (HammerDB's TPM)"},
 	}
+	if w.warehouses > 0 {
+		// tpmC efficiency: the share of the maximum 12.86 tpmC per warehouse
+		// (clause 4.2: 10 terminals at the minimum keying and think times).
+		eff := 100 * dbNOPM / (12.86 * float64(w.warehouses))
+		figs = append(figs, workload.Figure{Name: "efficiency", Value: math.Round(eff*10) / 10, Unit: "%",
+			Note: "NOPM / (12.86 × warehouses)"})
+	}
+	return figs
 }
