@@ -1,0 +1,31 @@
+package tpcc
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFigures(t *testing.T) {
+	w := &Workload{warehouses: 10}
+	before := map[string]float64{"d_next_o_id": 30100, "xacts": 1000, "rollbacks": 0}
+	after := map[string]float64{"d_next_o_id": 30100 + 1200, "xacts": 1000 + 6000, "rollbacks": 12}
+	figs := w.Figures(before, after, 2*time.Minute, map[string]int64{"new_order": 1212})
+	got := map[string]float64{}
+	for _, f := range figs {
+		got[f.Name] = f.Value
+	}
+	// 1200 new orders in 2 minutes; the clients committed 1212 of which 12
+	// rolled back; 6000 server transactions; 600 / (12.86 × 10) = 466.6%.
+	want := map[string]float64{"nopm": 600, "nopm_clients": 600, "tpm": 3000, "efficiency": 466.6}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+	// A disagreement over 1% is reported in the note.
+	figs = w.Figures(before, after, 2*time.Minute, map[string]int64{"new_order": 1312})
+	if figs[0].Note == "" || figs[0].Value != 600 || !strings.Contains(figs[0].Note, "differ") {
+		t.Errorf("nopm note %q", figs[0].Note)
+	}
+}
