@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what pgarena needs to build, test and demo on Debian/Ubuntu:
 # a Go toolchain check, the PostgreSQL server binaries (initdb, pg_ctl,
-# postgres) and pgbench, and the Go modules. Safe to run repeatedly: it only
-# installs what is missing.
+# postgres) and pgbench, chromium (for the report tests), and the Go
+# modules. Safe to run repeatedly: it only installs what is missing.
 set -euo pipefail
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
@@ -64,6 +64,14 @@ if [ ! -x "$PGBIN/pgbench" ] && ! command -v pgbench >/dev/null 2>&1; then
 	apt_install postgresql-contrib
 fi
 log "PostgreSQL server binaries: $PGBIN ($("$PGBIN/postgres" --version))"
+
+# Chromium: the HTML report tests open reports in headless Chromium (chromedp).
+# make test sets PGARENA_REQUIRE_CHROMIUM=1, so they fail rather than skip
+# without it.
+if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
+	log "chromium not found; installing chromium (for the HTML report tests)"
+	apt_install chromium fonts-liberation
+fi
 
 # Go modules.
 cd "$(dirname "$0")/.."

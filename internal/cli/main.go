@@ -30,6 +30,7 @@ const (
 	ExitOK          = 0
 	ExitFailed      = 1 // the run (or command) failed
 	ExitUsage       = 2 // bad usage or input: nothing was changed
+	ExitAutostop    = 3 // an autostop rule ended the run; results are complete
 	ExitInterrupted = 130
 )
 
@@ -171,6 +172,9 @@ workload, benchmarks it and removes the cluster.`,
 		a.showCommand(),
 		a.clusterCommand(),
 		a.versionCommand(),
+		a.exportCommand(),
+		a.compareCommand(),
+		a.reportCommand(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

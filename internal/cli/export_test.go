@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/report/reporttest"
+)
+
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+// updateGolden reports whether -update was given.
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if updateGolden() {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// fixtures writes reporttest.Standard runs into a fresh results directory
+// and returns it with the run ids, oldest first.
+func fixtures(t *testing.T) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	ids, err := reporttest.Write(dir, reporttest.Standard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, ids
+}
+
+func TestExportCSVGolden(t *testing.T) {
+	t.Parallel()
+	dir, ids := fixtures(t)
+	r := mustRun(t, "export", "--results", dir, "--format", "csv")
+	golden(t, "export.csv.golden", []byte(r.stdout))
+	recs, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(ids)+1 {
+		t.Fatalf("%d CSV records, want a header and %d runs", len(recs), len(ids))
+	}
+	if strings.Join(recs[0], ",") != strings.Join(report.CSVColumns, ",") {
+		t.Errorf("header %v", recs[0])
+	}
+	for i, rec := range recs[1:] {
+		if rec[0] != ids[i] {
+			t.Errorf("row %d is run %s, want %s (oldest first)", i, rec[0], ids[i])
+		}
+		if len(rec) != len(report.CSVColumns) {
+			t.Errorf("row %d has %d fields", i, len(rec))
+		}
+	}
+	// Selection: a label glob and --since.
+	r = mustRun(t, "export", "--results", dir, "label~pool-b")
+	if n := strings.Count(r.stdout, "\n"); n != 4 {
+		t.Errorf("label~pool-b: %d lines, want header + 3:\n%s", n, r.stdout)
+	}
+	r = mustRun(t, "export", "--results", dir, "--since", "2026-11-22T03:22:00Z")
+	if n := strings.Count(r.stdout, "\n"); n != 3 {
+		t.Errorf("--since: %d lines, want header + 2:\n%s", n, r.stdout)
+	}
+	wantUsage(t, pgarena(t, nil, "export", "--results", dir, "--format", "xml"), "--format")
+	wantUsage(t, pgarena(t, nil, "export", "--results", dir, "nosuchrun"), "nosuchrun")
+}
+
+func TestExportJSONGolden(t *testing.T) {
+	t.Parallel()
+	dir, ids := fixtures(t)
+	r := mustRun(t, "export", "--results", dir, "--format", "json", ids[0])
+	golden(t, "export.json.golden", []byte(r.stdout))
+	var e struct {
+		ID         string
+		Status     string
+		Summary    metrics.Summary
+		Histograms map[string]string
+		Intervals  []metrics.Interval
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.ID != ids[0] || e.Status != "complete" || len(e.Intervals) != 12 {
+		t.Errorf("id %s status %s intervals %d", e.ID, e.Status, len(e.Intervals))
+	}
+	h, err := metrics.DecodeHistogram(e.Histograms["a"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != e.Summary.Tx[0].Transactions || h.TotalCount() == 0 {
+		t.Errorf("histogram a counts %d, summary %d", h.TotalCount(), e.Summary.Tx[0].Transactions)
+	}
+	// Several runs: one object after another.
+	r = mustRun(t, "export", "--results", dir, "--format", "json", "last", "last~1")
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	var got []string
+	for dec.More() {
+		var x struct{ ID, Status string }
+		if err := dec.Decode(&x); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, x.ID+" "+x.Status)
+	}
+	want := []string{ids[len(ids)-1] + " complete", ids[len(ids)-2] + " interrupted"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

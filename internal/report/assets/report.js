@@ -1,0 +1,77 @@
+// pgarena report: draws the charts described by the embedded JSON with uPlot.
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("pgarena-data").textContent);
+  var height = 260;
+  window.pgarenaCharts = [];
+
+  function fmt(v) {
+    if (v == null || isNaN(v)) return "-";
+    var a = Math.abs(v);
+    return a >= 1000 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(3);
+  }
+
+  // Shade warm-up intervals under the series.
+  function shadeWarmup(u) {
+    if (!data.warmup || !data.warmup.length) return;
+    var ctx = u.ctx;
+    ctx.save();
+    ctx.fillStyle = "rgba(120, 130, 140, 0.15)";
+    data.warmup.forEach(function (b) {
+      var x0 = u.valToPos(b.from, "x", true), x1 = u.valToPos(b.to, "x", true);
+      var l = Math.max(x0, u.bbox.left), r = Math.min(x1, u.bbox.left + u.bbox.width);
+      if (r > l) ctx.fillRect(l, u.bbox.top, r - l, u.bbox.height);
+    });
+    ctx.restore();
+  }
+
+  function width(el) {
+    return Math.max(280, el.clientWidth || el.parentNode.clientWidth || 600);
+  }
+
+  data.charts.forEach(function (c) {
+    var el = document.getElementById("chart-" + c.id);
+    if (!el) return;
+    var series = [{ label: "s", value: function (u, v) { return v == null ? "-" : v.toFixed(1) + " s"; } }];
+    var cols = [data.x];
+    c.series.forEach(function (s) {
+      series.push({
+        label: s.name,
+        stroke: s.color,
+        width: 1.5,
+        dash: s.dash ? [6, 4] : undefined,
+        spanGaps: true,
+        points: { show: false },
+        value: function (u, v) { return fmt(v); }
+      });
+      cols.push(s.values);
+    });
+    var opts = {
+      width: width(el),
+      height: height,
+      scales: { x: { time: false }, y: { range: function (u, min, max) { return [Math.min(0, min || 0), (max || 1) * 1.05]; } } },
+      axes: [
+        { label: "elapsed s", stroke: "#5d6b78" },
+        { label: c.unit, stroke: "#5d6b78", size: 60 }
+      ],
+      series: series,
+      cursor: { drag: { x: true, y: false } },
+      legend: { live: true },
+      hooks: { drawClear: [shadeWarmup] }
+    };
+    var u = new uPlot(opts, cols, el);
+    u.pgarenaId = c.id;
+    window.pgarenaCharts.push(u);
+  });
+
+  var pending = null;
+  window.addEventListener("resize", function () {
+    if (pending) cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(function () {
+      window.pgarenaCharts.forEach(function (u) {
+        u.setSize({ width: width(u.root.parentNode), height: height });
+      });
+    });
+  });
+  window.pgarenaReady = true;
+})();

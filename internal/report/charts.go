@@ -1,0 +1,412 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// chartSet is the data of every chart of a report, on one time axis:
+// seconds since each run's first interval began, so that runs overlay.
+type chartSet struct {
+	X      nums      `json:"x"`
+	Charts []chart   `json:"charts"`
+	Warmup []band    `json:"warmup"` // shaded on every chart
+	Runs   []runMeta `json:"runs"`
+	Note   string    `json:"-"` // how points were consolidated, if they were
+}
+
+type runMeta struct {
+	Name  string `json:"name"`
+	Color string `json:"color"`
+}
+
+type band struct {
+	From float64 `json:"from"`
+	To   float64 `json:"to"`
+	Run  int     `json:"run"`
+}
+
+// chart is one uPlot chart: series over chartSet.X.
+type chart struct {
+	ID      string   `json:"id"`
+	Section string   `json:"section"`
+	Anchor  string   `json:"-"` // the section's id, on its first chart
+	Title   string   `json:"title"`
+	Unit    string   `json:"unit"`
+	Series  []series `json:"series"`
+}
+
+type series struct {
+	Name   string `json:"name"`
+	Color  string `json:"color"`
+	Dash   bool   `json:"dash,omitempty"`
+	Values nums   `json:"values"`
+	agg    string // how points consolidate
+}
+
+// nums encodes as a JSON array with null for NaN (no value), compactly.
+type nums []float64
+
+func (n nums) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 8*len(n)+2)
+	b = append(b, '[')
+	for i, v := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendFloat(b, v, 'g', 6, 64)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// timeline maps each run's intervals onto the shared x axis.
+type timeline struct {
+	x    []float64
+	runX [][]float64 // runX[run][interval] = its x
+	idx  [][]int     // idx[run][interval] = position in x
+}
+
+// runXs places each interval of r at the time its end is due: seconds since
+// the run's start, snapped to the tick so that runs overlay point for point
+// (ticks fire a little late); a short last interval keeps its own time.
+func runXs(r *store.Run) []float64 {
+	tick := r.Spec.TickS
+	if tick <= 0 {
+		tick = 1
+	}
+	xs := make([]float64, len(r.Intervals))
+	prev := math.Inf(-1)
+	for i := range r.Intervals {
+		e := r.Intervals[i].End.Sub(r.Intervals[0].Start).Seconds()
+		x := math.Round(e/tick) * tick
+		if x <= prev || math.Abs(x-e) > tick/4 {
+			x = math.Round(e*1000) / 1000
+		}
+		xs[i], prev = x, x
+	}
+	return xs
+}
+
+func newTimeline(runs []*store.Run) *timeline {
+	seen := map[float64]bool{}
+	var xs []float64
+	perRun := make([][]float64, len(runs))
+	for ri, r := range runs {
+		perRun[ri] = runXs(r)
+		for _, x := range perRun[ri] {
+			if !seen[x] {
+				seen[x] = true
+				xs = append(xs, x)
+			}
+		}
+	}
+	slices.Sort(xs)
+	pos := make(map[float64]int, len(xs))
+	for i, x := range xs {
+		pos[x] = i
+	}
+	t := &timeline{x: xs, runX: perRun, idx: make([][]int, len(runs))}
+	for ri := range runs {
+		t.idx[ri] = make([]int, len(perRun[ri]))
+		for i, x := range perRun[ri] {
+			t.idx[ri][i] = pos[x]
+		}
+	}
+	return t
+}
+
+// values fills a series of run ri from f applied to each of its intervals.
+func (t *timeline) values(r *store.Run, ri int, f func(iv *metrics.Interval) float64) nums {
+	v := make(nums, len(t.x))
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	for i := range r.Intervals {
+		v[t.idx[ri][i]] = f(&r.Intervals[i])
+	}
+	return v
+}
+
+func rate(n int64, iv *metrics.Interval) float64 {
+	if d := iv.Duration().Seconds(); d > 0 {
+		return float64(n) / d
+	}
+	return math.NaN()
+}
+
+// txNames is the union of the runs' transaction types, in first-seen order.
+func txNames(runs []*store.Run) []string {
+	var names []string
+	for _, r := range runs {
+		for _, iv := range r.Intervals {
+			for _, t := range iv.Tx {
+				if !slices.Contains(names, t.Name) {
+					names = append(names, t.Name)
+				}
+			}
+		}
+	}
+	return names
+}
+
+func txByName(iv *metrics.Interval, name string) *metrics.TxStats {
+	for i := range iv.Tx {
+		if iv.Tx[i].Name == name {
+			return &iv.Tx[i]
+		}
+	}
+	return nil
+}
+
+// maxPoints bounds the points of a series: a longer run (a 24-hour run at
+// 1 s ticks) is drawn from consolidated points, each covering several
+// intervals: throughput averages, failures add up, connected clients take
+// the minimum (an outage stays visible) and latency percentiles take the
+// highest per-interval value. This keeps a report small and quick to open.
+const maxPoints = 1500
+
+// consolidate reduces cs to at most maxPoints points and returns how many
+// intervals each point covers.
+func consolidate(cs *chartSet) int {
+	n := len(cs.X)
+	if n <= maxPoints {
+		return 1
+	}
+	per := (n + maxPoints - 1) / maxPoints
+	groups := (n + per - 1) / per
+	x := make(nums, groups)
+	for g := range groups {
+		x[g] = cs.X[min((g+1)*per, n)-1]
+	}
+	for ci := range cs.Charts {
+		for si := range cs.Charts[ci].Series {
+			s := &cs.Charts[ci].Series[si]
+			v := make(nums, groups)
+			for g := range groups {
+				v[g] = aggregate(s.agg, s.Values[g*per:min((g+1)*per, n)])
+			}
+			s.Values = v
+		}
+	}
+	cs.X = x
+	return per
+}
+
+func aggregate(how string, vs []float64) float64 {
+	out, k := math.NaN(), 0
+	for _, v := range vs {
+		if math.IsNaN(v) {
+			continue
+		}
+		switch {
+		case k == 0:
+			out = v
+		case how == aggMax:
+			out = max(out, v)
+		case how == aggMin:
+			out = min(out, v)
+		default: // sum, mean
+			out += v
+		}
+		k++
+	}
+	if how == aggMean && k > 0 {
+		out /= float64(k)
+	}
+	return out
+}
+
+// How a series consolidates.
+const (
+	aggMean = ""
+	aggSum  = "sum"
+	aggMax  = "max"
+	aggMin  = "min"
+)
+
+// buildCharts makes the report's charts. Each chart is a small function of
+// the runs: a new series (server or host samples) is one more chart here and
+// nothing in report.js.
+func buildCharts(runs []*store.Run, names []string) chartSet {
+	t := newTimeline(runs)
+	cs := chartSet{X: t.x}
+	for i, r := range runs {
+		cs.Runs = append(cs.Runs, runMeta{Name: names[i], Color: palette[i%len(palette)]})
+		var from, to float64
+		inWarmup := false
+		for j := range r.Intervals {
+			iv := &r.Intervals[j]
+			if iv.Warmup {
+				if !inWarmup {
+					from, inWarmup = 0, true
+					if j > 0 {
+						from = t.runX[i][j-1]
+					}
+				}
+				to = t.runX[i][j]
+			} else if inWarmup {
+				cs.Warmup = append(cs.Warmup, band{From: from, To: to, Run: i})
+				inWarmup = false
+			}
+		}
+		if inWarmup {
+			cs.Warmup = append(cs.Warmup, band{From: from, To: to, Run: i})
+		}
+	}
+	single := len(runs) == 1
+	color := func(ri, k int) string {
+		if single {
+			return palette[k%len(palette)]
+		}
+		return palette[ri%len(palette)]
+	}
+	prefix := func(ri int) string {
+		if single {
+			return ""
+		}
+		return names[ri] + " "
+	}
+
+	// Throughput.
+	tp := chart{ID: "throughput", Section: "throughput", Title: "Throughput (committed transactions per second)", Unit: "tx/s"}
+	for ri, r := range runs {
+		tp.Series = append(tp.Series, series{Name: prefix(ri) + "tps", Color: color(ri, 0), Values: t.values(r, ri, func(iv *metrics.Interval) float64 {
+			var n int64
+			for _, x := range iv.Tx {
+				n += x.Count
+			}
+			return rate(n, iv)
+		})})
+		if slices.ContainsFunc(r.Intervals, func(iv metrics.Interval) bool { return iv.TargetRate > 0 }) {
+			tp.Series = append(tp.Series, series{Name: prefix(ri) + "target rate", Color: color(ri, 1), Dash: true,
+				Values: t.values(r, ri, func(iv *metrics.Interval) float64 { return iv.TargetRate })})
+		}
+	}
+	cs.Charts = append(cs.Charts, tp)
+
+	// Latency percentiles per transaction type (and all together when
+	// there are several types).
+	txs := txNames(runs)
+	type latChart struct {
+		id, title string
+		hist      func(iv *metrics.Interval) *hdr.Histogram
+	}
+	var lcs []latChart
+	for k, name := range txs {
+		lcs = append(lcs, latChart{"latency-" + strconv.Itoa(k), name, func(iv *metrics.Interval) *hdr.Histogram {
+			if t := txByName(iv, name); t != nil {
+				return t.Latency
+			}
+			return nil
+		}})
+	}
+	pctNames, pcts := []string{"p50", "p95", "p99", "max"}, []float64{50, 95, 99, 100}
+	if !single {
+		// p95 and p99 per run keep an overlay readable.
+		pctNames, pcts = pctNames[1:3], pcts[1:3]
+	}
+	// Each chart is independent work (a long run has millions of
+	// percentiles to find): one goroutine per chart.
+	latency := make([]chart, len(lcs))
+	var wg sync.WaitGroup
+	for li, lc := range lcs {
+		wg.Go(func() {
+			c := chart{ID: lc.id, Section: "latency", Title: "Latency: " + lc.title, Unit: "ms"}
+			for ri, r := range runs {
+				vs := make([]nums, len(pcts))
+				for k := range vs {
+					vs[k] = make(nums, len(t.x))
+					for i := range vs[k] {
+						vs[k][i] = math.NaN()
+					}
+				}
+				for j := range r.Intervals {
+					h := lc.hist(&r.Intervals[j])
+					if h == nil || h.TotalCount() == 0 {
+						continue
+					}
+					// One pass over the histogram for all percentiles; 100
+					// is the maximum.
+					for k, us := range h.ValueAtPercentilesSlice(pcts) {
+						vs[k][t.idx[ri][j]] = float64(us) / 1000
+					}
+				}
+				for k, name := range pctNames {
+					c.Series = append(c.Series, series{Name: prefix(ri) + name, Color: color(ri, k), Dash: !single && k > 0, Values: vs[k], agg: aggMax})
+				}
+			}
+			latency[li] = c
+		})
+	}
+	wg.Wait()
+	cs.Charts = append(cs.Charts, latency...)
+
+	// Errors per interval by class (a single run), or failed per run.
+	ec := chart{ID: "errors", Section: "errors", Title: "Failed transactions per interval", Unit: "failed"}
+	for ri, r := range runs {
+		if single {
+			var total metrics.ErrorCounts
+			for _, iv := range r.Intervals {
+				for _, x := range iv.Tx {
+					total.Add(&x.Errors)
+				}
+			}
+			k := 0
+			for c := 1; c < metrics.NumClasses; c++ {
+				if total[c] == 0 {
+					continue
+				}
+				ec.Series = append(ec.Series, series{Name: metrics.ErrorClass(c).String(), Color: color(ri, k), agg: aggSum,
+					Values: t.values(r, ri, func(iv *metrics.Interval) float64 {
+						var n int64
+						for _, x := range iv.Tx {
+							n += x.Errors[c]
+						}
+						return float64(n)
+					})})
+				k++
+			}
+			if k > 0 {
+				continue
+			}
+		}
+		ec.Series = append(ec.Series, series{Name: prefix(ri) + "failed", Color: color(ri, 0), agg: aggSum, Values: t.values(r, ri, func(iv *metrics.Interval) float64 {
+			var n int64
+			for _, x := range iv.Tx {
+				n += x.Failed()
+			}
+			return float64(n)
+		})})
+	}
+	cs.Charts = append(cs.Charts, ec)
+
+	// Connected clients: an outage shows as a drop.
+	cc := chart{ID: "connections", Section: "connections", Title: "Connected clients", Unit: "clients"}
+	for ri, r := range runs {
+		cc.Series = append(cc.Series, series{Name: prefix(ri) + "connected", Color: color(ri, 0), agg: aggMin,
+			Values: t.values(r, ri, func(iv *metrics.Interval) float64 { return float64(iv.Connected) })})
+	}
+	cs.Charts = append(cs.Charts, cc)
+	if per := consolidate(&cs); per > 1 {
+		cs.Note = fmt.Sprintf("Each point covers %d intervals: throughput is their mean, failures their sum, "+
+			"connected clients their minimum, latency percentiles the highest of the intervals' values.", per)
+	}
+	for i := range cs.Charts {
+		if i == 0 || cs.Charts[i].Section != cs.Charts[i-1].Section {
+			cs.Charts[i].Anchor = cs.Charts[i].Section
+		}
+	}
+	return cs
+}

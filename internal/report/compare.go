@@ -1,0 +1,365 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// Metric is one row of a comparison: a number taken from a summary.
+type Metric struct {
+	Key, Title  string
+	LowerBetter bool
+	Value       func(*metrics.Summary) float64
+}
+
+// Metrics are the rows of a comparison, in order; their keys are what
+// compare --metric accepts.
+var Metrics = []Metric{
+	{"tps", "tps", false, func(s *metrics.Summary) float64 { return s.TPS }},
+	{"avg", "latency avg ms", true, func(s *metrics.Summary) float64 { return s.Latency.Avg }},
+	{"p50", "latency p50 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P50 }},
+	{"p95", "latency p95 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P95 }},
+	{"p99", "latency p99 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P99 }},
+	{"max", "latency max ms", true, func(s *metrics.Summary) float64 { return s.Latency.Max }},
+	{"errors", "failed/s", true, func(s *metrics.Summary) float64 {
+		if s.DurationS <= 0 {
+			return 0
+		}
+		return float64(s.Failed) / s.DurationS
+	}},
+}
+
+// MetricByKey returns the metric named key.
+func MetricByKey(key string) (Metric, bool) {
+	for _, m := range Metrics {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// Group is one side of a comparison: one run, or repeats of one setup.
+type Group struct {
+	Name string
+	Runs []*store.Run
+}
+
+// batches is how many batch means stand in for repeats when a group has a
+// single run.
+const batches = 10
+
+// samples returns the values of m for g: one per run when g has repeats,
+// else one per batch of the run's measured intervals (batch means: contiguous
+// batches are nearly independent even when intervals are not).
+func (g *Group) samples(m Metric) []float64 {
+	if len(g.Runs) > 1 {
+		xs := make([]float64, len(g.Runs))
+		for i, r := range g.Runs {
+			xs[i] = m.Value(&r.Summary)
+		}
+		return xs
+	}
+	if len(g.Runs) == 0 {
+		return nil
+	}
+	var measured []metrics.Interval
+	for _, iv := range g.Runs[0].Intervals {
+		if !iv.Warmup {
+			measured = append(measured, iv)
+		}
+	}
+	k := min(batches, len(measured))
+	xs := make([]float64, k)
+	for b := range k {
+		var acc metrics.Accumulator
+		for _, iv := range measured[b*len(measured)/k : (b+1)*len(measured)/k] {
+			acc.Add(iv)
+		}
+		var s metrics.Summary
+		acc.Fill(&s)
+		xs[b] = m.Value(&s)
+	}
+	return xs
+}
+
+// value is the point value of m for g: the run's own summary for a single
+// run, the mean over repeats otherwise.
+func (g *Group) value(m Metric) float64 {
+	if len(g.Runs) == 1 {
+		return m.Value(&g.Runs[0].Summary)
+	}
+	return MeanCI(g.samples(m)).Mean
+}
+
+// Comparability checks that runs measure the same thing. refuse is set
+// when workloads or scale parameters differ (a comparison of those is
+// meaningless without --force); warnings name other differences that may
+// explain a result: client host, server version, server settings, clients.
+func Comparability(runs []*store.Run) (refuse string, warnings []string) {
+	if len(runs) < 2 {
+		return "", nil
+	}
+	a := runs[0]
+	differ := func(what string, get func(*store.Run) string) string {
+		vals := map[string]bool{}
+		var order []string
+		for _, r := range runs {
+			v := get(r)
+			if !vals[v] {
+				vals[v] = true
+				order = append(order, fmt.Sprintf("%q", v))
+			}
+		}
+		if len(order) < 2 {
+			return ""
+		}
+		return fmt.Sprintf("%s differ (%s)", what, strings.Join(order, " vs "))
+	}
+	var refusals []string
+	if d := differ("workloads", func(r *store.Run) string { return r.Spec.Workload }); d != "" {
+		refusals = append(refusals, d)
+	}
+	for _, k := range []string{"scale", "warehouses", "table_size", "tables"} {
+		if d := differ(k+" values", func(r *store.Run) string { return r.Spec.Params[k] }); d != "" {
+			refusals = append(refusals, d)
+		}
+	}
+	if len(refusals) > 0 {
+		refuse = "refusing to compare runs whose " + strings.Join(refusals, " and ") + " (use --force to compare anyway)"
+	}
+	if d := differ("client hosts", func(r *store.Run) string { return r.Spec.Host.Hostname }); d != "" {
+		warnings = append(warnings, d)
+	}
+	if d := differ("server versions", func(r *store.Run) string {
+		if r.Server == nil {
+			return "unknown"
+		}
+		return r.Server.Version
+	}); d != "" {
+		warnings = append(warnings, d)
+	}
+	if d := differ("client counts", func(r *store.Run) string { return fmt.Sprint(r.Spec.Clients) }); d != "" {
+		warnings = append(warnings, d)
+	}
+	settings := map[string]bool{}
+	for _, r := range runs[1:] {
+		for _, k := range differentSettings(a.Server, r.Server) {
+			settings[k] = true
+		}
+	}
+	if len(settings) > 0 {
+		names := slices.Sorted(maps.Keys(settings))
+		more := ""
+		if len(names) > 8 {
+			more = fmt.Sprintf(" and %d more", len(names)-8)
+			names = names[:8]
+		}
+		warnings = append(warnings, "server settings differ: "+strings.Join(names, ", ")+more)
+	}
+	return refuse, warnings
+}
+
+func differentSettings(a, b *store.ServerInfo) []string {
+	var sa, sb map[string]string
+	if a != nil {
+		sa = a.Settings
+	}
+	if b != nil {
+		sb = b.Settings
+	}
+	var out []string
+	for k, v := range sa {
+		if w, ok := sb[k]; !ok || w != v {
+			out = append(out, k)
+		}
+	}
+	for k := range sb {
+		if _, ok := sa[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Verdict is the outcome of comparing one group with the baseline on one
+// metric.
+type Verdict struct {
+	Group, Baseline string
+	Metric          Metric
+	Rel             float64    // relative difference of the means (B−A)/A
+	RelLo, RelHi    float64    // its 95% confidence interval, relative to A; NaN if unknown
+	Diff            Difference // absolute
+	Word            string     // "faster", "slower" ("better", "worse" for errors), "within noise", "no noise estimate"
+}
+
+// Judge compares group g with the baseline on m.
+func Judge(base, g *Group, m Metric) Verdict {
+	ea, eb := MeanCI(base.samples(m)), MeanCI(g.samples(m))
+	d := Welch(ea, eb)
+	// The interval's width comes from the samples; it is centred on the
+	// point values the table shows (for a single run its summary, which
+	// weighs intervals by length where a mean of batch means does not).
+	va := base.value(m)
+	d.Diff = g.value(m) - va
+	v := Verdict{Group: g.Name, Baseline: base.Name, Metric: m, Diff: d, Rel: math.NaN(), RelLo: math.NaN(), RelHi: math.NaN()}
+	if va != 0 {
+		v.Rel = d.Diff / va
+		if !math.IsNaN(d.Half) {
+			v.RelLo, v.RelHi = (d.Diff-d.Half)/va, (d.Diff+d.Half)/va
+		}
+	}
+	better, worse := "faster", "slower" // higher tps, lower latency
+	if m.Key == "errors" {
+		better, worse = "better", "worse"
+	}
+	switch {
+	case math.IsNaN(d.Half):
+		v.Word = "no noise estimate"
+	case !d.Significant():
+		v.Word = "within noise"
+	case (d.Diff > 0) != m.LowerBetter:
+		v.Word = better
+	default:
+		v.Word = worse
+	}
+	return v
+}
+
+func (v Verdict) String() string {
+	rel := fmtRel(v.Rel)
+	ci := ""
+	if !math.IsNaN(v.RelLo) {
+		ci = fmt.Sprintf(" (95%% CI %s .. %s)", fmtRel(v.RelLo), fmtRel(v.RelHi))
+	}
+	switch v.Word {
+	case "within noise":
+		return fmt.Sprintf("%s vs %s: within noise on %s, %s%s", v.Group, v.Baseline, v.Metric.Key, rel, ci)
+	case "no noise estimate":
+		return fmt.Sprintf("%s vs %s: %s on %s, no noise estimate (too few intervals)", v.Group, v.Baseline, rel, v.Metric.Key)
+	}
+	return fmt.Sprintf("%s is %s than %s on %s: %s%s", v.Group, v.Word, v.Baseline, v.Metric.Key, rel, ci)
+}
+
+func fmtRel(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*r)
+}
+
+// CompareText writes the comparison of groups (the first is the baseline):
+// one column per group with each metric's value and, for the verdict
+// metric, its 95% confidence interval; the relative difference of each
+// group from the baseline; and a verdict per group on metric.
+func CompareText(w io.Writer, groups []*Group, metric Metric) {
+	if len(groups) == 0 {
+		return
+	}
+	base := groups[0]
+	repeats := false
+	for _, g := range groups {
+		if len(g.Runs) > 1 {
+			repeats = true
+		}
+	}
+	for _, g := range groups {
+		ids := make([]string, len(g.Runs))
+		for i, r := range g.Runs {
+			ids[i] = r.ID
+			if r.Status != metrics.StatusComplete {
+				ids[i] += " (" + r.Status + ")"
+			}
+		}
+		fmt.Fprintf(w, "%s: %s\n", g.Name, strings.Join(ids, ", "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "metric\t" + base.Name + "\t"
+	for _, g := range groups[1:] {
+		head += g.Name + "\tΔ\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, m := range Metrics {
+		line := m.Title + "\t" + cell(base, m, m.Key == metric.Key) + "\t"
+		bv := base.value(m)
+		for _, g := range groups[1:] {
+			rel := math.NaN()
+			if bv != 0 {
+				rel = (g.value(m) - bv) / bv
+			}
+			line += cell(g, m, m.Key == metric.Key) + "\t" + fmtRel(rel) + "\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	fmt.Fprintln(tw, "failed\t"+failed(base)+"\t"+func() string {
+		var s string
+		for _, g := range groups[1:] {
+			s += failed(g) + "\t\t"
+		}
+		return s
+	}())
+	tw.Flush()
+	fmt.Fprintln(w)
+	if repeats {
+		fmt.Fprintf(w, "noise: 95%% CI (t-distribution) of the mean over each group's runs; a single run uses %d batch means of its intervals\n", batches)
+	} else {
+		fmt.Fprintf(w, "noise: 95%% CI (t-distribution) from %d batch means of each run's measured intervals; repeat runs for a firmer verdict\n", batches)
+	}
+	for _, g := range groups[1:] {
+		fmt.Fprintln(w, "verdict: "+Judge(base, g, metric).String())
+	}
+}
+
+func cell(g *Group, m Metric, withCI bool) string {
+	v := g.value(m)
+	s := fmtNum(v)
+	if withCI {
+		e := MeanCI(g.samples(m))
+		if !math.IsNaN(e.Half) {
+			s += " ± " + fmtNum(e.Half)
+		}
+		if len(g.Runs) > 1 {
+			s += fmt.Sprintf(" (n=%d)", len(g.Runs))
+		}
+	}
+	return s
+}
+
+func fmtNum(v float64) string {
+	switch a := math.Abs(v); {
+	case math.IsNaN(v):
+		return "n/a"
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.3f", v)
+	}
+}
+
+func failed(g *Group) string {
+	var n int64
+	var e metrics.ErrorCounts
+	for _, r := range g.Runs {
+		n += r.Summary.Failed
+		e.Add(&r.Summary.Errors)
+	}
+	if n == 0 {
+		return "0"
+	}
+	s := fmt.Sprint(n)
+	if len(g.Runs) > 1 {
+		s = fmt.Sprintf("%d in %d runs", n, len(g.Runs))
+	}
+	return s + " (" + classList(&e) + ")"
+}

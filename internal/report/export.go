@@ -1,0 +1,124 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// CSVColumns is the header of the CSV export, one row per run. The order is
+// stable: columns are only ever appended. Latencies are milliseconds
+// (end − intended start); err_* count failed transactions by class; params
+// is the workload's parameters as sorted key=value pairs joined by ';'.
+var CSVColumns = []string{
+	"run_id", "created", "status", "label", "workload", "scale", "params", "query_mode",
+	"clients", "threads", "duration_s", "warmup_s",
+	"transactions", "failed", "retries", "tps",
+	"lat_avg_ms", "lat_stddev_ms", "lat_p50_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "lat_p999_ms", "lat_max_ms",
+	"service_avg_ms", "service_p99_ms", "initial_connect_ms", "reconnects",
+	"err_connect_refused", "err_dns", "err_auth", "err_too_many_connections", "err_connection_lost",
+	"err_admin_shutdown", "err_deadlock", "err_serialization", "err_timeout", "err_read_only",
+	"err_constraint", "err_other",
+	"server_version", "target", "client_host", "client_cores", "pgarena_version", "seed",
+}
+
+// WriteCSV writes runs as CSV with the CSVColumns header.
+func WriteCSV(w io.Writer, runs []*store.Run) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVColumns); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if err := cw.Write(csvRow(r)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func csvRow(r *store.Run) []string {
+	s := &r.Summary
+	l := s.Latency
+	server := ""
+	if r.Server != nil {
+		server = r.Server.Version
+	}
+	row := []string{
+		r.ID, r.Spec.Created.UTC().Format(time.RFC3339), r.Status, r.Spec.Label, r.Spec.Workload,
+		r.Spec.Params["scale"], paramString(r.Spec.Params), r.Spec.QueryMode,
+		strconv.Itoa(r.Spec.Clients), strconv.Itoa(r.Spec.Threads), ftoa(s.DurationS), ftoa(s.WarmupS),
+		strconv.FormatInt(s.Transactions, 10), strconv.FormatInt(s.Failed, 10), strconv.FormatInt(s.Retries, 10), ftoa(s.TPS),
+		ftoa(l.Avg), ftoa(l.Stddev), ftoa(l.P50), ftoa(l.P90), ftoa(l.P95), ftoa(l.P99), ftoa(l.P999), ftoa(l.Max),
+		ftoa(s.Service.Avg), ftoa(s.Service.P99), ftoa(s.InitialConnectMS), strconv.FormatInt(s.Reconnects, 10),
+	}
+	for c := 1; c < metrics.NumClasses; c++ {
+		row = append(row, strconv.FormatInt(s.Errors[c], 10))
+	}
+	row = append(row, server, r.Spec.Target, r.Spec.Host.Hostname, strconv.Itoa(r.Spec.Host.Cores),
+		r.Spec.PgarenaVersion, strconv.FormatInt(r.Spec.Seed, 10))
+	return row
+}
+
+// paramString renders parameters as sorted key=value pairs joined by ';'.
+func paramString(p map[string]string) string {
+	keys := slices.Sorted(maps.Keys(p))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + p[k]
+	}
+	return strings.Join(parts, ";")
+}
+
+// RunExport is everything about one run, as exported to JSON: the spec, the
+// server, the summary, every interval (each with its histograms) and the
+// run's full latency histogram per transaction type, as base64 compressed
+// HdrHistogram V2 ("HISTFAA..."), readable by any HDR implementation.
+type RunExport struct {
+	ID         string             `json:"id"`
+	Status     string             `json:"status"`
+	Truncated  bool               `json:"truncated,omitempty"`
+	Spec       store.RunSpec      `json:"spec"`
+	Server     *store.ServerInfo  `json:"server,omitempty"`
+	Summary    metrics.Summary    `json:"summary"`
+	Histograms map[string]string  `json:"histograms"`
+	Intervals  []metrics.Interval `json:"intervals"`
+}
+
+// NewRunExport gathers r for export; hists are the run's full latency
+// histograms by transaction type (store.Run.Histograms).
+func NewRunExport(r *store.Run, hists map[string]*hdr.Histogram) (*RunExport, error) {
+	e := &RunExport{ID: r.ID, Status: r.Status, Truncated: r.Truncated, Spec: r.Spec, Server: r.Server,
+		Summary: r.Summary, Histograms: make(map[string]string, len(hists)), Intervals: r.Intervals}
+	if e.Intervals == nil {
+		e.Intervals = []metrics.Interval{}
+	}
+	for name, h := range hists {
+		enc, err := metrics.EncodeHistogram(h)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: histogram %s: %w", r.ID, name, err)
+		}
+		e.Histograms[name] = enc
+	}
+	return e, nil
+}
+
+// WriteJSON writes e as indented JSON followed by a newline.
+func (e *RunExport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(e)
+}

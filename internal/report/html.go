@@ -1,0 +1,200 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+var (
+	//go:embed assets/uPlot.iife.min.js
+	uplotJS string
+	//go:embed assets/uPlot.min.css
+	uplotCSS string
+	//go:embed assets/report.js
+	reportJS string
+	//go:embed assets/report.css
+	reportCSS string
+	//go:embed assets/report.html.tmpl
+	reportTmpl string
+)
+
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"num": fmtNum,
+	"rel": fmtRel,
+	"int": func(v int64) string { return strconv.FormatInt(v, 10) },
+}).Parse(reportTmpl))
+
+// HTML writes one self-contained HTML report of runs: styles, scripts
+// (uPlot) and data are inline, so the file opens anywhere without network.
+// With several runs their series are overlaid on elapsed time and a
+// comparison table (against the first run) is added. Every string that
+// comes from a run (labels, parameters, settings, command lines) is escaped
+// by html/template, in the page and in the embedded data.
+func HTML(w io.Writer, runs []*store.Run) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("report: no runs")
+	}
+	page := buildPage(runs)
+	return htmlTemplate.Execute(w, page)
+}
+
+// page is what the template renders.
+type page struct {
+	Title     string
+	Runs      []runView
+	Compare   []compareRow // several runs only
+	Data      chartSet     // embedded as JSON for report.js
+	UplotJS   template.JS
+	UplotCSS  template.CSS
+	ReportJS  template.JS
+	ReportCSS template.CSS
+}
+
+type runView struct {
+	Index       int
+	Name        string
+	ID          string
+	Label       string
+	Status      string
+	Interrupted bool
+	Note        string
+	Color       string
+	Summary     metrics.Summary
+	Target      string
+	Env         []kv
+	KeySettings []kv
+	Settings    []kv
+}
+
+type kv struct{ K, V string }
+
+type compareRow struct {
+	Name, Status, Color     string
+	TPS, P50, P95, P99, Max float64
+	TPSRel, P95Rel, P99Rel  float64
+	Failed                  int64
+	DurationS               float64
+	Clients                 int
+	Baseline                bool
+}
+
+// palette colours runs (and, in a single-run report, series).
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"}
+
+// keySettings are the server settings shown up front; all are listed below.
+var keySettings = []string{"shared_buffers", "max_connections", "work_mem", "effective_cache_size", "maintenance_work_mem",
+	"synchronous_commit", "fsync", "full_page_writes", "wal_level", "max_wal_size", "checkpoint_timeout",
+	"random_page_cost", "effective_io_concurrency", "huge_pages", "jit", "max_parallel_workers_per_gather"}
+
+func runName(r *store.Run) string {
+	if r.Spec.Label != "" {
+		return r.Spec.Label
+	}
+	return r.ID
+}
+
+// runNames names each run by its label, or its id when it has none; a
+// label that several runs share gets the id added.
+func runNames(runs []*store.Run) []string {
+	count := map[string]int{}
+	for _, r := range runs {
+		count[runName(r)]++
+	}
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = runName(r)
+		if count[names[i]] > 1 && names[i] != r.ID {
+			names[i] += " (" + r.ID + ")"
+		}
+	}
+	return names
+}
+
+func buildPage(runs []*store.Run) *page {
+	p := &page{UplotJS: template.JS(uplotJS), UplotCSS: template.CSS(uplotCSS),
+		ReportJS: template.JS(reportJS), ReportCSS: template.CSS(reportCSS)}
+	names := runNames(runs)
+	if len(runs) == 1 {
+		p.Title = "pgarena: " + runs[0].Spec.Workload + " " + names[0]
+	} else {
+		p.Title = fmt.Sprintf("pgarena: %d runs compared", len(runs))
+	}
+	for i, r := range runs {
+		p.Runs = append(p.Runs, newRunView(i, names[i], r))
+	}
+	if len(runs) > 1 {
+		b := &runs[0].Summary
+		for i, r := range runs {
+			s := &r.Summary
+			p.Compare = append(p.Compare, compareRow{Name: names[i], Status: r.Status, Color: palette[i%len(palette)],
+				TPS: s.TPS, P50: s.Latency.P50, P95: s.Latency.P95, P99: s.Latency.P99, Max: s.Latency.Max,
+				TPSRel: relTo(s.TPS, b.TPS), P95Rel: relTo(s.Latency.P95, b.Latency.P95), P99Rel: relTo(s.Latency.P99, b.Latency.P99),
+				Failed: s.Failed, DurationS: s.DurationS, Clients: r.Spec.Clients, Baseline: i == 0})
+		}
+	}
+	p.Data = buildCharts(runs, names)
+	return p
+}
+
+func relTo(v, base float64) float64 {
+	if base == 0 {
+		return math.NaN()
+	}
+	return (v - base) / base
+}
+
+func newRunView(i int, name string, r *store.Run) runView {
+	v := runView{Index: i, Name: name, ID: r.ID, Label: r.Spec.Label, Status: r.Status, Color: palette[i%len(palette)],
+		Summary: r.Summary, Target: r.Spec.Target}
+	switch r.Status {
+	case metrics.StatusInterrupted:
+		v.Interrupted = true
+		v.Note = "interrupted: pgarena stopped without finishing this run; the report shows the intervals it recorded"
+	case metrics.StatusRunning:
+		v.Interrupted = true
+		v.Note = "still running: the report shows the intervals recorded so far"
+	}
+	if r.Truncated {
+		v.Note = strings.TrimSpace(v.Note + " (the last interval line was torn and is ignored)")
+	}
+	sp := &r.Spec
+	h := &sp.Host
+	v.Env = []kv{
+		{"run", r.ID},
+		{"created", sp.Created.UTC().Format(time.RFC3339)},
+		{"workload", sp.Workload},
+		{"parameters", paramString(sp.Params)},
+		{"clients / threads", fmt.Sprintf("%d / %d", sp.Clients, sp.Threads)},
+		{"query mode", sp.QueryMode},
+		{"seed", strconv.FormatInt(sp.Seed, 10)},
+		{"target", sp.Target},
+		{"embedded cluster", strconv.FormatBool(sp.Embedded)},
+		{"pgarena", sp.PgarenaVersion},
+		{"client host", fmt.Sprintf("%s: %d cores, %.1f GiB, %s, %s %s, %s", h.Hostname, h.Cores, float64(h.MemoryBytes)/(1<<30), h.OS, h.Kernel, h.Arch, h.GoVersion)},
+		{"command line", strings.Join(sp.CommandLine, " ")},
+	}
+	if r.Server != nil {
+		v.Env = append(v.Env, kv{"server", r.Server.Version})
+		for _, k := range keySettings {
+			if val, ok := r.Server.Settings[k]; ok {
+				v.KeySettings = append(v.KeySettings, kv{k, val})
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.Server.Settings)) {
+			v.Settings = append(v.Settings, kv{k, r.Server.Settings[k]})
+		}
+	}
+	return v
+}
