@@ -1,0 +1,608 @@
+//go:build linux
+
+package netio
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// transports are the two kinds of socket a target is reached by.
+var transports = []string{"unix", "tcp"}
+
+// connect opens a pgx connection in mode m over the given transport.
+func connect(t *testing.T, dsn, transport string, m Mode) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if transport == "tcp" {
+		cfg.Host = "127.0.0.1"
+	}
+	cfg.ConnectTimeout = 10 * time.Second
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	Apply(&cfg.Config, m)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("connect over %s: %v", transport, err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// modeOf tells which mode a connection's net.Conn is in.
+func modeOf(conn *pgx.Conn) Mode {
+	switch conn.PgConn().Conn().(type) {
+	case *blockingConn:
+		return Blocking
+	case *rawConn:
+		return Raw
+	}
+	return Std
+}
+
+// wrappers are the modes that wrap the socket, with their wrap function.
+var wrappers = []struct {
+	mode Mode
+	wrap func(net.Conn) net.Conn
+}{{Raw, WrapRaw}, {Blocking, Wrap}}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": Default, "std": Std, "raw": Raw, "blocking": Blocking} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseMode("epoll"); err == nil || !strings.Contains(err.Error(), "raw, std or blocking") {
+		t.Errorf("ParseMode(epoll) = %v, want an error naming the choices", err)
+	}
+}
+
+func TestRoundTrips(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	for _, tr := range transports {
+		for _, m := range []Mode{Raw, Blocking, Std} {
+			t.Run(tr+"/"+string(m), func(t *testing.T) {
+				conn := connect(t, dsn, tr, m)
+				if got := modeOf(conn); got != m {
+					t.Fatalf("connection in mode %s, want %s", got, m)
+				}
+				for i := range 2000 {
+					var got int
+					if err := conn.QueryRow(ctx, "select $1::int + 1", i).Scan(&got); err != nil {
+						t.Fatal(err)
+					}
+					if got != i+1 {
+						t.Fatalf("got %d, want %d", got, i+1)
+					}
+				}
+				// Larger than socket buffers both ways: partial reads and
+				// writes, pgconn's background reader during a slow write.
+				big := strings.Repeat("x", 4<<20)
+				var n int
+				if err := conn.QueryRow(ctx, "select length('"+big+"')").Scan(&n); err != nil || n != len(big) {
+					t.Fatalf("big write: %d, %v", n, err)
+				}
+				var s string
+				if err := conn.QueryRow(ctx, "select repeat('y', 8000000)").Scan(&s); err != nil || len(s) != 8000000 {
+					t.Fatalf("big read: %d, %v", len(s), err)
+				}
+				// Many rows, many small reads.
+				rows, _ := conn.Query(ctx, "select g from generate_series(1, 100000) g")
+				sum := 0
+				for rows.Next() {
+					var v int
+					if err := rows.Scan(&v); err != nil {
+						t.Fatal(err)
+					}
+					sum += v
+				}
+				if err := rows.Err(); err != nil || sum != 100000*100001/2 {
+					t.Fatalf("rows: sum %d, %v", sum, err)
+				}
+			})
+		}
+	}
+}
+
+// eachMode runs f for every wrapping mode and transport.
+func eachMode(t *testing.T, f func(t *testing.T, m Mode, transport string)) {
+	for _, w := range wrappers {
+		for _, tr := range transports {
+			t.Run(string(w.mode)+"/"+tr, func(t *testing.T) { f(t, w.mode, tr) })
+		}
+	}
+}
+
+// TestManyClients runs concurrent clients, more than GOMAXPROCS, as a run
+// does.
+func TestManyClients(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	eachMode(t, func(t *testing.T, m Mode, tr string) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for range 16 {
+			conn := connect(t, dsn, tr, m)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 300 {
+					if _, err := conn.Exec(context.Background(), "select 1"); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+}
+
+// TestInterruptBlockedRead is how a run ends statements in flight: a
+// deadline in the past, set from another goroutine, on the connection's
+// net.Conn.
+func TestInterruptBlockedRead(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	eachMode(t, func(t *testing.T, m Mode, tr string) {
+		conn := connect(t, dsn, tr, m)
+		nc := conn.PgConn().Conn()
+		done := make(chan error, 1)
+		go func() {
+			_, err := conn.Exec(context.Background(), "select pg_sleep(10)")
+			done <- err
+		}()
+		time.Sleep(300 * time.Millisecond) // in the read by now
+		start := time.Now()
+		if err := nc.SetDeadline(time.Unix(1, 0)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("interrupted after %s", d)
+			}
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("error = %v, want a deadline error", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("statement not interrupted within 5s")
+		}
+		if !conn.IsClosed() {
+			t.Error("connection still open after an interrupted statement")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start = time.Now()
+		conn.Close(ctx)
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("Close took %s", d)
+		}
+	})
+}
+
+// TestServerTerminates: the backend is terminated while a statement runs,
+// or while the connection is idle.
+func TestServerTerminates(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	eachMode(t, func(t *testing.T, m Mode, tr string) {
+		admin := connect(t, dsn, tr, Std)
+		terminate := func(conn *pgx.Conn) {
+			t.Helper()
+			if _, err := admin.Exec(ctx, "select pg_terminate_backend($1)", conn.PgConn().PID()); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		busy := connect(t, dsn, tr, m)
+		done := make(chan error, 1)
+		go func() {
+			_, err := busy.Exec(ctx, "select pg_sleep(10)")
+			done <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		start := time.Now()
+		terminate(busy)
+		select {
+		case err := <-done:
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("error after %s", d)
+			}
+			if c := pgerr.Classify(err); c != metrics.ClassAdminShutdown && c != metrics.ClassConnectionLost {
+				t.Errorf("busy: error %v classified %s", err, c)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no error within 5s of the backend's termination")
+		}
+
+		idle := connect(t, dsn, tr, m)
+		terminate(idle)
+		time.Sleep(200 * time.Millisecond)
+		var err error
+		for range 3 { // the first query may still be written before the close is seen
+			if _, err = idle.Exec(ctx, "select 1"); err != nil {
+				break
+			}
+		}
+		if c := pgerr.Classify(err); c != metrics.ClassAdminShutdown && c != metrics.ClassConnectionLost {
+			t.Errorf("idle: error %v classified %s", err, c)
+		}
+	})
+}
+
+// TestConnectTimeout: the startup path honours the connect timeout (a
+// server that accepts and never answers).
+func TestConnectTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	for _, w := range wrappers {
+		t.Run(string(w.mode), func(t *testing.T) {
+			cfg, err := pgx.ParseConfig("postgres://u@" + ln.Addr().String() + "/db?sslmode=disable&connect_timeout=1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			Apply(&cfg.Config, w.mode)
+			start := time.Now()
+			_, err = pgx.ConnectConfig(context.Background(), cfg)
+			if err == nil {
+				t.Fatal("connected to a silent server")
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("connect gave up after %s, want about 1s", d)
+			}
+		})
+	}
+}
+
+// TestApplyChains: an AfterNetConnect hook already configured still runs,
+// before the wrapping.
+func TestApplyChains(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	cfg.AfterNetConnect = func(ctx context.Context, c *pgconn.Config, nc net.Conn) (net.Conn, error) {
+		called = true
+		return nc, nil
+	}
+	Apply(&cfg.Config, Raw)
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if !called || modeOf(conn) != Raw {
+		t.Errorf("earlier hook called: %v; mode %s", called, modeOf(conn))
+	}
+}
+
+// pair returns both ends of a fresh connection over network ("tcp" or
+// "unix"): the client end wrapped with wrap, the server end plain.
+func pair(t *testing.T, network string, wrap func(net.Conn) net.Conn) (net.Conn, net.Conn) {
+	t.Helper()
+	addr := "127.0.0.1:0"
+	if network == "unix" {
+		addr = filepath.Join(t.TempDir(), "s")
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	nc, err := net.Dial(network, ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := <-accepted
+	if srv == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { srv.Close() })
+	c := wrap(nc)
+	if c == nc {
+		t.Fatalf("%T was not wrapped", nc)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, srv
+}
+
+// each runs f on a fresh wrapped connection of every mode and transport.
+func each(t *testing.T, f func(t *testing.T, m Mode, c, srv net.Conn)) {
+	for _, w := range wrappers {
+		for _, network := range transports {
+			t.Run(string(w.mode)+"/"+network, func(t *testing.T) {
+				c, srv := pair(t, network, w.wrap)
+				f(t, w.mode, c, srv)
+			})
+		}
+	}
+}
+
+// within fails the test if f does not return within d.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %s", what, d)
+	}
+}
+
+func TestSocketIO(t *testing.T) {
+	each(t, func(t *testing.T, m Mode, c, srv net.Conn) {
+		go func() { io.Copy(srv, srv) }() // echo
+		msg := []byte("hello")
+		if n, err := c.Write(msg); n != len(msg) || err != nil {
+			t.Fatalf("write: %d, %v", n, err)
+		}
+		buf := make([]byte, 16)
+		n, err := io.ReadFull(c, buf[:len(msg)])
+		if err != nil || string(buf[:n]) != "hello" {
+			t.Fatalf("read: %q, %v", buf[:n], err)
+		}
+		if n, err := c.Read(nil); n != 0 || err != nil {
+			t.Errorf("empty read: %d, %v", n, err)
+		}
+		if c.LocalAddr() == nil || c.RemoteAddr() == nil {
+			t.Error("no addresses")
+		}
+	})
+}
+
+func TestPeerCloses(t *testing.T) {
+	each(t, func(t *testing.T, m Mode, c, srv net.Conn) {
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			srv.Close()
+		}()
+		buf := make([]byte, 16)
+		var err error
+		within(t, 2*time.Second, "read of a closed peer", func() { _, err = c.Read(buf) })
+		if err != io.EOF {
+			t.Errorf("read after the peer closed: %v, want EOF", err)
+		}
+		// Writes to a closed peer fail (EPIPE or ECONNRESET; the first may
+		// still be accepted by the kernel), without a SIGPIPE.
+		within(t, 2*time.Second, "writes to a closed peer", func() {
+			for range 100 {
+				if _, err = c.Write(make([]byte, 1<<16)); err != nil {
+					break
+				}
+			}
+		})
+		if !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("write after the peer closed: %v, want EPIPE or ECONNRESET", err)
+		}
+		if c := pgerr.Classify(err); c != metrics.ClassConnectionLost {
+			t.Errorf("write error classified %s, want connection_lost", c)
+		}
+	})
+}
+
+// TestPeerResets: unread data at the peer's close makes it reset the
+// connection (TCP): ECONNRESET, connection_lost.
+func TestPeerResets(t *testing.T) {
+	for _, w := range wrappers {
+		t.Run(string(w.mode), func(t *testing.T) {
+			c, srv := pair(t, "tcp", w.wrap)
+			if _, err := c.Write([]byte("unread")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			srv.(*net.TCPConn).SetLinger(0)
+			srv.Close()
+			var err error
+			within(t, 2*time.Second, "read of a reset connection", func() { _, err = c.Read(make([]byte, 8)) })
+			if !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("read: %v, want ECONNRESET", err)
+			}
+			if c := pgerr.Classify(err); c != metrics.ClassConnectionLost {
+				t.Errorf("classified %s, want connection_lost", c)
+			}
+		})
+	}
+}
+
+func TestDeadlineInterruptsRead(t *testing.T) {
+	each(t, func(t *testing.T, m Mode, c, srv net.Conn) {
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			c.SetDeadline(time.Unix(1, 0))
+		}()
+		var err error
+		within(t, 2*time.Second, "blocked read", func() { _, err = c.Read(make([]byte, 8)) })
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read: %v, want a deadline error", err)
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Errorf("%v is not a net.Error timeout", err)
+		}
+		c.SetDeadline(time.Time{})
+		_, err = c.Write([]byte("x"))
+		if m == Blocking {
+			// The socket was shut down to interrupt the read: the
+			// connection is over, even with the deadline cleared.
+			if !errors.Is(err, net.ErrClosed) {
+				t.Errorf("write after the interrupt: %v, want net.ErrClosed", err)
+			}
+		} else if err != nil {
+			t.Errorf("write after the deadline was cleared: %v", err)
+		}
+	})
+}
+
+func TestFutureDeadline(t *testing.T) {
+	each(t, func(t *testing.T, m Mode, c, srv net.Conn) {
+		// A deadline that does not expire changes nothing.
+		c.SetReadDeadline(time.Now().Add(time.Hour))
+		go srv.Write([]byte("x"))
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		// One that expires while the read is blocked ends it.
+		start := time.Now()
+		c.SetReadDeadline(time.Now().Add(150 * time.Millisecond))
+		var err error
+		within(t, 2*time.Second, "read with a deadline", func() { _, err = c.Read(make([]byte, 1)) })
+		if d := time.Since(start); d < 140*time.Millisecond {
+			t.Errorf("read returned after %s, before its deadline", d)
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("read: %v, want a deadline error", err)
+		}
+	})
+}
+
+func TestPastDeadlineWithoutIO(t *testing.T) {
+	each(t, func(t *testing.T, m Mode, c, srv net.Conn) {
+		// Expired while nothing was in progress: I/O fails with a
+		// timeout, and works again once the deadline is moved.
+		c.SetDeadline(time.Now().Add(-time.Second))
+		if _, err := c.Write([]byte("x")); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("write: %v, want a deadline error", err)
+		}
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("read: %v, want a deadline error", err)
+		}
+		c.SetDeadline(time.Time{})
+		go func() { io.Copy(srv, srv) }()
+		if _, err := c.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		// Read deadline only: writes go on.
+		c.SetReadDeadline(time.Unix(1, 0))
+		if _, err := c.Write([]byte("y")); err != nil {
+			t.Errorf("write with an expired read deadline: %v", err)
+		}
+	})
+}
+
+func TestWriteDeadlineInterruptsWrite(t *testing.T) {
+	each(t, func(t *testing.T, m Mode, c, srv net.Conn) {
+		// Nobody reads srv: the write fills the buffers and blocks.
+		c.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+		var err error
+		within(t, 3*time.Second, "blocked write", func() {
+			for err == nil {
+				_, err = c.Write(make([]byte, 1<<20))
+			}
+		})
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("write: %v, want a deadline error", err)
+		}
+	})
+}
+
+func TestCloseInterrupts(t *testing.T) {
+	each(t, func(t *testing.T, m Mode, c, srv net.Conn) {
+		go func() {
+			time.Sleep(150 * time.Millisecond)
+			c.Close()
+		}()
+		var err error
+		within(t, 2*time.Second, "blocked read", func() { _, err = c.Read(make([]byte, 8)) })
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("read: %v, want net.ErrClosed", err)
+		}
+		if err := c.Close(); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("second close: %v", err)
+		}
+		if _, err := c.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("write after close: %v", err)
+		}
+		if err := c.SetDeadline(time.Now()); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("deadline after close: %v", err)
+		}
+	})
+}
+
+// TestConcurrentReadWrite: a reader waiting for data does not stop a
+// writer (pgconn's background reader runs during slow writes).
+func TestConcurrentReadWrite(t *testing.T) {
+	each(t, func(t *testing.T, m Mode, c, srv net.Conn) {
+		const size = 8 << 20
+		got := make(chan int, 1)
+		go func() {
+			n, _ := io.Copy(io.Discard, io.LimitReader(c, size))
+			got <- int(n)
+		}()
+		go func() {
+			io.Copy(srv, io.LimitReader(srv, size)) // echo size bytes
+		}()
+		within(t, 10*time.Second, "echo", func() {
+			if n, err := c.Write(make([]byte, size)); n != size || err != nil {
+				t.Errorf("write: %d, %v", n, err)
+			}
+			if n := <-got; n != size {
+				t.Errorf("read %d bytes, want %d", n, size)
+			}
+		})
+	})
+}
+
+func TestWrapLeavesOthersAlone(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	tc := tls.Client(a, &tls.Config{InsecureSkipVerify: true})
+	for _, w := range wrappers {
+		if w.wrap(a) != a {
+			t.Errorf("%s: a net.Pipe was wrapped", w.mode)
+		}
+		if w.wrap(tc) != net.Conn(tc) {
+			t.Errorf("%s: a TLS connection was wrapped", w.mode)
+		}
+	}
+}

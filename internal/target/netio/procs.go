@@ -1,0 +1,112 @@
+package netio
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Procs keeps GOMAXPROCS as low as the process's CPU use allows, between 1
+// and a maximum (the run's -j), while clients run.
+//
+// Benchmark clients spend most of their time waiting for the server. With
+// more Ps than the busy goroutines need, each goroutine the netpoller
+// readies wakes an idle P's thread, which spins looking for work and goes
+// back to sleep: on a small machine shared with the server, that churn
+// costs more client CPU than the clients' own work (see
+// docs/benchmarks.md). So clients start on one P, the Ps double whenever
+// they were more than 75% busy over a period (250 ms), up to the maximum,
+// and one is given back when the others would have been less than half
+// busy.
+type Procs struct {
+	max  int
+	cpu  func() time.Duration // process CPU time so far; negative: unknown
+	now  func() time.Time
+	set  func(n int) int // runtime.GOMAXPROCS
+	tick <-chan time.Time
+
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	ticker *time.Ticker
+	prev   int
+}
+
+// procsPeriod is how often Procs looks at the CPU used.
+const procsPeriod = 250 * time.Millisecond
+
+// AdaptProcs starts adapting GOMAXPROCS between 1 and max; max < 1 means
+// the current GOMAXPROCS. Stop ends it and restores the value GOMAXPROCS
+// had. Where the process's CPU time is not known, and with a maximum of 1,
+// nothing changes.
+func AdaptProcs(max int) *Procs {
+	if max < 1 {
+		max = runtime.GOMAXPROCS(0)
+	}
+	p := &Procs{max: max, cpu: processCPU, now: time.Now, set: runtime.GOMAXPROCS}
+	if max > 1 && p.cpu() >= 0 {
+		p.ticker = time.NewTicker(procsPeriod)
+		p.tick = p.ticker.C
+	}
+	p.start()
+	return p
+}
+
+func (p *Procs) start() {
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	if p.tick == nil {
+		close(p.done)
+		return
+	}
+	p.prev = p.set(1)
+	go p.loop()
+}
+
+func (p *Procs) loop() {
+	defer close(p.done)
+	cur := 1
+	lastCPU, lastWall := p.cpu(), p.now()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-p.tick:
+		}
+		cpu, wall := p.cpu(), p.now()
+		if d := wall.Sub(lastWall); d > 0 {
+			used := float64(cpu-lastCPU) / float64(d) // cores
+			if n := nextProcs(cur, p.max, used); n != cur {
+				cur = n
+				p.set(cur)
+			}
+		}
+		lastCPU, lastWall = cpu, wall
+	}
+}
+
+// nextProcs is the number of Ps after a period in which the process kept
+// used cores busy with cur Ps.
+func nextProcs(cur, max int, used float64) int {
+	switch {
+	case used > 0.75*float64(cur) && cur < max:
+		return min(max, 2*cur)
+	case cur > 1 && used < 0.5*float64(cur-1):
+		return cur - 1
+	}
+	return cur
+}
+
+// Stop ends the adaptation and restores GOMAXPROCS. Safe to call more than
+// once.
+func (p *Procs) Stop() {
+	p.once.Do(func() {
+		close(p.stop)
+		<-p.done
+		if p.ticker != nil {
+			p.ticker.Stop()
+		}
+		if p.prev > 0 {
+			p.set(p.prev)
+		}
+	})
+}
