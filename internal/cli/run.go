@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,15 +20,17 @@ import (
 	"github.com/pgarena/pgarena/internal/loader"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/sampler"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/local"
+	"github.com/pgarena/pgarena/internal/target/netio"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
 type runFlags struct {
 	target       targetFlags
-	clients      int
+	load         loadFlags
 	jobs         int
 	duration     time.Duration
 	transactions int
@@ -44,34 +47,54 @@ type runFlags struct {
 	loadWorkers  int
 	check        bool
 	cpuProfile   string
+	netIO        string
+	sampleEvery  time.Duration
+	dbHostLocal  bool
+	serverLog    string
+
+	// set by validate
+	steps []step
+	rules []driver.Rule
 }
 
 func (a *app) runCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD",
 		Short: "Benchmark a workload and record the run",
-		Long: `Run a workload's transactions with N clients for a duration (-T) or a number
-of transactions per client (-t), print progress every -P seconds and a
-pgbench-style summary at the end. Every run is recorded in the results
-directory (--results, PGARENA_RESULTS, default ./pgarena-results): its spec
-first, each interval as it happens, the summary and histograms at the end.
+		Long: `Run a workload's transactions and record the run. The load model is a closed
+loop of N clients (-c) by default: each starts its next transaction when the
+previous one ends. -R or --schedule make it an open loop: transactions arrive
+at a rate whether or not a client is free, wait for one, and their latency
+counts from their scheduled arrival. -c 1,2,4,8 (or -R 100,200,400) runs a
+sweep: one step per value, each with its own summary.
+
+Progress is printed every -P seconds and a pgbench-style summary at the end.
+Every run is recorded in the results directory (--results, PGARENA_RESULTS,
+default ./pgarena-results): its spec first, each interval as it happens,
+server and host samples, the summary and histograms at the end.
 
 Without --dsn, --cluster, PGHOST or PGDATABASE an ephemeral PostgreSQL is
 started from the installed server binaries, the workload is loaded into it,
 benchmarked, and the cluster is removed (--keep-cluster keeps it).
 
-Exit codes: 0 complete, 1 failed, 2 bad usage or input, 130 interrupted.`,
+Exit codes: 0 complete, 1 failed, 2 bad usage or input, 3 stopped by an
+autostop rule, 130 interrupted.`,
 		Example: `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
   pgarena run tpcb -c 32 -T 5m -M prepared --dsn "$DSN" --label azure-8core
-  pgarena run tpcb -S -c 8 -T 30s --dsn "$DSN" --json`,
+  pgarena run tpcb -S -c 8 -T 30s --dsn "$DSN" --json
+  pgarena run tpcb -R 500 -c 64 -T 2m                      # open loop, Poisson arrivals at 500 tx/s
+  pgarena run tpcb --schedule 'line(1,200,200s)' -c 256
+  pgarena run tpcb --ramp 1m --warmup 2m -T 10m
+  pgarena run tpcb --autostop 'errors>25/s for 10s' --autostop 'p95>500ms for 10s'
+  pgarena run tpcb -c 1,2,4,8,16,32 -T 60s                 # sweep`,
 	}
 	f := &runFlags{}
 	a.workloadCommands(cmd, "run", func(sub *cobra.Command) {
 		fl := sub.Flags()
 		f.target.add(sub, true)
-		fl.IntVarP(&f.clients, "clients", "c", 1, "number of concurrent clients (one connection each)")
+		f.load.add(fl)
 		fl.IntVarP(&f.jobs, "jobs", "j", 0, "worker threads (caps GOMAXPROCS; default: all cores); clamped to --clients")
-		fl.VarP(seconds{&f.duration}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t)")
+		fl.VarP(seconds{&f.duration}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t); per step in a sweep")
 		fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client (instead of -T)")
 		fl.VarP(seconds{&f.progress}, "progress", "P", "print a progress line every this many seconds (0: off)")
 		fl.StringVarP(&f.protocol, "protocol", "M", "simple", "query protocol: simple, extended or prepared")
@@ -85,9 +108,15 @@ Exit codes: 0 complete, 1 failed, 2 bad usage or input, 130 interrupted.`,
 		fl.BoolVar(&f.init, "init", false, "initialise the workload before running (always on for the embedded cluster)")
 		fl.IntVar(&f.loadWorkers, "load-workers", runtime.NumCPU(), "connections loading data in parallel when initialising")
 		fl.BoolVar(&f.check, "check", false, "run the workload's consistency check after the run")
+		fl.Var(seconds{&f.sampleEvery}, "sample-interval", "sample server and host statistics this often (0: off)")
+		fl.StringVar(&f.serverLog, "server-log", "", "server log file to scan for ERROR/FATAL/PANIC during the run (automatic for the embedded cluster)")
+		fl.BoolVar(&f.dbHostLocal, "db-host-local", false, "the database runs on this host: its disk and CPU samples describe the server (implied for the embedded cluster)")
 		fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of pgarena itself to this file (for pgarena's developers)")
 		_ = fl.MarkHidden("cpu-profile")
+		fl.StringVar(&f.netIO, "net-io", string(netio.Default), "clients' socket I/O: raw (netpoller, raw system calls), std (Go's net.Conn) or blocking (for pgarena's developers)")
+		_ = fl.MarkHidden("net-io")
 		f.progress = 10 * time.Second
+		f.sampleEvery = time.Second
 	}, func(cmd *cobra.Command, w workload.Workload) error {
 		return a.runWorkload(cmd, w, f)
 	})
@@ -96,8 +125,6 @@ Exit codes: 0 complete, 1 failed, 2 bad usage or input, 130 interrupted.`,
 
 func (f *runFlags) validate(cmd *cobra.Command) error {
 	switch {
-	case f.clients <= 0:
-		return usagef("clients must be at least 1 (got %d)", f.clients)
 	case cmd.Flags().Changed("time") && cmd.Flags().Changed("transactions"):
 		return usagef("give either -T/--time or -t/--transactions, not both")
 	case f.transactions < 0:
@@ -119,6 +146,18 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 	if _, err := target.ParseQueryMode(f.protocol); err != nil {
 		return usagef("-M: %s", err)
 	}
+	if _, err := netio.ParseMode(f.netIO); err != nil {
+		return usagef("--net-io: %s", err)
+	}
+	var err error
+	if f.steps, f.rules, err = f.load.plan(f.duration, f.transactions); err != nil {
+		return err
+	}
+	for _, r := range f.rules {
+		if r.IsSampled() && f.sampleEvery <= 0 {
+			return usagef("autostop %q watches a sampled series: it needs --sample-interval above 0", r.Text)
+		}
+	}
 	return nil
 }
 
@@ -130,10 +169,11 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if s, ok := w.(workload.Seeder); ok {
 		s.SetSeed(f.seed)
 	}
+	clients := maxClients(f.steps)
 	threads := f.jobs
-	if threads > f.clients {
-		a.notef("-j %d is more than -c %d: using %d threads", threads, f.clients, f.clients)
-		threads = f.clients
+	if threads > clients {
+		a.notef("-j %d is more than -c %d: using %d threads", threads, clients, clients)
+		threads = clients
 	}
 	if threads > 0 {
 		gmp := min(threads, runtime.NumCPU())
@@ -145,9 +185,14 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		threads = runtime.GOMAXPROCS(0)
 	}
 	limit, err := raiseOpenFiles()
-	if err == nil && uint64(f.clients)+fdsPerProcess > limit {
+	if err == nil && uint64(clients)+fdsPerProcess > limit {
 		return usagef("%d clients need about %d open files but the limit is %d: raise it (ulimit -n) or use fewer clients",
-			f.clients, f.clients+fdsPerProcess, limit)
+			clients, clients+fdsPerProcess, limit)
+	}
+	for _, st := range f.steps {
+		if msg := rateWarning(st); msg != "" {
+			a.notef("%s", msg)
+		}
 	}
 	st, err := store.Open(a.resultsDir(f.results))
 	if err != nil {
@@ -181,6 +226,18 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 			if err := requireInitialised(ctx, conn, w); err != nil {
 				return err
 			}
+			// Parameters read from the database (scale, warehouses) are
+			// known now: check them against the load model before recording.
+			if p, ok := w.(workload.Preparer); ok {
+				if err := p.Prepare(ctx, conn); err != nil {
+					return usagef("%s", oneLine(err.Error()))
+				}
+			}
+		}
+	}
+	if v, ok := w.(workload.RunValidator); ok {
+		if err := v.ValidateRun(clients); err != nil {
+			return usagef("%s: %s", w.Meta().Name, err)
 		}
 	}
 
@@ -192,7 +249,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		Params:         workloadParams(cmd, w),
 		Seed:           int64(f.seed),
 		Label:          f.label,
-		Clients:        f.clients,
+		Clients:        clients,
 		Threads:        threads,
 		DurationS:      f.duration.Seconds(),
 		Transactions:   f.transactions,
@@ -202,6 +259,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		TickS:          f.tick.Seconds(),
 		Embedded:       embedded,
 		Host:           store.CollectHostInfo(),
+		Load:           f.load.describe(f.steps),
 	}
 	if cfg != nil {
 		spec.Target = target.Redacted(cfg)
@@ -213,11 +271,11 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		return err
 	}
 	defer run.Close()
-	fmt.Fprintf(a.Stderr, "run %s: %s, %d clients, results in %s\n", run.ID(), w.Meta().Name, f.clients, run.Dir())
+	fmt.Fprintf(a.Stderr, "run %s: %s, %s, results in %s\n", run.ID(), w.Meta().Name, f.steps[0], run.Dir())
 
 	sum := metrics.Summary{
 		RunID: run.ID(), Workload: w.Meta().Name, Label: f.label, QueryMode: f.protocol,
-		Clients: f.clients, Threads: threads, Params: spec.Params, Start: time.Now(),
+		Clients: clients, Threads: threads, Params: spec.Params, Start: time.Now(),
 	}
 	fail := func(err error) error {
 		sum.Status, sum.StopReason, sum.End = metrics.StatusFailed, oneLine(err.Error()), time.Now()
@@ -233,11 +291,12 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		return err
 	}
 
+	var cluster *local.Cluster
 	if embedded {
 		// The server logs into its own directory, which its account can
 		// always write (as root it runs as postgres, which may not reach the
 		// results directory); the log is copied into the run at teardown.
-		cluster, err := a.startEmbedded(ctx, &f.target, bin, f.clients+20, "")
+		cluster, err = a.startEmbedded(ctx, &f.target, bin, clients+20, "")
 		if err != nil {
 			return fail(err)
 		}
@@ -250,6 +309,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		}
 		defer func() { conn.Close(context.Background()) }()
 		f.init = true
+		f.dbHostLocal = true
 	}
 	info, err := target.Describe(ctx, conn)
 	if err != nil {
@@ -273,29 +333,30 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	mode, _ := target.ParseQueryMode(f.protocol)
 	runCfg := cfg.Copy()
 	runCfg.DefaultQueryExecMode = mode
+	netMode, _ := netio.ParseMode(f.netIO)
+	netio.Apply(&runCfg.Config, netMode)
 	dial := func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, runCfg) }
 
-	rec := metrics.NewRecorder(w.TxTypes(), time.Now())
-	var acc metrics.Accumulator
-	prog := &progressPrinter{w: a.Stderr, every: f.progress}
-	var appendErr error
-	dcfg := driver.Config{
-		Clients:      f.clients,
-		Duration:     f.duration,
-		Transactions: f.transactions,
-		ConnectPerTx: f.connectPerTx,
-		MaxTries:     f.maxTries,
-		Tick:         f.tick,
-		Seed:         f.seed,
-		Notef:        a.notef,
-		OnInterval: func(iv metrics.Interval) {
-			if err := run.AppendIntervals(iv); err != nil && appendErr == nil {
-				appendErr = err
-				a.notef("could not record interval %d: %v", iv.Seq, err)
-			}
-			acc.Add(iv)
-			prog.add(iv)
-		},
+	// Samplers watch the server and the host on their own connection; the
+	// latest value of every series is kept for autostop rules.
+	var smp *sampler.Sampler
+	latest := &latestSamples{m: map[string]float64{}}
+	if f.sampleEvery > 0 {
+		opts := sampler.Options{ConnConfig: cfg, Interval: f.sampleEvery, DBHostLocal: f.dbHostLocal,
+			ServerLogPath: f.serverLog,
+			Sink: func(b []store.Sample) {
+				latest.update(b)
+				if err := run.AppendSamples(b...); err != nil {
+					a.notef("could not record samples: %v", err)
+				}
+			}}
+		if cluster != nil {
+			opts.DataDir, opts.ServerLogPath = cluster.DataDir(), cluster.LogPath()
+		}
+		if smp, err = sampler.Start(ctx, opts); err != nil {
+			a.notef("server sampling is off: %v", err)
+			smp = nil
+		}
 	}
 	if f.cpuProfile != "" {
 		stop, err := startCPUProfile(f.cpuProfile)
@@ -304,22 +365,33 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		}
 		defer stop()
 	}
-	res, err := driver.Run(ctx, w, dial, dcfg, rec)
+
+	figs := newFigureWindow(w, conn, f)
+	if err := figs.begin(ctx); err != nil {
+		a.notef("%v", err)
+	}
+	res, err := a.runSteps(ctx, w, dial, f, run, &sum, latest.get, figs)
+	if err == nil {
+		sum.Figures = figs.end(ctx, a.notef)
+	}
+	var findings []store.Finding
+	if smp != nil {
+		findings = smp.Stop()
+	}
+	if err == nil && sum.Failed > 0 {
+		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "errors",
+			Message: fmt.Sprintf("%d transactions failed (%.2f%%): %s", sum.Failed,
+				100*float64(sum.Failed)/float64(sum.Failed+sum.Transactions), errorClasses(sum.Errors))}}, findings...)
+	}
+	if len(findings) > 0 {
+		if ferr := run.SetFindings(findings); ferr != nil {
+			a.notef("could not record findings: %v", ferr)
+		}
+	}
 	if err != nil {
 		return fail(err)
 	}
-	acc.Fill(&sum)
-	sum.Start, sum.End = res.Start, res.End
-	sum.InitialConnectMS = float64(res.InitialConnect.Microseconds()) / 1000
-	sum.Reconnects = res.Reconnects
-	sum.Status = metrics.StatusComplete
-	if res.Stopped {
-		sum.Status, sum.StopReason = metrics.StatusStopped, res.StopReason
-	}
-	if appendErr != nil {
-		sum.StopReason = strings.TrimPrefix(sum.StopReason+"; ", "; ") + "some intervals were not recorded: " + appendErr.Error()
-	}
-	if err := run.Finish(sum, &acc); err != nil {
+	if err := run.Finish(sum, res.acc); err != nil {
 		a.notef("could not record the summary: %v", err)
 	}
 
@@ -328,23 +400,188 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		out = a.Stderr
 	}
 	report.SummaryText(out, &sum)
+	printFindings(a.Stderr, findings)
 	if f.jsonOut {
 		if err := writeJSON(a.Stdout, sum); err != nil {
 			return err
 		}
 	}
-	if f.check && !res.Stopped {
+	if f.check && !res.stopped {
 		if err := a.runCheck(ctx, conn, w); err != nil {
 			return err
 		}
 	}
 	switch {
-	case res.Stopped:
-		return &exitError{code: ExitInterrupted, msg: "run stopped early (" + res.StopReason + "): results so far are recorded"}
-	case appendErr != nil:
+	case res.autostopped:
+		return &exitError{code: ExitAutostop, msg: "run stopped by autostop (" + sum.StopReason + "): results so far are recorded"}
+	case res.stopped:
+		return &exitError{code: ExitInterrupted, msg: "run stopped early (" + sum.StopReason + "): results so far are recorded"}
+	case res.appendErr != nil:
 		return &exitError{code: ExitFailed, msg: "the run finished but not every interval was recorded"}
 	}
 	return nil
+}
+
+// stepsResult is how the steps of a run went.
+type stepsResult struct {
+	acc         *metrics.Accumulator // every measured interval of every step
+	stopped     bool
+	autostopped bool
+	appendErr   error
+}
+
+// runSteps runs the load model, one driver run per step (one step unless
+// sweeping), recording every interval, and fills sum.
+func (a *app) runSteps(ctx context.Context, w workload.Workload, dial driver.Dialer, f *runFlags,
+	run *store.Writer, sum *metrics.Summary, sampled driver.Sampled, figs *figureWindow) (stepsResult, error) {
+	res := stepsResult{acc: &metrics.Accumulator{}}
+	sweep := len(f.steps) > 1
+	seq := 0
+	var targetSum, targetSecs float64
+	var connectSum time.Duration
+	for i, st := range f.steps {
+		if sweep {
+			fmt.Fprintf(a.Stderr, "step %d/%d: %s\n", i+1, len(f.steps), st)
+		}
+		var stepAcc metrics.Accumulator
+		prog := &progressPrinter{w: a.Stderr, every: f.progress}
+		rec := metrics.NewRecorder(w.TxTypes(), time.Now())
+		stepNo := 0
+		if sweep {
+			stepNo = i + 1
+		}
+		dcfg := driver.Config{
+			Clients:      st.clients,
+			Duration:     f.duration,
+			Transactions: f.transactions,
+			ConnectPerTx: f.connectPerTx,
+			MaxTries:     f.maxTries,
+			Tick:         f.tick,
+			Seed:         f.seed + uint64(i),
+			Notef:        a.notef,
+			Schedule:     st.schedule,
+			Arrival:      f.load.arrival,
+			LatencyLimit: f.load.latencyLimit,
+			Ramp:         f.load.ramp,
+			Warmup:       f.load.warmup,
+			Autostop:     f.rules,
+			Sampled:      sampled,
+			OnInterval: func(iv metrics.Interval) {
+				iv.Seq += seq
+				iv.Step = stepNo
+				if err := run.AppendIntervals(iv); err != nil && res.appendErr == nil {
+					res.appendErr = err
+					a.notef("could not record interval %d: %v", iv.Seq, err)
+				}
+				res.acc.Add(iv)
+				stepAcc.Add(iv)
+				figs.interval(ctx, iv, f.load.warmup, f.tick)
+				if !iv.Warmup {
+					targetSum += iv.TargetRate * iv.Duration().Seconds()
+					targetSecs += iv.Duration().Seconds()
+				}
+				prog.add(iv)
+			},
+		}
+		if !st.schedule.Empty() {
+			dcfg.Duration = 0
+		}
+		dr, err := driver.Run(ctx, w, dial, dcfg, rec)
+		if err != nil {
+			return res, err
+		}
+		seq += int(dr.End.Sub(dr.Start)/f.tick) + 2
+		if i == 0 {
+			sum.Start = dr.Start
+		}
+		sum.End = dr.End
+		connectSum += dr.InitialConnect
+		sum.Reconnects += dr.Reconnects
+		sum.Unstarted += dr.Unstarted
+		if sweep {
+			ss := stepAcc.Step(i+1, st.clients, st.rate)
+			if dr.Stopped {
+				ss.Status, ss.StopReason = metrics.StatusStopped, dr.StopReason
+				if dr.Autostopped {
+					ss.Status = metrics.StatusAutostopped
+				}
+			}
+			sum.Steps = append(sum.Steps, ss)
+		}
+		if dr.Stopped {
+			res.stopped, res.autostopped = true, dr.Autostopped
+			sum.StopReason = dr.StopReason
+			if sweep {
+				sum.StopReason = fmt.Sprintf("step %d: %s", i+1, dr.StopReason)
+			}
+			break
+		}
+	}
+	res.acc.Fill(sum)
+	sum.InitialConnectMS = float64((connectSum / time.Duration(len(f.steps))).Microseconds()) / 1000
+	if targetSecs > 0 && targetSum > 0 {
+		sum.TargetRate = targetSum / targetSecs
+	}
+	sum.Status = metrics.StatusComplete
+	switch {
+	case res.autostopped:
+		sum.Status = metrics.StatusAutostopped
+	case res.stopped:
+		sum.Status = metrics.StatusStopped
+	}
+	if res.appendErr != nil {
+		sum.StopReason = strings.TrimPrefix(sum.StopReason+"; ", "; ") + "some intervals were not recorded: " + res.appendErr.Error()
+	}
+	return res, nil
+}
+
+// latestSamples keeps the last value of every sampled series.
+type latestSamples struct {
+	mu sync.Mutex
+	m  map[string]float64
+}
+
+func (l *latestSamples) update(b []store.Sample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range b {
+		for k, v := range s.Values {
+			l.m[k] = v
+		}
+	}
+}
+
+func (l *latestSamples) get(name string) (float64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.m[name]
+	return v, ok
+}
+
+// errorClasses renders failures by class: "deadlock 2, other 1".
+func errorClasses(e metrics.ErrorCounts) string {
+	var parts []string
+	for c := 1; c < metrics.NumClasses; c++ {
+		if e[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", metrics.ErrorClass(c), e[c]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printFindings lists the samplers' end-of-run findings worth a look.
+func printFindings(w io.Writer, fs []store.Finding) {
+	shown := 0
+	for _, f := range fs {
+		if f.Severity == "info" {
+			continue
+		}
+		if shown == 0 {
+			fmt.Fprintln(w, "findings:")
+		}
+		fmt.Fprintf(w, "  %s: %s\n", f.Severity, f.Message)
+		shown++
+	}
 }
 
 // requireInitialised refuses to run on a database without the workload's

@@ -43,6 +43,9 @@ type RunSpec struct {
 	Embedded bool   `json:"embedded"` // an ephemeral local cluster
 
 	Host HostInfo `json:"host"`
+	// Load describes the load model: model (closed/open), rate, schedule,
+	// arrival, latency_limit, ramp, warmup, autostop, sweep.
+	Load map[string]string `json:"load,omitempty"`
 }
 
 // ServerInfo is what the server said about itself, written to server.json
