@@ -129,8 +129,11 @@ func TestOpenLoopSeesStall(t *testing.T) {
 	if lat["max"].(float64) < 1500 || lat["p90"].(float64) < 300 {
 		t.Errorf("latency does not show the 2 s stall: %v", lat)
 	}
-	if svc["p90"].(float64) > 100 {
-		t.Errorf("service time p90 %v ms: most transactions should run fast once started", svc["p90"])
+	// Once started, most transactions ran fast: the stall is in the
+	// latency (waiting for a client), not in the service time. (A ratio,
+	// not an absolute bound, so a busy test machine does not matter.)
+	if svc["p90"].(float64)*3 > lat["p90"].(float64) {
+		t.Errorf("service time p90 %v ms vs latency p90 %v ms: the wait was not separated from the work", svc["p90"], lat["p90"])
 	}
 	if tr := num(t, m, "target_rate"); tr < 190 || tr > 210 {
 		t.Errorf("target rate %v, want 200", tr)
