@@ -48,6 +48,7 @@ type runFlags struct {
 	check        bool
 	cpuProfile   string
 	netIO        string
+	fixedProcs   bool
 	sampleEvery  time.Duration
 	dbHostLocal  bool
 	serverLog    string
@@ -115,6 +116,8 @@ autostop rule, 130 interrupted.`,
 		_ = fl.MarkHidden("cpu-profile")
 		fl.StringVar(&f.netIO, "net-io", string(netio.Default), "clients' socket I/O: raw (netpoller, raw system calls), std (Go's net.Conn) or blocking (for pgarena's developers)")
 		_ = fl.MarkHidden("net-io")
+		fl.BoolVar(&f.fixedProcs, "fixed-procs", false, "keep GOMAXPROCS at -j while clients run instead of adding Ps as they need CPU (for pgarena's developers)")
+		_ = fl.MarkHidden("fixed-procs")
 		f.progress = 10 * time.Second
 		f.sampleEvery = time.Second
 	}, func(cmd *cobra.Command, w workload.Workload) error {
@@ -486,7 +489,12 @@ func (a *app) runSteps(ctx context.Context, w workload.Workload, dial driver.Dia
 		if !st.schedule.Empty() {
 			dcfg.Duration = 0
 		}
+		var procs *netio.Procs // nil: GOMAXPROCS stays as -j set it
+		if !f.fixedProcs {
+			procs = netio.AdaptProcs(runtime.GOMAXPROCS(0))
+		}
 		dr, err := driver.Run(ctx, w, dial, dcfg, rec)
+		procs.Stop()
 		if err != nil {
 			return res, err
 		}

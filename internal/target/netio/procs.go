@@ -97,8 +97,11 @@ func nextProcs(cur, max int, used float64) int {
 }
 
 // Stop ends the adaptation and restores GOMAXPROCS. Safe to call more than
-// once.
+// once, and on a nil *Procs (which does nothing).
 func (p *Procs) Stop() {
+	if p == nil {
+		return
+	}
 	p.once.Do(func() {
 		close(p.stop)
 		<-p.done

@@ -123,6 +123,8 @@ func TestAdaptProcsReal(t *testing.T) {
 	// A maximum of 1 changes nothing.
 	p = AdaptProcs(1)
 	p.Stop()
+	var none *Procs
+	none.Stop()
 	if got := runtime.GOMAXPROCS(0); got != before {
 		t.Errorf("GOMAXPROCS %d after AdaptProcs(1), want %d", got, before)
 	}
