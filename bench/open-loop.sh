@@ -19,20 +19,9 @@ CLIENTS=${CLIENTS:-32}
 SCALE=${SCALE:-10}
 OUT=${OUT:-bench/results/open-loop-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 
-make -s build >/dev/null
-PGARENA=$PWD/bin/pgarena
-export PGARENA_HOME=${PGARENA_HOME:-/var/tmp/pgarena-bench-home}
-mkdir -p "$PGARENA_HOME" "$(dirname "$OUT")"
-chmod 755 "$PGARENA_HOME"
-RESULTS=$(mktemp -d)
-NAME=open-loop
-"$PGARENA" cluster rm "$NAME" >/dev/null 2>&1 || true
-"$PGARENA" cluster start --name "$NAME" --max-connections $((CLIENTS + 20)) >/dev/null
-trap '"$PGARENA" cluster rm "$NAME" >/dev/null 2>&1 || true; rm -rf "$RESULTS"' EXIT
-eval "$("$PGARENA" cluster env "$NAME")"
-DSN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
+. bench/lib.sh
+start_cluster open-loop --max-connections $((CLIENTS + 20))
 "$PGARENA" init tpcb -s "$SCALE" --force --dsn "$DSN" 2>/dev/null
-: >"$OUT"
 
 common=(-S -M prepared -P 0 --sample-interval 0 --dsn "$DSN" --results "$RESULTS" --json)
 echo "== closed loop maximum: $CLIENTS clients, ${DURATION}s"

@@ -15,20 +15,9 @@ CLIENTS=${CLIENTS:-8}
 SCALE=${SCALE:-10}
 OUT=${OUT:-bench/results/sampler-overhead-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 
-make -s build >/dev/null
-PGARENA=$PWD/bin/pgarena
-export PGARENA_HOME=${PGARENA_HOME:-/var/tmp/pgarena-bench-home}
-mkdir -p "$PGARENA_HOME" "$(dirname "$OUT")"
-chmod 755 "$PGARENA_HOME"
-RESULTS=$(mktemp -d)
-NAME=sampler-overhead
-"$PGARENA" cluster rm "$NAME" >/dev/null 2>&1 || true
-"$PGARENA" cluster start --name "$NAME" >/dev/null
-trap '"$PGARENA" cluster rm "$NAME" >/dev/null 2>&1 || true; rm -rf "$RESULTS"' EXIT
-eval "$("$PGARENA" cluster env "$NAME")"
-DSN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
+. bench/lib.sh
+start_cluster sampler-overhead
 "$PGARENA" init tpcb -s "$SCALE" --force --dsn "$DSN" 2>/dev/null
-: >"$OUT"
 
 for script in select-only tpcb-like; do
 	for r in $(seq 1 "$ROUNDS"); do

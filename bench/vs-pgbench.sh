@@ -20,23 +20,12 @@ SCALE=${SCALE:-10}
 INIT_SCALE=${INIT_SCALE:-50}
 OUT=${OUT:-bench/results/vs-pgbench-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 
-make -s build >/dev/null
-PGARENA=$PWD/bin/pgarena
-export PGARENA_HOME=${PGARENA_HOME:-/var/tmp/pgarena-bench-home}
-mkdir -p "$PGARENA_HOME" "$(dirname "$OUT")"
-chmod 755 "$PGARENA_HOME"
-RESULTS=$(mktemp -d)
-NAME=vs-pgbench
-
-"$PGARENA" cluster rm "$NAME" >/dev/null 2>&1 || true
-"$PGARENA" cluster start --name "$NAME" --max-connections 100 >/dev/null
-trap '"$PGARENA" cluster rm "$NAME" >/dev/null 2>&1 || true; rm -rf "$RESULTS"' EXIT
-eval "$("$PGARENA" cluster env "$NAME")"
+. bench/lib.sh
+start_cluster vs-pgbench --max-connections 100
 # pgbench of the same installation as the server (Debian's /usr/bin/pgbench is a wrapper).
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBIN=${PGBIN:-$(pg_config --bindir)}
 PGBENCH=${PGBENCH:-$PGBIN/pgbench}
-DSN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
 echo "server: $("$PGBIN/postgres" --version 2>/dev/null || echo unknown); client host: $(nproc) cores; pgbench: $("$PGBENCH" --version)"
 echo "results: $OUT"
 : >"$OUT"
