@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -399,6 +400,7 @@ func buildCharts(runs []*store.Run, names []string) chartSet {
 			Values: t.values(r, ri, func(iv *metrics.Interval) float64 { return float64(iv.Connected) })})
 	}
 	cs.Charts = append(cs.Charts, cc)
+	cs.Charts = append(cs.Charts, sampleCharts(runs, t, prefix, color)...)
 	if per := consolidate(&cs); per > 1 {
 		cs.Note = fmt.Sprintf("Each point covers %d intervals: throughput is their mean, failures their sum, "+
 			"connected clients their minimum, latency percentiles the highest of the intervals' values.", per)
@@ -409,4 +411,108 @@ func buildCharts(runs []*store.Run, names []string) chartSet {
 		}
 	}
 	return cs
+}
+
+// sampleChart is a chart of sampled series (server and host), drawn when a
+// run has them. A new panel is one more entry here.
+type sampleChart struct {
+	id, section, title, unit string
+	scale                    float64  // multiply values (bytes to MB)
+	series                   []string // exact names, or a prefix ending in "*" (top 6 by peak)
+}
+
+var sampleCharts_ = []sampleChart{
+	{"server-commits", "server", "Server: commits and rollbacks per second (pg_stat_database)", "tx/s", 1,
+		[]string{"pg.xact_commit_per_s", "pg.xact_rollback_per_s"}},
+	{"server-connections", "server", "Server: connections (pg_stat_activity)", "sessions", 1,
+		[]string{"pg.connections.total", "pg.active", "pg.locks.waiting"}},
+	{"server-waits", "server", "Server: top wait events (active sessions)", "sessions", 1, []string{"pg.wait.*"}},
+	{"server-wal", "server", "Server: WAL written", "MB/s", 1.0 / (1 << 20), []string{"pg.wal_bytes_per_s"}},
+	{"host-cpu", "host", "Host: CPU", "%", 1,
+		[]string{"host.cpu.user_pct", "host.cpu.sys_pct", "host.cpu.iowait_pct", "host.cpu.steal_pct", "host.pgarena.cpu_pct"}},
+	{"host-disk", "host", "Host: disk utilisation", "%util", 1, []string{"host.disk.*util_pct"}},
+}
+
+// sampleCharts draws the sampled series at interval resolution: each
+// interval shows the last sample taken at or before its end.
+func sampleCharts(runs []*store.Run, t *timeline, prefix func(int) string, color func(int, int) string) []chart {
+	var out []chart
+	for _, sc := range sampleCharts_ {
+		c := chart{ID: sc.id, Section: sc.section, Title: sc.title, Unit: sc.unit}
+		for ri, r := range runs {
+			if len(r.Samples) == 0 {
+				continue
+			}
+			for k, name := range expandSeries(r, sc.series) {
+				pts := r.Series(name)
+				if len(pts) == 0 {
+					continue
+				}
+				at := make(map[int64]float64, len(r.Intervals))
+				p := 0
+				for j := range r.Intervals {
+					end := r.Intervals[j].End
+					for p < len(pts) && !pts[p].Time.After(end) {
+						p++
+					}
+					if p > 0 {
+						at[end.UnixNano()] = pts[p-1].Value * sc.scale
+					}
+				}
+				label := strings.TrimPrefix(strings.TrimPrefix(name, "pg."), "host.")
+				c.Series = append(c.Series, series{Name: prefix(ri) + label, Color: color(ri, k),
+					Values: t.values(r, ri, func(iv *metrics.Interval) float64 {
+						if v, ok := at[iv.End.UnixNano()]; ok {
+							return v
+						}
+						return math.NaN()
+					})})
+			}
+		}
+		if len(c.Series) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// expandSeries resolves the chart's names for one run: "pg.wait.*" is the
+// six series of that prefix with the highest peak.
+func expandSeries(r *store.Run, names []string) []string {
+	var out []string
+	all := r.SeriesNames()
+	for _, n := range names {
+		pre, suf, wild := strings.Cut(n, "*")
+		if !wild {
+			out = append(out, n)
+			continue
+		}
+		type peak struct {
+			name string
+			max  float64
+		}
+		var ps []peak
+		for _, a := range all {
+			if strings.HasPrefix(a, pre) && strings.HasSuffix(a, suf) && a != "pg.wait.other" {
+				m := 0.0
+				for _, pt := range r.Series(a) {
+					m = max(m, pt.Value)
+				}
+				ps = append(ps, peak{a, m})
+			}
+		}
+		slices.SortFunc(ps, func(a, b peak) int {
+			if a.max != b.max {
+				if a.max > b.max {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.name, b.name)
+		})
+		for i := 0; i < len(ps) && i < 6; i++ {
+			out = append(out, ps[i].name)
+		}
+	}
+	return out
 }

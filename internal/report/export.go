@@ -96,13 +96,19 @@ type RunExport struct {
 	Summary    metrics.Summary    `json:"summary"`
 	Histograms map[string]string  `json:"histograms"`
 	Intervals  []metrics.Interval `json:"intervals"`
+	// Samples are the server and host samples, each named by its source
+	// (pg_stat_database, activity, host_cpu, host_disk, …); Findings the
+	// samplers' end-of-run findings.
+	Samples  []store.Sample  `json:"samples,omitempty"`
+	Findings []store.Finding `json:"findings,omitempty"`
 }
 
 // NewRunExport gathers r for export; hists are the run's full latency
 // histograms by transaction type (store.Run.Histograms).
 func NewRunExport(r *store.Run, hists map[string]*hdr.Histogram) (*RunExport, error) {
 	e := &RunExport{ID: r.ID, Status: r.Status, Truncated: r.Truncated, Spec: r.Spec, Server: r.Server,
-		Summary: r.Summary, Histograms: make(map[string]string, len(hists)), Intervals: r.Intervals}
+		Summary: r.Summary, Histograms: make(map[string]string, len(hists)), Intervals: r.Intervals,
+		Samples: r.Samples, Findings: r.Findings}
 	if e.Intervals == nil {
 		e.Intervals = []metrics.Interval{}
 	}

@@ -56,6 +56,8 @@ type page struct {
 	Runs      []runView
 	Compare   []compareRow // several runs only
 	Data      chartSet     // embedded as JSON for report.js
+	HasServer bool         // sampled server series are charted
+	HasHost   bool         // sampled host series are charted
 	UplotJS   template.JS
 	UplotCSS  template.CSS
 	ReportJS  template.JS
@@ -70,6 +72,7 @@ type runView struct {
 	Status      string
 	Interrupted bool
 	Note        string
+	Findings    []store.Finding // warnings and worse from the samplers
 	Color       string
 	Summary     metrics.Summary
 	Target      string
@@ -145,6 +148,10 @@ func buildPage(runs []*store.Run) *page {
 		}
 	}
 	p.Data = buildCharts(runs, names)
+	for _, c := range p.Data.Charts {
+		p.HasServer = p.HasServer || c.Section == "server"
+		p.HasHost = p.HasHost || c.Section == "host"
+	}
 	return p
 }
 
@@ -158,6 +165,11 @@ func relTo(v, base float64) float64 {
 func newRunView(i int, name string, r *store.Run) runView {
 	v := runView{Index: i, Name: name, ID: r.ID, Label: r.Spec.Label, Status: r.Status, Color: palette[i%len(palette)],
 		Summary: r.Summary, Target: r.Spec.Target}
+	for _, f := range r.Findings {
+		if f.Severity != store.SeverityInfo {
+			v.Findings = append(v.Findings, f)
+		}
+	}
 	switch r.Status {
 	case metrics.StatusInterrupted:
 		v.Interrupted = true
