@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,8 +123,31 @@ func TestOpenLoopSeesStall(t *testing.T) {
 			t.Errorf("unlock: %v", err)
 		}
 	}()
+	results := t.TempDir()
 	r := mustRun(t, "run", "tpcb", "-S", "-R", "200", "--arrival", "uniform", "-c", "8", "-T", "5s",
-		"--interval", "200ms", "-P", "0", "--dsn", dsn, "--json", "--results", t.TempDir())
+		"--interval", "200ms", "-P", "0", "--dsn", dsn, "--json", "--results", results)
+	// The stall shows per interval as schedule lag.
+	lines, err := filepath.Glob(filepath.Join(results, "*", "intervals.jsonl"))
+	if err != nil || len(lines) != 1 {
+		t.Fatalf("intervals file: %v %v", lines, err)
+	}
+	raw, err := os.ReadFile(lines[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxLag := 0.0
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var iv struct {
+			LagMS float64 `json:"lag_ms"`
+		}
+		if err := json.Unmarshal([]byte(l), &iv); err != nil {
+			t.Fatal(err)
+		}
+		maxLag = max(maxLag, iv.LagMS)
+	}
+	if maxLag < 300 {
+		t.Errorf("largest per-interval schedule lag %v ms: the stall does not show", maxLag)
+	}
 	m := summaryJSON(t, r.stdout)
 	lat, _ := m["latency_ms"].(map[string]any)
 	svc, _ := m["service_ms"].(map[string]any)

@@ -133,7 +133,11 @@ type intervalJSON struct {
 	Connected  int       `json:"connected"`
 	TargetRate float64   `json:"target_rate,omitempty"`
 	Step       int       `json:"step,omitempty"`
-	Tx         []txJSON  `json:"tx"`
+	// LagMS is the mean schedule lag of the interval's committed
+	// transactions (mean latency − mean service time): how long they
+	// waited for a client. Derived; 0 in a closed loop.
+	LagMS float64  `json:"lag_ms,omitempty"`
+	Tx    []txJSON `json:"tx"`
 }
 
 type txJSON struct {
@@ -173,6 +177,12 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		}
 		j.Tx[i] = txJSON{Name: t.Name, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
 			Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: Stats(lat), LatencyHist: le, ServiceHist: se}
+	}
+	if iv.TargetRate > 0 {
+		total := iv.Total()
+		if total.Count > 0 {
+			j.LagMS = round3((total.Latency.Mean() - total.Service.Mean()) / 1000)
+		}
 	}
 	return json.Marshal(j)
 }
