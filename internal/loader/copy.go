@@ -8,6 +8,8 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -43,13 +45,16 @@ func copyTable(ctx context.Context, conn *pgx.Conn, t *workload.Table, freeze bo
 	r := &copyReader{ctx: ctx, fill: t.Rows.Fill, next: next, enc: enc, progress: progress,
 		buf: append(make([]byte, 0, copyChunk+64<<10), "PGCOPY\n\377\r\n\000\000\000\000\000\000\000\000\000"...)}
 	tag, err := conn.PgConn().CopyFrom(ctx, r, "copy "+t.Name+" ("+colList+") from stdin with ("+opts+")")
-	if r.err != nil {
+	// pgconn reads r on its own goroutine and, when the context is
+	// cancelled, may return before that goroutine has: read its results
+	// through the synchronised accessors only.
+	if rerr := r.failure(); rerr != nil {
 		// pgconn reports our error as the server's "COPY from stdin
 		// failed"; return the original.
-		return r.rows, r.err
+		return r.rows.Load(), rerr
 	}
 	if err != nil {
-		return r.rows, err
+		return r.rows.Load(), err
 	}
 	return tag.RowsAffected(), nil
 }
@@ -68,8 +73,17 @@ type copyReader struct {
 	buf   []byte
 	off   int
 	done  bool
-	err   error
-	rows  int64 // rows encoded so far
+
+	mu   sync.Mutex
+	err  error        // guarded by mu
+	rows atomic.Int64 // rows encoded so far
+}
+
+// failure returns the error that stopped the reader, if any.
+func (r *copyReader) failure() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 func (r *copyReader) Read(p []byte) (int, error) {
@@ -78,7 +92,9 @@ func (r *copyReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if err := r.refill(); err != nil {
+			r.mu.Lock()
 			r.err = err
+			r.mu.Unlock()
 			return 0, err
 		}
 	}
@@ -108,7 +124,7 @@ func (r *copyReader) refill() error {
 				return fmt.Errorf("batch %d: %w", i, err)
 			}
 		}
-		r.rows += int64(len(r.batch))
+		r.rows.Add(int64(len(r.batch)))
 		if r.progress != nil {
 			r.progress.Add(int64(len(r.batch)))
 		}
