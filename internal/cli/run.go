@@ -480,8 +480,8 @@ func (a *app) runSteps(ctx context.Context, w workload.Workload, dial driver.Dia
 				stepAcc.Add(iv)
 				figs.interval(ctx, iv, f.load.warmup, f.tick)
 				if !iv.Warmup {
+					// Arrivals the schedule asked for in this interval.
 					targetSum += iv.TargetRate * iv.Duration().Seconds()
-					targetSecs += iv.Duration().Seconds()
 				}
 				prog.add(iv)
 			},
@@ -497,6 +497,12 @@ func (a *app) runSteps(ctx context.Context, w workload.Workload, dial driver.Dia
 		procs.Stop()
 		if err != nil {
 			return res, err
+		}
+		if !st.schedule.Empty() {
+			// The target is the asked-for arrivals over the time the
+			// schedule ran (measured part only), not over the drain after.
+			active := min(dr.End.Sub(dr.Start), st.schedule.Duration()) - f.load.warmup
+			targetSecs += max(active, 0).Seconds()
 		}
 		seq += int(dr.End.Sub(dr.Start)/f.tick) + 2
 		if i == 0 {
