@@ -27,6 +27,7 @@ const (
 type client struct {
 	id      int
 	worker  workload.Worker
+	pacer   workload.Pacer // worker's keying and think times; nil if it has none
 	handle  *metrics.Handle
 	connect func(context.Context) (*pgx.Conn, error)
 	cfg     *Config
@@ -45,6 +46,9 @@ type client struct {
 	jitter     *rand.Rand     // backoff jitter
 	startAt    time.Time      // ramp-up: no transaction before
 	queue      chan time.Time // open loop: scheduled arrivals; nil in a closed loop
+	// pacingIgnored is set (shared by all clients) when an open-loop run's
+	// worker asked for keying or think times, for a note.
+	pacingIgnored *atomic.Bool
 }
 
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
@@ -78,6 +82,24 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			}
 		}
 		tx := c.worker.Next()
+		var thinking time.Duration
+		if c.pacer != nil {
+			var keying time.Duration
+			keying, thinking = c.pacer.Pauses(tx)
+			if c.queue != nil {
+				// Open loop: the schedule sets the arrivals, pauses of an
+				// emulated user do not apply. Asked once, for the note.
+				if keying > 0 || thinking > 0 {
+					c.pacingIgnored.Store(true)
+				}
+				c.pacer, keying, thinking = nil, 0, 0
+			}
+			// The user keys in the transaction's input before it starts:
+			// not part of its latency. A stop during it counts nothing.
+			if !pause(keying, stopNew) {
+				return
+			}
+		}
 		start := c.cfg.Now()
 		if intended.IsZero() {
 			intended = start
@@ -96,7 +118,16 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			c.handle.Late(int(tx))
 		}
 		c.done++
-		if connectFailed && !c.sleepBackoff(ctx, stopNew) {
+		if connectFailed {
+			// The backoff is the wait; no think time on top of it.
+			if !c.sleepBackoff(ctx, stopNew) {
+				return
+			}
+			continue
+		}
+		// Think time after the result, skipped after a -t run's last
+		// transaction; a stop during it ends the client at once.
+		if thinking > 0 && (c.cfg.Transactions == 0 || c.done < c.cfg.Transactions) && !pause(thinking, stopNew) {
 			return
 		}
 	}
@@ -187,6 +218,21 @@ func (c *client) interrupt() {
 // sleepUntil waits until t; false if the run is ending.
 func sleepUntil(t time.Time, stopNew <-chan struct{}) bool {
 	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-stopNew:
+		return false
+	}
+}
+
+// pause waits for d; false if the run is ending.
+func pause(d time.Duration, stopNew <-chan struct{}) bool {
 	if d <= 0 {
 		return true
 	}

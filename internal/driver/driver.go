@@ -57,7 +57,8 @@ type Config struct {
 	// Schedule makes the run open-loop: transactions arrive at the
 	// schedule's rate whether or not clients are free, wait in a queue for
 	// a client, and their latency counts from the scheduled arrival. The
-	// run lasts the schedule's length (Duration is then ignored).
+	// run lasts the schedule's length (Duration is then ignored). Keying
+	// and think times of a workload.Pacer are ignored (with a note).
 	Schedule Schedule
 	// Arrival is ArrivalPoisson (default) or ArrivalUniform.
 	Arrival string
@@ -230,8 +231,11 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 	}
 
 	var connected atomic.Int64
+	var pacingIgnored atomic.Bool
 	for _, c := range clients {
 		c.connected = &connected
+		c.pacer, _ = c.worker.(workload.Pacer)
+		c.pacingIgnored = &pacingIgnored
 		if c.live {
 			connected.Add(1)
 			c.setRaw()
@@ -299,7 +303,12 @@ func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec 
 	defer tick.stop()
 
 	var autostop func(reason string)
+	pacingNoted := false
 	emit := func(now time.Time) {
+		if !pacingNoted && pacingIgnored.Load() {
+			pacingNoted = true
+			cfg.Notef("keying and think times do not apply to an open loop (the schedule sets the arrivals); ignored")
+		}
 		iv := rec.Tick(now)
 		iv.Connected = int(connected.Load())
 		if !cfg.Schedule.Empty() && iv.Duration() > 0 {

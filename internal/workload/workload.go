@@ -11,7 +11,8 @@
 // Optional capabilities are separate small interfaces found by type
 // assertion: Flagser (workload parameters), Preparer (read state from the
 // database before a run), ConnSetup (per-connection preparation) and Checker
-// (consistency checks).
+// (consistency checks), among others; a Worker may implement Pacer (an
+// emulated user's keying and think times, which the driver sleeps).
 package workload
 
 import (
@@ -65,6 +66,18 @@ type Worker interface {
 	// error the transaction must have been rolled back or the connection be
 	// unusable; the driver classifies and counts the error.
 	Do(ctx context.Context, conn *pgx.Conn, tx TxType) error
+}
+
+// Pacer is implemented by Workers that emulate a user's pauses around each
+// transaction (TPC-C keying and think times, clause 5.2.5). The Worker only
+// draws the durations (from its own rng, so they are reproducible); the
+// driver owns the clock: in a closed loop it sleeps keying after Next and
+// before Do, and thinking after Do, both cut short when the run stops.
+// Neither counts in the transaction's latency (they are the user's time,
+// not queueing). An open loop ignores them: its schedule sets the arrivals.
+// Pauses returns zeros when pacing is off.
+type Pacer interface {
+	Pauses(tx TxType) (keying, thinking time.Duration)
 }
 
 // Table is one table of a workload's schema.

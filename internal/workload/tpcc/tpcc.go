@@ -91,6 +91,9 @@ type Workload struct {
 	allWarehouses bool
 	storedProcs   bool
 	dataSeed      uint64
+	// keyingThinking turns on the keying and think times of clause 5.2.5
+	// (pacing.go).
+	keyingThinking bool
 
 	flags *pflag.FlagSet
 	// rollbacks counts new-orders rolled back by the 1% rule of clause
@@ -106,6 +109,7 @@ func New() *Workload {
 	fs.BoolVar(&w.allWarehouses, "all-warehouses", false, "every transaction picks a random warehouse instead of the client's home warehouse")
 	fs.BoolVar(&w.storedProcs, "stored-procs", false, "run each transaction as one call of a PL/pgSQL function created at init (HammerDB's default on PostgreSQL)")
 	fs.Uint64Var(&w.dataSeed, "data-seed", 1, "seed of the initial data and of the NURand constants C (init and run must agree)")
+	fs.BoolVar(&w.keyingThinking, "keying-thinking", false, "emulate terminal users (TPC-C clause 5.2.5): before each transaction a keying time (new_order 18 s, payment 3 s, others 2 s), after it a think time (exponential, mean 12/12/10/5/5 s), neither in latency; a client then runs about 1 transaction per 21 s, so 10 clients per warehouse give at most 12.86 NOPM per warehouse (closed loop only: ignored with --rate/--schedule)")
 	w.flags = fs
 	return w
 }
