@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,7 +16,9 @@ import (
 // intervals ivs that together cover (elapsed−len, elapsed]:
 //
 //	progress: 10.0 s, 1234.5 tps, lat 6.4 ms stddev 2.1, p95 9.1 ms, p99 12.0 ms, failed 0
-func ProgressLine(elapsed time.Duration, ivs []metrics.Interval) string {
+//
+// extra items ("nopm 20510") follow the tps.
+func ProgressLine(elapsed time.Duration, ivs []metrics.Interval, extra ...string) string {
 	var acc metrics.Accumulator
 	var span time.Duration
 	connected, clientsKnown := 0, false
@@ -32,8 +35,12 @@ func ProgressLine(elapsed time.Duration, ivs []metrics.Interval) string {
 	}
 	lat := metrics.Stats(total.Latency)
 	var b strings.Builder
-	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps, lat %.1f ms stddev %.1f, p95 %.1f ms, p99 %.1f ms, failed %d",
-		elapsed.Seconds(), tps, lat.Avg, lat.Stddev, lat.P95, lat.P99, total.Failed())
+	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps", elapsed.Seconds(), tps)
+	for _, e := range extra {
+		b.WriteString(", " + e)
+	}
+	fmt.Fprintf(&b, ", lat %.1f ms stddev %.1f, p95 %.1f ms, p99 %.1f ms, failed %d",
+		lat.Avg, lat.Stddev, lat.P95, lat.P99, total.Failed())
 	if n := total.Failed(); n > 0 {
 		b.WriteString(" (" + classList(&total.Errors) + ")")
 	}
@@ -119,22 +126,42 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		p("reconnects = %d", s.Reconnects)
 	}
 	p("tps = %.6f (without initial connection time)", s.TPS)
+	rollbacks := map[string]float64{}
 	for _, f := range s.Figures {
-		line := fmt.Sprintf("%s = %.0f %s", f.Name, f.Value, f.Unit)
+		if f.Tx != "" {
+			if f.Name == "rollbacks" {
+				rollbacks[f.Tx] = f.Value
+			}
+			continue
+		}
+		line := fmt.Sprintf("%s = %s %s", f.Name, strconv.FormatFloat(f.Value, 'f', -1, 64), f.Unit)
 		if f.Note != "" {
 			line += " (" + f.Note + ")"
 		}
 		p("%s", line)
 	}
 	if len(s.Tx) > 1 {
-		p("per transaction type:")
+		p("per transaction type (latency in ms):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  type\ttransactions\tfailed\ttps\tavg ms\tp95 ms\tp99 ms\t")
+		head := "  type\ttransactions\tfailed\t"
+		if len(rollbacks) > 0 {
+			head += "rollbacks\t"
+		}
+		fmt.Fprintln(tw, head+"tps\tavg\tp50\tp90\tp95\tp99\tmax\t")
 		for _, t := range s.Tx {
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t\n", t.Name, t.Transactions, t.Failed, t.TPS,
-				t.Latency.Avg, t.Latency.P95, t.Latency.P99)
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t", t.Name, t.Transactions, t.Failed)
+			if len(rollbacks) > 0 {
+				fmt.Fprintf(tw, "%.0f\t", rollbacks[t.Name])
+			}
+			l := t.Latency
+			fmt.Fprintf(tw, "%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", t.TPS, l.Avg, l.P50, l.P90, l.P95, l.P99, l.Max)
 		}
 		tw.Flush()
+		for _, t := range s.Tx {
+			if t.Failed > 0 {
+				p("  %s failed by class: %s", t.Name, classList(&t.Errors))
+			}
+		}
 	}
 	if s.Skipped > 0 || s.Late > 0 {
 		p("number of transactions skipped (later than the latency limit): %d", s.Skipped)
