@@ -107,19 +107,35 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 	if opts.Progress == nil {
 		opts.Progress = nopProgress{}
 	}
-	tables := w.Tables()
-
 	conn, err := dial(ctx)
 	if err != nil {
 		return st, fmt.Errorf("connect: %w", err)
 	}
 	defer closeConn(conn)
+	if p, ok := w.(workload.InitPreparer); ok {
+		if err := p.PrepareInit(ctx, conn); err != nil {
+			return st, err
+		}
+	}
+	tables := w.Tables()
 
 	opts.Progress.Phase("create tables")
 	t0 := time.Now()
 	partitioned, err := create(ctx, conn, w, tables, opts.Force)
 	if err != nil {
 		return st, err
+	}
+	if d, ok := w.(workload.Distributor); ok {
+		for _, stmt := range d.Distribute() {
+			if err := execSQL(ctx, conn, stmt); err != nil {
+				return st, fmt.Errorf("distribute: %s: %w", stmt, err)
+			}
+			// COPY FREEZE needs a table truncated in the loading
+			// transaction, which a distributed table's shards are not.
+			for _, t := range tables {
+				partitioned[t.Name] = true
+			}
+		}
 	}
 	st.Create = time.Since(t0)
 
@@ -153,6 +169,9 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 	if err := postLoad(ctx, conns, tables); err != nil {
 		return st, err
 	}
+	if err := markFunctions(ctx, conn, w); err != nil {
+		return st, err
+	}
 	st.PostLoad = time.Since(t0)
 
 	opts.Progress.Phase("vacuum analyze")
@@ -184,7 +203,11 @@ func create(ctx context.Context, conn *pgx.Conn, w workload.Workload, tables []w
 	if err != nil {
 		return nil, err
 	}
-	if f := foreign(rels); len(f) > 0 && !force {
+	fns, err := functions(ctx, conn, w)
+	if err != nil {
+		return nil, err
+	}
+	if f := append(foreign(rels), foreign(fns)...); len(f) > 0 && !force {
 		return nil, &ForeignTablesError{Tables: f}
 	}
 	var existing []string

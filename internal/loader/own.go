@@ -100,13 +100,63 @@ func Missing(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]string
 
 // Foreign returns the tables of w, and partitions of them, that exist
 // without pgarena's mark: pgarena did not create them and will not drop
-// them unless forced.
+// them unless forced. Functions of a workload.Functioner count too.
 func Foreign(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]string, error) {
 	rels, err := relations(ctx, conn, w)
 	if err != nil {
 		return nil, err
 	}
-	return foreign(rels), nil
+	fns, err := functions(ctx, conn, w)
+	if err != nil {
+		return nil, err
+	}
+	return append(foreign(rels), foreign(fns)...), nil
+}
+
+// functions returns the state of the functions of w, if it is a
+// workload.Functioner.
+func functions(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]relation, error) {
+	f, ok := w.(workload.Functioner)
+	if !ok {
+		return nil, nil
+	}
+	sigs := f.Functions()
+	rows, err := conn.Query(ctx, `
+		select u.s, p is not null, coalesce(obj_description(p, 'pg_proc') like $2 || '%', false)
+		from unnest($1::text[]) with ordinality u(s, i), to_regprocedure(u.s) p
+		order by u.i`, sigs, markPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("look up functions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (relation, error) {
+		var rel relation
+		err := r.Scan(&rel.name, &rel.exists, &rel.marked)
+		rel.top = rel.name
+		return rel, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up functions: %w", err)
+	}
+	return out, nil
+}
+
+// markFunctions marks the functions of w, once PostLoad created them.
+func markFunctions(ctx context.Context, conn *pgx.Conn, w workload.Workload) error {
+	fns, err := functions(ctx, conn, w)
+	if err != nil {
+		return err
+	}
+	for _, f := range fns {
+		if !f.exists {
+			return fmt.Errorf("function %s was not created", f.name)
+		}
+		stmt := fmt.Sprintf("comment on function %s is '%s%s created by pgarena init; pgarena may drop it'",
+			f.name, markPrefix, strings.ReplaceAll(w.Meta().Name, "'", "''"))
+		if err := execSQL(ctx, conn, stmt); err != nil {
+			return fmt.Errorf("mark %s: %w", f.name, err)
+		}
+	}
+	return nil
 }
 
 func foreign(rels []relation) []string {
@@ -119,8 +169,8 @@ func foreign(rels []relation) []string {
 	return out
 }
 
-// Drop drops the tables of w that carry pgarena's mark and returns their
-// names (partitions included). Tables without the mark are left alone, and
+// Drop drops the tables (and functions, see workload.Functioner) of w that
+// carry pgarena's mark and returns their names (partitions included). Tables without the mark are left alone, and
 // so is a marked table with an unmarked partition, which dropping it would
 // take along. It never cascades to other objects: a view on a table makes
 // Drop fail.
@@ -140,11 +190,22 @@ func Drop(ctx context.Context, conn *pgx.Conn, w workload.Workload) (dropped []s
 			dropped = append(dropped, r.name)
 		}
 	}
-	if len(dropped) == 0 {
-		return nil, nil
+	if len(dropped) > 0 {
+		if err := execSQL(ctx, conn, dropStatement(dropped)); err != nil {
+			return nil, fmt.Errorf("drop %s: %w", strings.Join(dropped, ", "), err)
+		}
 	}
-	if err := execSQL(ctx, conn, dropStatement(dropped)); err != nil {
-		return nil, fmt.Errorf("drop %s: %w", strings.Join(dropped, ", "), err)
+	fns, err := functions(ctx, conn, w)
+	if err != nil {
+		return dropped, err
+	}
+	for _, f := range fns {
+		if f.exists && f.marked {
+			if err := execSQL(ctx, conn, "drop function "+f.name); err != nil {
+				return dropped, fmt.Errorf("drop function %s: %w", f.name, err)
+			}
+			dropped = append(dropped, f.name)
+		}
 	}
 	return dropped, nil
 }

@@ -34,6 +34,10 @@ type Meta struct {
 	// New returns a workload with default parameters. Parameters are then
 	// set through Flagser (if implemented) before any other method is used.
 	New func() Workload
+	// TestFlags give the smallest instance worth testing end to end (e.g.
+	// tpcc: --warehouses 1), for tests that exercise every workload; nil
+	// when the defaults are small already.
+	TestFlags []string
 }
 
 // Workload is one benchmark: its schema and data, and a way to run its
@@ -160,6 +164,49 @@ type Figure struct {
 	Value float64 `json:"value"` // in Unit
 	Unit  string  `json:"unit"`  // "new orders/min"
 	Note  string  `json:"note,omitempty"`
+	// Tx names the transaction type the figure belongs to ("rollbacks" of
+	// "new_order"); empty for a figure of the whole run.
+	Tx string `json:"tx,omitempty"`
+}
+
+// ProgressFigurer is implemented by workloads with a figure of merit worth
+// showing in every progress line (TPC-C: NOPM). The CLI calls it from one
+// goroutine, in time order, for consecutive spans of the run, with the
+// transactions committed per type in the span.
+type ProgressFigurer interface {
+	ProgressFigure(committed map[string]int64, span time.Duration) Figure
+}
+
+// Functioner is implemented by workloads whose init creates functions
+// (tpcc's stored procedures, made by PostLoad statements). The loader marks
+// them as pgarena's like its tables, refuses to replace same-named
+// functions it did not create, and drop removes them.
+type Functioner interface {
+	// Functions lists the signatures as to_regprocedure reads them:
+	// "name(int,text)".
+	Functions() []string
+}
+
+// InitPreparer is implemented by workloads whose schema depends on the
+// target (tpcc: distributed tables when the citus extension is there). The
+// loader calls PrepareInit before Tables, on its first connection.
+type InitPreparer interface {
+	PrepareInit(ctx context.Context, conn *pgx.Conn) error
+}
+
+// Distributor is implemented by workloads that distribute their tables on a
+// sharded target (tpcc on Citus). The loader runs Distribute's statements
+// after creating the tables and before loading them, each on its own (no
+// transaction block); when there are any, it loads without COPY FREEZE.
+type Distributor interface {
+	Distribute() []string
+}
+
+// QueryModeDefaulter is implemented by workloads whose natural query
+// protocol is not pgbench's simple one (tpcc: prepared). The CLI uses it
+// when -M is not given; the value is one of simple, extended, prepared.
+type QueryModeDefaulter interface {
+	DefaultQueryMode() string
 }
 
 // Seeder is implemented by workloads whose initial data depends on a seed

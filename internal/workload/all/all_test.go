@@ -21,7 +21,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // TestEveryWorkload loads every registered workload with its default
-// parameters, runs it briefly under each query protocol and checks its
+// parameters (made small by Meta.TestFlags), runs it briefly under each query protocol and checks its
 // consistency after each run: adding a workload to the registry is enough
 // to have it tested end to end.
 func TestEveryWorkload(t *testing.T) {
@@ -40,6 +40,18 @@ func TestEveryWorkload(t *testing.T) {
 			w := meta.New()
 			if err := w.Validate(); err != nil {
 				t.Fatalf("defaults do not validate: %v", err)
+			}
+			if len(meta.TestFlags) > 0 {
+				fl, ok := w.(workload.Flagser)
+				if !ok {
+					t.Fatalf("TestFlags %v but no flags", meta.TestFlags)
+				}
+				if err := fl.Flags().Parse(meta.TestFlags); err != nil {
+					t.Fatalf("TestFlags: %v", err)
+				}
+				if err := w.Validate(); err != nil {
+					t.Fatalf("TestFlags do not validate: %v", err)
+				}
 			}
 			dial := func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, cfg, "") }
 			if _, err := loader.Init(ctx, dial, w, loader.Options{Workers: 2}); err != nil {
