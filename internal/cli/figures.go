@@ -81,7 +81,7 @@ func (fw *figureWindow) end(ctx context.Context, notef func(string, ...any)) []m
 	}
 	var out []metrics.Figure
 	for _, f := range fw.rep.Figures(fw.before, after, time.Since(fw.start), fw.committed) {
-		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note})
+		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx})
 	}
 	return out
 }

@@ -98,7 +98,7 @@ autostop rule, 130 interrupted.`,
 		fl.VarP(seconds{&f.duration}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t); per step in a sweep")
 		fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client (instead of -T)")
 		fl.VarP(seconds{&f.progress}, "progress", "P", "print a progress line every this many seconds (0: off)")
-		fl.StringVarP(&f.protocol, "protocol", "M", "simple", "query protocol: simple, extended or prepared")
+		fl.StringVarP(&f.protocol, "protocol", "M", "", "query protocol: simple, extended or prepared (default: simple; tpcc: prepared)")
 		fl.BoolVarP(&f.connectPerTx, "connect", "C", false, "open a new connection for every transaction")
 		fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock (retries are counted)")
 		fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")
@@ -166,6 +166,12 @@ func (f *runFlags) validate(cmd *cobra.Command) error {
 
 func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) error {
 	ctx := cmd.Context()
+	if !cmd.Flags().Changed("protocol") {
+		f.protocol = "simple"
+		if d, ok := w.(workload.QueryModeDefaulter); ok {
+			f.protocol = d.DefaultQueryMode()
+		}
+	}
 	if err := f.validate(cmd); err != nil {
 		return err
 	}
@@ -448,6 +454,7 @@ func (a *app) runSteps(ctx context.Context, w workload.Workload, dial driver.Dia
 		}
 		var stepAcc metrics.Accumulator
 		prog := &progressPrinter{w: a.Stderr, every: f.progress}
+		prog.figure, _ = w.(workload.ProgressFigurer)
 		rec := metrics.NewRecorder(w.TxTypes(), time.Now())
 		stepNo := 0
 		if sweep {
@@ -684,6 +691,7 @@ func writeJSON(w io.Writer, v any) error {
 type progressPrinter struct {
 	w       io.Writer
 	every   time.Duration
+	figure  workload.ProgressFigurer // nil: none
 	start   time.Time
 	pending []metrics.Interval
 	last    time.Duration
@@ -699,7 +707,20 @@ func (p *progressPrinter) add(iv metrics.Interval) {
 	p.pending = append(p.pending, iv)
 	elapsed := iv.End.Sub(p.start)
 	if elapsed-p.last >= p.every-time.Millisecond {
-		fmt.Fprintln(p.w, report.ProgressLine(elapsed, p.pending))
+		var extra []string
+		if p.figure != nil {
+			committed := map[string]int64{}
+			var span time.Duration
+			for _, iv := range p.pending {
+				span += iv.Duration()
+				for _, t := range iv.Tx {
+					committed[t.Name] += t.Count
+				}
+			}
+			f := p.figure.ProgressFigure(committed, span)
+			extra = append(extra, fmt.Sprintf("%s %.0f", f.Name, f.Value))
+		}
+		fmt.Fprintln(p.w, report.ProgressLine(elapsed, p.pending, extra...))
 		p.pending = p.pending[:0]
 		p.last = elapsed
 	}

@@ -53,6 +53,9 @@ func (w *Workload) Figures(before, after map[string]float64, elapsed time.Durati
 		{Name: "tpm", Value: math.Round((after["xacts"] - before["xacts"]) / mins), Unit: "transactions/min",
 			Note: "server-wide: pg_stat_database xact_commit + xact_rollback delta (HammerDB's TPM)"},
 	}
+	figs = append(figs, workload.Figure{Name: "rollbacks", Tx: txNames[txNewOrder],
+		Value: after["rollbacks"] - before["rollbacks"], Unit: "new orders",
+		Note: "rolled back by the 1% rule of clause 2.4.1.4, counted as completed"})
 	if w.warehouses > 0 {
 		// tpmC efficiency: the share of the maximum 12.86 tpmC per warehouse
 		// (clause 4.2: 10 terminals at the minimum keying and think times).
@@ -61,4 +64,19 @@ func (w *Workload) Figures(before, after map[string]float64, elapsed time.Durati
 			Note: "NOPM / (12.86 × warehouses)"})
 	}
 	return figs
+}
+
+// ProgressFigure implements workload.ProgressFigurer: NOPM over a span of
+// the run as the clients count it (new-orders committed, less those rolled
+// back since the previous call). The database's count is read only at the
+// start and the end of the run.
+func (w *Workload) ProgressFigure(committed map[string]int64, span time.Duration) workload.Figure {
+	rb := w.rollbacks.Load()
+	newOrders := committed[txNames[txNewOrder]] - (rb - w.progressRollbacks)
+	w.progressRollbacks = rb
+	f := workload.Figure{Name: "nopm", Unit: "new orders/min"}
+	if span > 0 {
+		f.Value = math.Round(float64(max(newOrders, 0)) / span.Minutes())
+	}
+	return f
 }

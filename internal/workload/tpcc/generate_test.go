@@ -93,7 +93,7 @@ func TestConstants(t *testing.T) {
 			t.Errorf("validDelta(%d, %d) = %v", tc.load, tc.run, !tc.ok)
 		}
 	}
-	if p := New().Params(); p["c_last_load"] == p["c_last_run"] || p["warehouses"] != "1" {
+	if p := New().Params(); p["c_last_load"] == p["c_last_run"] || p["warehouses"] != "10" {
 		t.Errorf("Params = %v", p)
 	}
 }

@@ -31,6 +31,10 @@ var procSignatures = []string{
 	"pgarena_tpcc_stock_level(int,int,int)",
 }
 
+// Functions implements workload.Functioner: the functions of
+// --stored-procs, which init always creates.
+func (w *Workload) Functions() []string { return procSignatures }
+
 // procDDL creates the functions.
 var procDDL = []string{
 	// New-Order, clause 2.4.2.2; lines are processed in the order given.

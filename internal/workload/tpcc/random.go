@@ -15,8 +15,7 @@ type constants struct {
 	cLastLoad, cLastRun, cID, cOLIID int64
 }
 
-// constantsFor derives the constants from the data seed, so that init and
-// run agree without storing them.
+// constantsFor derives the constants from a seed.
 func constantsFor(seed uint64) constants {
 	rng := rand.New(rand.NewPCG(seed, 0x7470_6363_4e55_5241)) // "tpccNURA"
 	c := constants{
@@ -24,6 +23,15 @@ func constantsFor(seed uint64) constants {
 		cID:       randgen.Uniform(rng, 0, 1023),
 		cOLIID:    randgen.Uniform(rng, 0, 8191),
 	}
+	c.cLastRun = runCLast(c.cLastLoad, seed)
+	return c
+}
+
+// runCLast returns a run's C for C_LAST given the load's: at a distance
+// drawn (from seed) in [65, 119] other than 96 and 112 (clause 2.1.6.1),
+// and within [0, 255].
+func runCLast(load int64, seed uint64) int64 {
+	rng := rand.New(rand.NewPCG(seed, 0x7470_6363_4465_6c74)) // "tpccDelt"
 	var deltas []int64
 	for d := int64(65); d <= 119; d++ {
 		if d != 96 && d != 112 {
@@ -31,12 +39,10 @@ func constantsFor(seed uint64) constants {
 		}
 	}
 	d := deltas[rng.IntN(len(deltas))]
-	if c.cLastLoad+d <= 255 {
-		c.cLastRun = c.cLastLoad + d
-	} else {
-		c.cLastRun = c.cLastLoad - d // cLastLoad > 136 > d
+	if load+d <= 255 {
+		return load + d
 	}
-	return c
+	return load - d // load > 255-d ≥ 136 > d
 }
 
 // syllables of customer last names (clause 4.3.2.3).

@@ -1,13 +1,22 @@
 package tpcc
 
-import "github.com/pgarena/pgarena/internal/workload"
+import (
+	"fmt"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// cLastComment starts the comment init puts on customer.c_last: the NURand
+// constant C the load drew C_LAST with, which a run needs for the rule of
+// clause 2.1.6.1.
+const cLastComment = "pgarena: NURand C of C_LAST at load = "
 
 // Tables implements workload.Workload: the nine tables of clause 1.3 with
 // HammerDB's PostgreSQL column names, in the order of clause 1.3. Keys and
 // indexes (HammerDB's names) are built after the load.
 func (w *Workload) Tables() []workload.Table {
-	g := &generator{seed: w.dataSeed, warehouses: w.warehouses, c: constantsFor(w.dataSeed)}
-	return []workload.Table{
+	g := &generator{seed: w.seed, warehouses: w.warehouses, c: constantsFor(w.seed)}
+	tables := []workload.Table{
 		{
 			Name: "warehouse",
 			Create: []string{`create table warehouse (w_id integer not null, w_ytd numeric(12,2), w_tax numeric(4,4),
@@ -42,6 +51,7 @@ func (w *Workload) Tables() []workload.Table {
 			PostLoad: []string{
 				"alter table customer add constraint customer_i1 primary key (c_w_id, c_d_id, c_id)",
 				"create unique index customer_i2 on customer (c_w_id, c_d_id, c_last, c_first, c_id)",
+				fmt.Sprintf("comment on column customer.c_last is '%s%d'", cLastComment, g.c.cLastLoad),
 			},
 		},
 		{
@@ -100,4 +110,13 @@ func (w *Workload) Tables() []workload.Table {
 			PostLoad: []string{"alter table stock add constraint stock_i1 primary key (s_w_id, s_i_id)"},
 		},
 	}
+	if w.citus {
+		tables[0].PostLoad = append(tables[0].PostLoad, citusFunctionDDL()...)
+	}
+	if w.fillfactor < 100 {
+		for i := range tables {
+			tables[i].Create[0] += fmt.Sprintf(" with (fillfactor = %d)", w.fillfactor)
+		}
+	}
+	return tables
 }

@@ -6,7 +6,7 @@
 // load.
 //
 // Initial data follows clause 4.3.3.1 and is a pure function of
-// (--data-seed, table, batch): item is one set of 100,000 rows; every
+// (--seed, table, batch): item is one set of 100,000 rows; every
 // warehouse adds 10 districts, 100,000 stock rows, and per district 3,000
 // customers, 3,000 history rows, 3,000 orders (customer ids a random
 // permutation), 5..15 order lines each, and 900 new orders (orders
@@ -30,9 +30,12 @@
 // sum(D_NEXT_O_ID), leaves them out; a summary that wants to match it
 // subtracts Rollbacks or reads the database.
 //
-// The NURand constants C (clause 2.1.6) derive from --data-seed: init and
-// run use the same flag value, and the run's C for C_LAST differs from the
-// load's as clause 2.1.6.1 requires.
+// The NURand constants C (clause 2.1.6) derive from --seed. Init records the
+// load's C for C_LAST in a comment on customer.c_last; a run reads it and
+// picks its own C for C_LAST at the distance clause 2.1.6.1 requires, even
+// when run and init were given different seeds. (A database loaded by
+// another tool has no such comment: the run then cannot know the load's C
+// and says so in its parameters.)
 //
 // Each client is a terminal of one home warehouse (HammerDB's virtual user):
 // client id i works on warehouse i mod W + 1 and, for stock-level, district
@@ -48,6 +51,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -82,6 +86,7 @@ func init() {
 		Name:        "tpcc",
 		Description: "TPC-C (rev. 5.11), HammerDB TPROC-C compatible schema",
 		New:         func() workload.Workload { return New() },
+		TestFlags:   []string{"--warehouses", "1"},
 	})
 }
 
@@ -90,7 +95,15 @@ type Workload struct {
 	warehouses    int
 	allWarehouses bool
 	storedProcs   bool
-	dataSeed      uint64
+	seed          uint64
+	fillfactor    int
+	// citus distributes the tables (citus.go): set by --citus, or by
+	// PrepareInit when the target has the extension.
+	citus      bool
+	shardCount int
+	// loadCLast is the C for C_LAST the data was loaded with, read by
+	// Prepare (-1: unknown, a database pgarena did not load).
+	loadCLast int64
 	// keyingThinking turns on the keying and think times of clause 5.2.5
 	// (pacing.go).
 	keyingThinking bool
@@ -99,16 +112,26 @@ type Workload struct {
 	// rollbacks counts new-orders rolled back by the 1% rule of clause
 	// 2.4.1.4, over all workers.
 	rollbacks atomic.Int64
+	// progressRollbacks is rollbacks at the last ProgressFigure call.
+	progressRollbacks int64
 }
 
-// New returns a tpcc workload with 1 warehouse.
+// defaultWarehouses is the size of `pgarena run tpcc` on the embedded
+// cluster and of `pgarena init tpcc` without --warehouses: about 1 GB,
+// loaded in well under a minute on two cores.
+const defaultWarehouses = 10
+
+// New returns a tpcc workload with the default parameters.
 func New() *Workload {
-	w := &Workload{}
+	w := &Workload{seed: 1}
+	w.loadCLast = constantsFor(w.seed).cLastLoad
 	fs := pflag.NewFlagSet("tpcc", pflag.ContinueOnError)
-	fs.IntVarP(&w.warehouses, "warehouses", "w", 1, "number of warehouses (init; a run reads it from the database and refuses a different value)")
+	fs.IntVarP(&w.warehouses, "warehouses", "w", defaultWarehouses, "number of warehouses (init; a run reads it from the database and refuses a different value)")
 	fs.BoolVar(&w.allWarehouses, "all-warehouses", false, "every transaction picks a random warehouse instead of the client's home warehouse")
 	fs.BoolVar(&w.storedProcs, "stored-procs", false, "run each transaction as one call of a PL/pgSQL function created at init (HammerDB's default on PostgreSQL)")
-	fs.Uint64Var(&w.dataSeed, "data-seed", 1, "seed of the initial data and of the NURand constants C (init and run must agree)")
+	fs.BoolVar(&w.citus, "citus", false, "distribute the tables on a Citus coordinator (init; automatic when the target has the citus extension)")
+	fs.IntVar(&w.shardCount, "shard-count", defaultShardCount, "shards per distributed table with Citus (init; 48 divides evenly over 1, 2, 3, 4, 6, 8, 12, 16, 24 or 48 workers)")
+	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fillfactor of the tables (init; 10..100, lower leaves room in each page for HOT updates)")
 	fs.BoolVar(&w.keyingThinking, "keying-thinking", false, "emulate terminal users (TPC-C clause 5.2.5): before each transaction a keying time (new_order 18 s, payment 3 s, others 2 s), after it a think time (exponential, mean 12/12/10/5/5 s), neither in latency; a client then runs about 1 transaction per 21 s, so 10 clients per warehouse give at most 12.86 NOPM per warehouse (closed loop only: ignored with --rate/--schedule)")
 	w.flags = fs
 	return w
@@ -128,7 +151,60 @@ func (w *Workload) Validate() error {
 	if w.warehouses < 1 {
 		return fmt.Errorf("warehouses must be at least 1 (got %d)", w.warehouses)
 	}
+	if w.fillfactor < 10 || w.fillfactor > 100 {
+		return fmt.Errorf("--fillfactor must be between 10 and 100 (got %d)", w.fillfactor)
+	}
+	if err := validateShardCount(w.shardCount); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
 	return nil
+}
+
+// PrepareInit implements workload.InitPreparer: with the citus extension
+// on the target, init distributes the tables.
+func (w *Workload) PrepareInit(ctx context.Context, conn *pgx.Conn) error {
+	var has bool
+	if err := conn.QueryRow(ctx, "select exists (select 1 from pg_extension where extname = 'citus')").Scan(&has); err != nil {
+		return fmt.Errorf("tpcc: look for the citus extension: %w", err)
+	}
+	if w.citus && !has {
+		return errors.New("--citus: the target has no citus extension (run `create extension citus` on the coordinator, or leave out --citus)")
+	}
+	w.citus = has
+	return nil
+}
+
+// Distribute implements workload.Distributor: Citus's distribution of the
+// tables (the functions are distributed with their creation, in PostLoad).
+func (w *Workload) Distribute() []string {
+	if !w.citus {
+		return nil
+	}
+	return citusDDL(citusOptions{shardCount: w.shardCount})
+}
+
+// SetSeed implements workload.Seeder: the seed of the initial data and of
+// the NURand constants.
+func (w *Workload) SetSeed(seed uint64) {
+	w.seed = seed
+	w.loadCLast = constantsFor(seed).cLastLoad
+}
+
+// DefaultQueryMode implements workload.QueryModeDefaulter: prepared. The
+// transactions repeat a few dozen statements with new parameters; parsing
+// and planning each again would measure the planner more than the
+// benchmark (and halves NOPM on a small server).
+func (w *Workload) DefaultQueryMode() string { return "prepared" }
+
+// constants returns the NURand constants of a run: C_ID and C_OL_I_ID from
+// the seed, C_LAST at the distance of clause 2.1.6.1 from the load's.
+func (w *Workload) constants() constants {
+	c := constantsFor(w.seed)
+	if w.loadCLast >= 0 {
+		c.cLastLoad = w.loadCLast
+		c.cLastRun = runCLast(w.loadCLast, w.seed)
+	}
+	return c
 }
 
 // ValidateRun implements workload.RunValidator. In home-warehouse mode each
@@ -154,16 +230,20 @@ func (w *Workload) Rollbacks() int64 { return w.rollbacks.Load() }
 
 // Params implements workload.Parameterizer.
 func (w *Workload) Params() map[string]string {
-	c := constantsFor(w.dataSeed)
+	c := w.constants()
+	load := strconv.Itoa(int(c.cLastLoad))
+	if w.loadCLast < 0 {
+		load = "unknown (database not loaded by pgarena)"
+	}
 	return map[string]string{
-		"warehouses":     strconv.Itoa(w.warehouses),
-		"all_warehouses": strconv.FormatBool(w.allWarehouses),
-		"stored_procs":   strconv.FormatBool(w.storedProcs),
-		"data_seed":      strconv.FormatUint(w.dataSeed, 10),
-		"c_last_load":    strconv.Itoa(int(c.cLastLoad)),
-		"c_last_run":     strconv.Itoa(int(c.cLastRun)),
-		"c_id":           strconv.Itoa(int(c.cID)),
-		"c_ol_i_id":      strconv.Itoa(int(c.cOLIID)),
+		"warehouses":      strconv.Itoa(w.warehouses),
+		"all_warehouses":  strconv.FormatBool(w.allWarehouses),
+		"stored_procs":    strconv.FormatBool(w.storedProcs),
+		"keying_thinking": strconv.FormatBool(w.keyingThinking),
+		"c_last_load":     load,
+		"c_last_run":      strconv.Itoa(int(c.cLastRun)),
+		"c_id":            strconv.Itoa(int(c.cID)),
+		"c_ol_i_id":       strconv.Itoa(int(c.cOLIID)),
 	}
 }
 
@@ -205,6 +285,17 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 		}
 	}
 	w.warehouses = n
+	var comment string
+	if err := conn.QueryRow(ctx, `select coalesce(col_description('customer'::regclass, attnum), '')
+		from pg_attribute where attrelid = 'customer'::regclass and attname = 'c_last'`).Scan(&comment); err != nil {
+		return fmt.Errorf("tpcc: read the load's NURand constant: %w", err)
+	}
+	w.loadCLast = -1
+	if c, ok := strings.CutPrefix(comment, cLastComment); ok {
+		if v, err := strconv.ParseInt(c, 10, 64); err == nil && v >= 0 && v <= 255 {
+			w.loadCLast = v
+		}
+	}
 	return nil
 }
 

@@ -146,7 +146,7 @@ func runWorkers(t *testing.T, w *Workload, dsn string, mode pgx.QueryExecMode, c
 }
 
 func TestOneWarehouse(t *testing.T) {
-	w := newWorkload(t)
+	w := newWorkload(t, "-w", "1")
 	dsn := initDB(t, w)
 	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	ctx := context.Background()
@@ -167,6 +167,27 @@ func TestOneWarehouse(t *testing.T) {
 		}
 		if err := newWorkload(t, "--warehouses", "1").Prepare(ctx, conn); err != nil {
 			t.Fatal(err)
+		}
+		// The load's C for C_LAST comes from the database, whatever the
+		// run's seed: the run's C keeps the distance of clause 2.1.6.1.
+		rw := newWorkload(t)
+		rw.SetSeed(7)
+		if err := rw.Prepare(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+		c := rw.constants()
+		if load := constantsFor(1).cLastLoad; c.cLastLoad != load || !validDelta(c.cLastLoad, c.cLastRun) {
+			t.Fatalf("run constants %+v: want C_LAST load %d and a valid delta", c, load)
+		}
+		if _, err := conn.Exec(ctx, "comment on column customer.c_last is null"); err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Exec(ctx, fmt.Sprintf("comment on column customer.c_last is '%s%d'", cLastComment, constantsFor(1).cLastLoad)) //nolint:errcheck
+		if err := rw.Prepare(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+		if p := rw.Params()["c_last_load"]; !strings.HasPrefix(p, "unknown") {
+			t.Fatalf("c_last_load without the comment = %q, want unknown", p)
 		}
 	})
 	t.Run("check finds breakage", func(t *testing.T) { checkFindsBreakage(t, conn) })

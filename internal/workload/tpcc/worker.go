@@ -36,7 +36,7 @@ func newWorker(w *Workload, id int, rng *rand.Rand) *worker {
 	wk := &worker{
 		w:     w,
 		rng:   rng,
-		c:     constantsFor(w.dataSeed),
+		c:     w.constants(),
 		homeW: id%w.warehouses + 1,
 		homeD: id/w.warehouses%districtsPerWH + 1,
 		pos:   deckSize,
