@@ -109,6 +109,13 @@ func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload
 	fmt.Fprintf(a.Stderr, "init %s done: %d rows in %.2f s (create %.2f s, load %.2f s, keys %.2f s, vacuum %.2f s)\n",
 		name, stats.Rows, stats.Total.Seconds(), stats.Create.Seconds(), stats.Load.Seconds(),
 		stats.PostLoad.Seconds(), stats.Vacuum.Seconds())
+	if stats.Slice != nil {
+		if stats.Slice.KeysBuilt {
+			fmt.Fprintf(a.Stderr, "this slice completed the data set: keys and indexes built; %s is ready to run\n", name)
+		} else {
+			fmt.Fprintf(a.Stderr, "slice recorded; the loader of the slice that completes the data set builds the keys and indexes (until then %s is not ready to run)\n", name)
+		}
+	}
 	return nil
 }
 

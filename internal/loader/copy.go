@@ -24,7 +24,7 @@ const copyChunk = 256 << 10
 // copyTable streams batches of t, claimed one at a time with next, into
 // one binary COPY on conn. With freeze, the COPY is FREEZE and the caller
 // must have created or truncated t in the current transaction.
-func copyTable(ctx context.Context, conn *pgx.Conn, t *workload.Table, freeze bool, next func() (int, bool), progress Progress) (int64, error) {
+func copyTable(ctx context.Context, conn *pgx.Conn, t *workload.Table, freeze bool, next func() (int, bool), idx int, progress Progress) (int64, error) {
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		cols[i] = pgx.Identifier{c}.Sanitize()
@@ -42,7 +42,7 @@ func copyTable(ctx context.Context, conn *pgx.Conn, t *workload.Table, freeze bo
 	if freeze {
 		opts += ", freeze"
 	}
-	r := &copyReader{ctx: ctx, fill: t.Rows.Fill, next: next, enc: enc, progress: progress,
+	r := &copyReader{ctx: ctx, fill: t.Rows.Fill, next: next, enc: enc, progress: progress, idx: idx,
 		buf: append(make([]byte, 0, copyChunk+64<<10), "PGCOPY\n\377\r\n\000\000\000\000\000\000\000\000\000"...)}
 	tag, err := conn.PgConn().CopyFrom(ctx, r, "copy "+t.Name+" ("+colList+") from stdin with ("+opts+")")
 	// pgconn reads r on its own goroutine and, when the context is
@@ -68,6 +68,7 @@ type copyReader struct {
 	next     func() (int, bool)
 	enc      *rowEncoder
 	progress Progress
+	idx      int // the table's index for progress
 
 	batch [][]any
 	buf   []byte
@@ -126,7 +127,7 @@ func (r *copyReader) refill() error {
 		}
 		r.rows.Add(int64(len(r.batch)))
 		if r.progress != nil {
-			r.progress.Add(int64(len(r.batch)))
+			r.progress.Add(r.idx, int64(len(r.batch)))
 		}
 	}
 	return nil

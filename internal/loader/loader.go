@@ -55,16 +55,25 @@ import (
 // Dialer opens a new connection to the target.
 type Dialer func(ctx context.Context) (*pgx.Conn, error)
 
-// Progress receives the loader's progress. Add is called concurrently from
-// the loading connections.
+// Progress receives the loader's progress. Add and TableDone are called
+// concurrently from the loading connections.
 type Progress interface {
-	// Begin is called at the start of the load phase with the total rows.
-	Begin(totalRows int64)
-	// Add reports rows generated and sent.
-	Add(rows int64)
+	// Begin is called at the start of the load phase with the tables to
+	// load and the rows expected in each (an estimate where batches vary).
+	Begin(tables []TableRows)
+	// Add reports rows of tables[table] generated and sent.
+	Add(table int, rows int64)
+	// TableDone reports tables[table] loaded (committed), with its rows.
+	TableDone(table int, rows int64)
 	// Phase names the phase starting: "create tables", "load", "primary
 	// keys", "vacuum analyze".
 	Phase(name string)
+}
+
+// TableRows is a table to load and the rows expected.
+type TableRows struct {
+	Name string
+	Rows int64
 }
 
 // Options tune Init.
@@ -83,6 +92,14 @@ type Options struct {
 type Stats struct {
 	Rows                                  int64
 	Create, Load, PostLoad, Vacuum, Total time.Duration
+	// Slice is set for a slice's load (workload.Slicer).
+	Slice *SliceStats
+}
+
+// SliceStats tell what a slice's load did beyond its rows.
+type SliceStats struct {
+	// KeysBuilt: this slice completed the set and built the keys.
+	KeysBuilt bool
 }
 
 // Init (re)creates the tables of w and fills them. Existing tables of w are
@@ -106,6 +123,11 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 	}
 	if opts.Progress == nil {
 		opts.Progress = nopProgress{}
+	}
+	if sl, ok := w.(workload.Slicer); ok {
+		if s, ok := sl.Slice(); ok {
+			return initSlice(ctx, dial, w, s, opts)
+		}
 	}
 	conn, err := dial(ctx)
 	if err != nil {
@@ -141,11 +163,12 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 
 	opts.Progress.Phase("load")
 	t0 = time.Now()
-	var total int64
-	for _, t := range tables {
-		total += t.Rows.Rows
-	}
-	opts.Progress.Begin(total)
+	jobs := loadJobs(tables, func(t *workload.Table) jobMode {
+		if partitioned[t.Name] {
+			return jobShared
+		}
+		return jobFrozen
+	}, nil, opts.Progress)
 	conns := []*pgx.Conn{conn}
 	defer func() {
 		for _, c := range conns[1:] {
@@ -159,7 +182,7 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 		}
 		conns = append(conns, c)
 	}
-	if st.Rows, err = load(ctx, conns, tables, partitioned, opts.Progress); err != nil {
+	if st.Rows, err = load(ctx, conns, jobs, opts.Progress); err != nil {
 		return st, err
 	}
 	st.Load = time.Since(t0)
@@ -246,13 +269,34 @@ func create(ctx context.Context, conn *pgx.Conn, w workload.Workload, tables []w
 	return partitioned, nil
 }
 
-// loadJob is one table to load: either claimed whole by one connection
-// (frozen), or shared by all, batch by batch.
+// jobMode is how a table is loaded.
+type jobMode int
+
+const (
+	// jobFrozen: by one connection, in one transaction that truncates the
+	// table and COPYs with FREEZE.
+	jobFrozen jobMode = iota
+	// jobShared: by every connection at once, each claiming batches in
+	// turn (partitioned or distributed tables).
+	jobShared
+	// jobSlice: by one connection, in one transaction that deletes the
+	// slice's rows and COPYs them anew (tables shared by slices).
+	jobSlice
+)
+
+// loadJob is one table to load.
 type loadJob struct {
 	t       *workload.Table
-	freeze  bool
+	idx     int // in the Progress's tables
+	mode    jobMode
+	clear   string // jobSlice: the delete statement, or ""
 	claimed atomic.Bool
 	next    atomic.Int64
+	// jobShared: connections copying it now, rows loaded, and whether
+	// TableDone was reported.
+	copying  atomic.Int32
+	loaded   atomic.Int64
+	reported atomic.Bool
 }
 
 // claim returns the next batch of a shared job.
@@ -261,17 +305,30 @@ func (j *loadJob) claim() (int, bool) {
 	return int(i), i < int64(j.t.Rows.N)
 }
 
-// load fills the tables over conns. Frozen jobs are taken largest first so
-// the longest starts earliest; every connection then helps with the shared
-// (partitioned) ones.
-func load(ctx context.Context, conns []*pgx.Conn, tables []workload.Table, partitioned map[string]bool, progress Progress) (int64, error) {
+// loadJobs makes a job of every table with rows and tells progress.
+func loadJobs(tables []workload.Table, mode func(*workload.Table) jobMode, clear func(string) string, progress Progress) []*loadJob {
 	var jobs []*loadJob
+	var rows []TableRows
 	for i := range tables {
 		t := &tables[i]
-		if t.Rows.N > 0 {
-			jobs = append(jobs, &loadJob{t: t, freeze: !partitioned[t.Name]})
+		if t.Rows.N == 0 {
+			continue
 		}
+		j := &loadJob{t: t, idx: len(rows), mode: mode(t)}
+		if clear != nil {
+			j.clear = clear(t.Name)
+		}
+		jobs = append(jobs, j)
+		rows = append(rows, TableRows{Name: t.Name, Rows: t.Rows.Rows})
 	}
+	progress.Begin(rows)
+	return jobs
+}
+
+// load fills the tables of jobs over conns. Whole-table jobs are taken
+// largest first so the longest starts earliest; every connection then
+// helps with the shared ones.
+func load(ctx context.Context, conns []*pgx.Conn, jobs []*loadJob, progress Progress) (int64, error) {
 	sortJobs(jobs)
 	var rows atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
@@ -281,13 +338,22 @@ func load(ctx context.Context, conns []*pgx.Conn, tables []workload.Table, parti
 				var n int64
 				var err error
 				switch {
-				case j.freeze:
+				case j.mode != jobShared:
 					if !j.claimed.CompareAndSwap(false, true) {
 						continue
 					}
-					n, err = loadFrozen(gctx, c, j, progress)
+					n, err = loadWhole(gctx, c, j, progress)
+					if err == nil {
+						progress.TableDone(j.idx, n)
+					}
 				case j.next.Load() < int64(j.t.Rows.N):
-					n, err = copyTable(gctx, c, j.t, false, j.claim, progress)
+					j.copying.Add(1)
+					n, err = copyTable(gctx, c, j.t, false, j.claim, j.idx, progress)
+					j.loaded.Add(n)
+					// the last connection out reports the table
+					if j.copying.Add(-1) == 0 && err == nil && j.reported.CompareAndSwap(false, true) {
+						progress.TableDone(j.idx, j.loaded.Load())
+					}
 				}
 				if err != nil {
 					return fmt.Errorf("load %s: %w", j.t.Name, err)
@@ -303,18 +369,25 @@ func load(ctx context.Context, conns []*pgx.Conn, tables []workload.Table, parti
 	return rows.Load(), nil
 }
 
-// loadFrozen loads a whole table in one transaction that truncates it
-// first, so COPY may FREEZE (PostgreSQL requires the table to be created or
-// truncated in the current transaction).
-func loadFrozen(ctx context.Context, c *pgx.Conn, j *loadJob, progress Progress) (int64, error) {
+// loadWhole loads a whole table (or a slice's part of it) in one
+// transaction that first truncates it, so COPY may FREEZE (PostgreSQL
+// requires the table to be created or truncated in the current
+// transaction), or deletes the slice's rows.
+func loadWhole(ctx context.Context, c *pgx.Conn, j *loadJob, progress Progress) (int64, error) {
 	if err := execSQL(ctx, c, "begin"); err != nil {
 		return 0, err
 	}
 	n, err := func() (int64, error) {
-		if err := execSQL(ctx, c, "truncate "+j.t.Name); err != nil {
-			return 0, err
+		first := "truncate " + j.t.Name
+		if j.mode == jobSlice {
+			first = j.clear
 		}
-		n, err := copyTable(ctx, c, j.t, true, j.claim, progress)
+		if first != "" {
+			if err := execSQL(ctx, c, first); err != nil {
+				return 0, err
+			}
+		}
+		n, err := copyTable(ctx, c, j.t, j.mode == jobFrozen, j.claim, j.idx, progress)
 		if err != nil {
 			return n, err
 		}
@@ -424,6 +497,7 @@ func closeConn(c *pgx.Conn) {
 
 type nopProgress struct{}
 
-func (nopProgress) Begin(int64)  {}
-func (nopProgress) Add(int64)    {}
-func (nopProgress) Phase(string) {}
+func (nopProgress) Begin([]TableRows)    {}
+func (nopProgress) Add(int, int64)       {}
+func (nopProgress) TableDone(int, int64) {}
+func (nopProgress) Phase(string)         {}

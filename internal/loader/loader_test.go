@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,10 +83,39 @@ type countingProgress struct {
 	begin  atomic.Int64
 	rows   atomic.Int64
 	phases []string
+
+	mu     sync.Mutex
+	tables []TableRows
+	added  map[int]int64
+	done   map[string]int64 // rows by table, from TableDone
 }
 
-func (p *countingProgress) Begin(n int64)     { p.begin.Store(n) }
-func (p *countingProgress) Add(n int64)       { p.rows.Add(n) }
+func (p *countingProgress) Begin(tables []TableRows) {
+	var n int64
+	for _, t := range tables {
+		n += t.Rows
+	}
+	p.begin.Store(n)
+	p.tables = tables
+	p.added, p.done = map[int]int64{}, map[string]int64{}
+}
+
+func (p *countingProgress) Add(table int, n int64) {
+	p.rows.Add(n)
+	p.mu.Lock()
+	p.added[table] += n
+	p.mu.Unlock()
+}
+
+func (p *countingProgress) TableDone(table int, n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, dup := p.done[p.tables[table].Name]; dup {
+		panic("TableDone twice for " + p.tables[table].Name)
+	}
+	p.done[p.tables[table].Name] = n
+}
+
 func (p *countingProgress) Phase(name string) { p.phases = append(p.phases, name) }
 
 func TestInitMarksAndReports(t *testing.T) {
@@ -106,6 +136,14 @@ func TestInitMarksAndReports(t *testing.T) {
 	}
 	if want := int64(200022); st.Rows != want || p.begin.Load() != want || p.rows.Load() != want {
 		t.Errorf("rows: stats %d, progress begin %d add %d, want %d", st.Rows, p.begin.Load(), p.rows.Load(), want)
+	}
+	for i, tr := range p.tables {
+		if p.done[tr.Name] != tr.Rows || p.added[i] != tr.Rows {
+			t.Errorf("table %s: expected %d rows, added %d, done with %d", tr.Name, tr.Rows, p.added[i], p.done[tr.Name])
+		}
+	}
+	if len(p.done) != 3 { // pgbench_history starts empty
+		t.Errorf("TableDone for %v, want the 3 tables with rows", p.done)
 	}
 	if want := []string{"create tables", "load", "primary keys", "vacuum analyze"}; !slices.Equal(p.phases, want) {
 		t.Errorf("phases = %v, want %v", p.phases, want)

@@ -14,15 +14,30 @@ import (
 // a table whose comment starts with it is pgarena's to drop.
 const markPrefix = "pgarena:"
 
-// ForeignTablesError is returned by Init when tables of the workload exist
-// that pgarena did not create (they lack its mark) and Options.Force is
+// ForeignTablesError is returned by Init when tables (or functions) of the
+// workload exist that pgarena did not create (they lack its mark) and Options.Force is
 // not set. Nothing was changed.
 type ForeignTablesError struct {
 	Tables []string
 }
 
 func (e *ForeignTablesError) Error() string {
-	return "refusing to replace tables pgarena did not create: " + strings.Join(e.Tables, ", ") +
+	tables, fns := 0, 0
+	for _, t := range e.Tables {
+		if strings.Contains(t, "(") {
+			fns++
+		} else {
+			tables++
+		}
+	}
+	what := "tables"
+	switch {
+	case tables == 0:
+		what = "functions"
+	case fns > 0:
+		what = "tables and functions"
+	}
+	return "refusing to replace " + what + " pgarena did not create: " + strings.Join(e.Tables, ", ") +
 		" (pass --force to replace them)"
 }
 
@@ -218,8 +233,12 @@ func dropStatement(names []string) string {
 
 // markStatement marks a table as created by pgarena for workload.
 func markStatement(table, workload string) string {
-	return fmt.Sprintf("comment on table %s is '%s%s created by pgarena init; pgarena may drop it'",
-		table, markPrefix, strings.ReplaceAll(workload, "'", "''"))
+	return fmt.Sprintf("comment on table %s is %s", table, quoteLiteral(markComment(workload)))
+}
+
+// markComment is the mark of a table of workload.
+func markComment(workload string) string {
+	return markPrefix + workload + " created by pgarena init; pgarena may drop it"
 }
 
 // execSQL runs one statement over the simple protocol, whatever the

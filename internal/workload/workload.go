@@ -202,6 +202,28 @@ type Distributor interface {
 	Distribute() []string
 }
 
+// Slicer is implemented by workloads whose load can be split over several
+// pgarena processes (several machines), each loading a slice of the rows
+// into tables they share (tpcc --warehouse-range). When Slice reports
+// ok, Tables generates the slice's rows only.
+type Slicer interface {
+	Slice() (s Slice, ok bool)
+}
+
+// Slice is the part of a workload's data one loader makes.
+type Slice struct {
+	// Name tells the slice apart from the others ("1-50"): letters,
+	// digits and '-' only.
+	Name string
+	// Clear returns the statement that deletes the slice's rows of a
+	// table, so that a slice loaded again replaces its rows; "" when the
+	// slice has no rows in that table.
+	Clear func(table string) string
+	// Complete reports whether the slices named, loaded so far, make the
+	// whole data set (then keys and indexes are built).
+	Complete func(names []string) bool
+}
+
 // QueryModeDefaulter is implemented by workloads whose natural query
 // protocol is not pgbench's simple one (tpcc: prepared). The CLI uses it
 // when -M is not given; the value is one of simple, extended, prepared.

@@ -35,11 +35,18 @@ const (
 // generator makes the initial data of clause 4.3.3.1. Every batch draws
 // from its own generator seeded by (seed, table, batch), so a batch is a
 // pure function of those.
+//
+// A slice (--warehouse-range) generates the rows of warehouses first..last
+// only, the same rows a whole load makes for them; item belongs to the
+// slice that holds warehouse 1.
 type generator struct {
-	seed       uint64
-	warehouses int
-	c          constants
+	seed        uint64
+	first, last int // warehouses of the load (1..W, or the slice)
+	c           constants
 }
+
+// count is the number of warehouses the generator makes.
+func (g *generator) count() int { return g.last - g.first + 1 }
 
 func (g *generator) rng(table, batch int) *rand.Rand {
 	return rand.New(rand.NewPCG(g.seed, uint64(table)<<40|uint64(batch)))
@@ -67,25 +74,26 @@ func rows(dst [][]any, n, width int) [][]any {
 }
 
 // perDistrict makes Batches with one batch per (warehouse, district):
-// batch b is warehouse b/10+1, district b%10+1.
+// batch b is warehouse first + b/10, district b%10+1.
 func (g *generator) perDistrict(rowsPer int64, fill func(w, d int, dst [][]any) [][]any) workload.Batches {
-	n := g.warehouses * districtsPerWH
+	n := g.count() * districtsPerWH
 	return workload.Batches{
 		N:    n,
 		Rows: int64(n) * rowsPer,
 		Fill: func(i int, dst [][]any) [][]any {
-			return fill(i/districtsPerWH+1, i%districtsPerWH+1, dst)
+			return fill(g.first+i/districtsPerWH, i%districtsPerWH+1, dst)
 		},
 	}
 }
 
 // warehouseRows: clause 4.3.3.1, one row per warehouse, one batch.
 func (g *generator) warehouseRows() workload.Batches {
-	return workload.Batches{N: 1, Rows: int64(g.warehouses), Fill: func(_ int, dst [][]any) [][]any {
-		rng := g.rng(tabWarehouse, 0)
-		dst = rows(dst, g.warehouses, 9)
+	return workload.Batches{N: 1, Rows: int64(g.count()), Fill: func(_ int, dst [][]any) [][]any {
+		dst = rows(dst, g.count(), 9)
 		for i, r := range dst {
-			r[0] = int32(i + 1)
+			w := g.first + i
+			rng := g.rng(tabWarehouse, w-1)
+			r[0] = int32(w)
 			r[1] = numeric(30000000, -2) // W_YTD = 300,000.00
 			r[2] = numeric(randgen.Uniform(rng, 0, 2000), -4)
 			r[3] = aString(rng, 6, 10)
@@ -98,13 +106,16 @@ func (g *generator) warehouseRows() workload.Batches {
 
 // districtRows: clause 4.3.3.1, 10 per warehouse, one batch.
 func (g *generator) districtRows() workload.Batches {
-	n := g.warehouses * districtsPerWH
+	n := g.count() * districtsPerWH
 	return workload.Batches{N: 1, Rows: int64(n), Fill: func(_ int, dst [][]any) [][]any {
-		rng := g.rng(tabDistrict, 0)
 		dst = rows(dst, n, 11)
+		var rng *rand.Rand
 		for i, r := range dst {
+			if i%districtsPerWH == 0 {
+				rng = g.rng(tabDistrict, g.first+i/districtsPerWH-1)
+			}
 			r[0] = int16(i%districtsPerWH + 1)
-			r[1] = int32(i/districtsPerWH + 1)
+			r[1] = int32(g.first + i/districtsPerWH)
 			r[2] = numeric(3000000, -2) // D_YTD = 30,000.00
 			r[3] = numeric(randgen.Uniform(rng, 0, 2000), -4)
 			r[4] = int32(ordersPerDistrict + 1) // D_NEXT_O_ID = 3001
@@ -245,8 +256,12 @@ func (g *generator) newOrderRows() workload.Batches {
 	})
 }
 
-// itemRows: clause 4.3.3.1, 100,000 items in 10 batches, loaded once.
+// itemRows: clause 4.3.3.1, 100,000 items in 10 batches, loaded once (by
+// the slice holding warehouse 1).
 func (g *generator) itemRows() workload.Batches {
+	if g.first != 1 {
+		return workload.Batches{}
+	}
 	return workload.Batches{N: numItems / itemsPerBatch, Rows: numItems, Fill: func(b int, dst [][]any) [][]any {
 		rng := g.rng(tabItem, b)
 		dst = rows(dst, itemsPerBatch, 5)
@@ -264,7 +279,8 @@ func (g *generator) itemRows() workload.Batches {
 // stockRows: clause 4.3.3.1, 100,000 per warehouse in batches of 10,000.
 func (g *generator) stockRows() workload.Batches {
 	per := numItems / itemsPerBatch
-	return workload.Batches{N: g.warehouses * per, Rows: int64(g.warehouses) * numItems, Fill: func(b int, dst [][]any) [][]any {
+	return workload.Batches{N: g.count() * per, Rows: int64(g.count()) * numItems, Fill: func(b int, dst [][]any) [][]any {
+		b += (g.first - 1) * per // the batch number of a whole load
 		rng := g.rng(tabStock, b)
 		w, first := b/per+1, (b%per)*itemsPerBatch+1
 		dst = rows(dst, itemsPerBatch, 17)

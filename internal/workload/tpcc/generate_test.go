@@ -217,7 +217,7 @@ func TestFingerprint(t *testing.T) {
 			t.Errorf("%s: batch 0 differs when generated again", tb.Name)
 		}
 	}
-	const want = "90a82d4b5abdd239ee35563ebb438cdb2160c27cbb40fa98ce8c3a5e8703a16c"
+	const want = "0610ce8ad51a405180ab60c752946a53b7dd789011425a1c884abdb840397c1f"
 	if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
 		t.Errorf("fingerprint = %s, want %s", got, want)
 	}

@@ -15,7 +15,10 @@ const cLastComment = "pgarena: NURand C of C_LAST at load = "
 // HammerDB's PostgreSQL column names, in the order of clause 1.3. Keys and
 // indexes (HammerDB's names) are built after the load.
 func (w *Workload) Tables() []workload.Table {
-	g := &generator{seed: w.seed, warehouses: w.warehouses, c: constantsFor(w.seed)}
+	g := &generator{seed: w.seed, first: 1, last: w.warehouses, c: constantsFor(w.seed)}
+	if w.sliceFirst > 0 {
+		g.first, g.last = w.sliceFirst, w.sliceLast
+	}
 	tables := []workload.Table{
 		{
 			Name: "warehouse",

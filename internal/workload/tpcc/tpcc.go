@@ -101,6 +101,10 @@ type Workload struct {
 	// PrepareInit when the target has the extension.
 	citus      bool
 	shardCount int
+	// sliceText is --warehouse-range; sliceFirst..sliceLast its warehouses
+	// (0, 0: the whole load).
+	sliceText             string
+	sliceFirst, sliceLast int
 	// loadCLast is the C for C_LAST the data was loaded with, read by
 	// Prepare (-1: unknown, a database pgarena did not load).
 	loadCLast int64
@@ -131,6 +135,7 @@ func New() *Workload {
 	fs.BoolVar(&w.storedProcs, "stored-procs", false, "run each transaction as one call of a PL/pgSQL function created at init (HammerDB's default on PostgreSQL)")
 	fs.BoolVar(&w.citus, "citus", false, "distribute the tables on a Citus coordinator (init; automatic when the target has the citus extension)")
 	fs.IntVar(&w.shardCount, "shard-count", defaultShardCount, "shards per distributed table with Citus (init; 48 divides evenly over 1, 2, 3, 4, 6, 8, 12, 16, 24 or 48 workers)")
+	fs.StringVar(&w.sliceText, "warehouse-range", "", "load only warehouses FROM-TO of --warehouses (init; run one init per slice, from several machines at once if you like: the loader that completes the set builds the keys)")
 	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fillfactor of the tables (init; 10..100, lower leaves room in each page for HOT updates)")
 	fs.BoolVar(&w.keyingThinking, "keying-thinking", false, "emulate terminal users (TPC-C clause 5.2.5): before each transaction a keying time (new_order 18 s, payment 3 s, others 2 s), after it a think time (exponential, mean 12/12/10/5/5 s), neither in latency; a client then runs about 1 transaction per 21 s, so 10 clients per warehouse give at most 12.86 NOPM per warehouse (closed loop only: ignored with --rate/--schedule)")
 	w.flags = fs
@@ -157,7 +162,61 @@ func (w *Workload) Validate() error {
 	if err := validateShardCount(w.shardCount); err != nil {
 		return fmt.Errorf("--%w", err)
 	}
+	w.sliceFirst, w.sliceLast = 0, 0
+	if w.sliceText != "" {
+		a, b, ok := strings.Cut(w.sliceText, "-")
+		first, err1 := strconv.Atoi(a)
+		last, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || first < 1 || first > last || last > w.warehouses {
+			return fmt.Errorf("--warehouse-range %q: want FROM-TO with 1 <= FROM <= TO <= --warehouses (%d)", w.sliceText, w.warehouses)
+		}
+		w.sliceFirst, w.sliceLast = first, last
+	}
 	return nil
+}
+
+// warehouseColumn names each table's warehouse column (item has none).
+var warehouseColumn = map[string]string{
+	"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
+	"new_order": "no_w_id", "orders": "o_w_id", "order_line": "ol_w_id", "stock": "s_w_id",
+}
+
+// Slice implements workload.Slicer for --warehouse-range. The slices of
+// one database must not overlap; together they must cover 1..W.
+func (w *Workload) Slice() (workload.Slice, bool) {
+	if w.sliceFirst == 0 {
+		return workload.Slice{}, false
+	}
+	first, last := w.sliceFirst, w.sliceLast
+	return workload.Slice{
+		Name: fmt.Sprintf("%d-%d", first, last),
+		Clear: func(table string) string {
+			if col, ok := warehouseColumn[table]; ok {
+				return fmt.Sprintf("delete from %s where %s between %d and %d", table, col, first, last)
+			}
+			if table == "item" && first == 1 {
+				return "delete from item"
+			}
+			return ""
+		},
+		Complete: func(names []string) bool {
+			covered := make([]bool, w.warehouses+1)
+			for _, n := range names {
+				a, b, _ := strings.Cut(n, "-")
+				lo, _ := strconv.Atoi(a)
+				hi, _ := strconv.Atoi(b)
+				for i := max(lo, 1); i <= min(hi, w.warehouses); i++ {
+					covered[i] = true
+				}
+			}
+			for _, c := range covered[1:] {
+				if !c {
+					return false
+				}
+			}
+			return true
+		},
+	}, true
 }
 
 // PrepareInit implements workload.InitPreparer: with the citus extension
@@ -263,12 +322,21 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 	if missing != "" {
 		return fmt.Errorf("database is not initialised for tpcc (table %s is missing): run `pgarena init tpcc` first", missing)
 	}
-	var n int
-	if err := conn.QueryRow(ctx, "select count(*) from warehouse").Scan(&n); err != nil {
+	var n, maxID int
+	var mark string
+	if err := conn.QueryRow(ctx, `select count(*), coalesce(max(w_id), 0),
+		coalesce(obj_description('warehouse'::regclass, 'pg_class'), '') from warehouse`).Scan(&n, &maxID, &mark); err != nil {
 		return fmt.Errorf("tpcc: read warehouses: %w", err)
+	}
+	if i := strings.Index(mark, "; slices "); i >= 0 && !strings.Contains(mark, "; keys built") {
+		return fmt.Errorf("tpcc: the load by --warehouse-range is incomplete (loaded: %s): load the missing warehouses first",
+			strings.TrimPrefix(mark[i:], "; slices "))
 	}
 	if n == 0 {
 		return errors.New("tpcc: table warehouse is empty: run `pgarena init tpcc` again")
+	}
+	if maxID != n {
+		return fmt.Errorf("tpcc: table warehouse holds %d warehouses numbered up to %d: a run needs warehouses 1..N", n, maxID)
 	}
 	if w.flags.Changed("warehouses") && n != w.warehouses {
 		return fmt.Errorf("the database holds %d warehouses but --warehouses %d was given: leave it out to use %d, or run `pgarena init tpcc --warehouses %d`",
