@@ -1,6 +1,7 @@
 package tpcc
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/pgtest"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the testdata/*.golden files")
@@ -224,5 +229,39 @@ func TestCitusValidateShardCount(t *testing.T) {
 func TestCitusQuote(t *testing.T) {
 	if got := citusQuote("o'brien"); got != "'o''brien'" {
 		t.Errorf("citusQuote = %s", got)
+	}
+}
+
+// TestCitusWiring: without the extension init distributes nothing, and
+// --citus then says what is missing; with Citus on (as PrepareInit sets it
+// when the extension is there) Distribute gives the golden DDL and the
+// functions are distributed right after their creation.
+func TestCitusWiring(t *testing.T) {
+	conn := connect(t, pgtest.DSN(t), pgx.QueryExecModeSimpleProtocol)
+	ctx := context.Background()
+	w := newWorkload(t)
+	if err := w.PrepareInit(ctx, conn); err != nil || w.Distribute() != nil {
+		t.Fatalf("plain PostgreSQL: PrepareInit %v, Distribute %v", err, w.Distribute())
+	}
+	want := "--citus: the target has no citus extension (run `create extension citus` on the coordinator, or leave out --citus)"
+	if err := newWorkload(t, "--citus").PrepareInit(ctx, conn); err == nil || err.Error() != want {
+		t.Fatalf("--citus without the extension: %v, want %q", err, want)
+	}
+	w = newWorkload(t, "--shard-count", "96")
+	w.citus = true // what PrepareInit does on a coordinator
+	if got := w.Distribute(); !slices.Equal(got, citusDDL(citusOptions{shardCount: 96})) {
+		t.Errorf("Distribute = %v", got)
+	}
+	post := w.Tables()[0].PostLoad
+	fns := citusFunctionDDL()
+	if len(post) < len(fns) || !slices.Equal(post[len(post)-len(fns):], fns) {
+		t.Errorf("warehouse PostLoad does not end with the distributed functions: %v", post)
+	}
+	bad := New()
+	if err := bad.Flags().Parse([]string{"--shard-count", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--shard-count must be") {
+		t.Errorf("--shard-count 0: Validate = %v", err)
 	}
 }
