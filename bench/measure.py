@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Run a command, print one JSON line: wall seconds, client CPU seconds
 (user+sys of the command and its children), exit code, and the numbers it
-reported (tps, transactions) parsed from pgbench text or pgarena --json.
+reported (tps, transactions) parsed from pgbench text, go-tpc's tpcc summary
+(tpmc, transactions, failed) or pgarena --json (and nopm, tpm for tpcc).
 
 usage: measure.py LABEL -- COMMAND...
 """
@@ -24,10 +25,23 @@ def main():
     m = re.search(r"number of transactions actually processed: (\d+)", text)
     if m:
         out["transactions"] = int(m.group(1))
+    # go-tpc tpcc run: "[Summary] NEW_ORDER - Takes(s): 60.0, Count: N, ..." per
+    # type (NEW_ORDER_ERR etc. for errors) and "tpmC: X, tpmTotal: Y, ...".
+    m = re.search(r"^tpmC: ([0-9.]+)", text, re.M)
+    if m:
+        out["tpmc"] = float(m.group(1))
+        counts = re.findall(r"^\[Summary\] (\w+) - Takes\(s\): ([0-9.]+), Count: (\d+)", text, re.M)
+        ok = [(float(t), int(c)) for n, t, c in counts if not n.endswith("_ERR")]
+        out["transactions"] = sum(c for _, c in ok)
+        out["failed"] = sum(int(c) for n, _, c in counts if n.endswith("_ERR"))
+        out["tps"] = round(sum(c / t for t, c in ok if t > 0), 3)
     try:
         j = json.loads(p.stdout)
         out["tps"], out["transactions"] = j["tps"], j["transactions"]
         out["failed"] = j.get("failed", 0)
+        for k in ("nopm", "tpm"):
+            if k in j:
+                out[k] = j[k]
     except (ValueError, KeyError):
         pass
     if p.returncode != 0:
