@@ -181,7 +181,12 @@ func TestInterruptBlockedRead(t *testing.T) {
 		time.Sleep(300 * time.Millisecond) // in the read by now
 		start := time.Now()
 		if err := nc.SetDeadline(time.Unix(1, 0)); err != nil {
-			t.Fatal(err)
+			select {
+			case xerr := <-done:
+				t.Fatalf("the statement ended before the deadline was set (%v): %v", xerr, err)
+			default:
+				t.Fatal(err)
+			}
 		}
 		select {
 		case err := <-done:
