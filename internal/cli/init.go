@@ -53,6 +53,14 @@ same-named tables that pgarena did not create unless --force.`,
 		if err != nil {
 			return err
 		}
+		// What the workload needs of the target (tpcc --citus: the
+		// extension) is bad input when missing: say so before loading.
+		if p, ok := w.(workload.InitPreparer); ok {
+			if err := p.PrepareInit(cmd.Context(), conn); err != nil {
+				conn.Close(context.Background())
+				return usagef("%s", oneLine(err.Error()))
+			}
+		}
 		conn.Close(context.Background())
 		return a.load(cmd.Context(), cfg, w, workers, force)
 	})

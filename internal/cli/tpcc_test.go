@@ -19,6 +19,8 @@ func TestTPCC(t *testing.T) {
 	conn := connect(t, dsn)
 	results := t.TempDir()
 
+	wantUsage(t, pgarena(t, nil, "init", "tpcc", "-w", "1", "--citus", "--dsn", dsn), "--citus: the target has no citus extension")
+	wantUsage(t, pgarena(t, nil, "init", "tpcc", "-w", "2", "--warehouse-range", "2-3", "--dsn", dsn), "--warehouse-range \"2-3\"")
 	r := mustRun(t, "init", "tpcc", "-w", "1", "--fillfactor", "90", "--load-workers", "2", "--dsn", dsn)
 	for _, want := range []string{"loaded stock ", "loaded item ", "loaded order_line ", "primary keys...", "init tpcc done: "} {
 		if !strings.Contains(r.stderr, want) {
