@@ -140,7 +140,15 @@ func TestOpenLoopIgnoresPacing(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(notes) != 1 || !strings.Contains(notes[0], "think times") {
+	// Other notes may come (a slow machine leaves an arrival unstarted);
+	// the one about pacing comes once.
+	pacing := 0
+	for _, n := range notes {
+		if strings.Contains(n, "think times") {
+			pacing++
+		}
+	}
+	if pacing != 1 {
 		t.Fatalf("notes %q, want one about ignored keying and think times", notes)
 	}
 }
