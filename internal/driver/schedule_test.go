@@ -188,7 +188,9 @@ func TestOpenLoopRate(t *testing.T) {
 	if ok < 195 || ok > 200 || failed != 0 {
 		t.Fatalf("committed %d (failed %d), want ~200", ok, failed)
 	}
-	if res.Unstarted != 0 {
+	// An arrival due in the last moment may find the run ended on a
+	// loaded machine (race detector); more would mean clients fall behind.
+	if res.Unstarted > 2 {
 		t.Fatalf("unstarted %d", res.Unstarted)
 	}
 	var target float64
