@@ -124,13 +124,31 @@ func (wk *worker) newOrder(ctx context.Context, conn *pgx.Conn) error {
 	w, d, c, lines, items, rollback, allLocal := in.w, in.d, in.c, in.lines, in.items, in.rollback, in.allLocal
 	n := len(lines)
 
-	// Round trips: BEGIN, the head statement and the items in one
-	// pipeline; the stock updates in a second; the lines and COMMIT in a
-	// third.
+	// Round trips: BEGIN, the head statement, the items and the stock
+	// updates in one pipeline; the lines and COMMIT (or the ROLLBACK of
+	// clause 2.4.2.3) in a second. The stock of the unused item of the 1%
+	// rule does not exist, so its update changes nothing; the rollback
+	// undoes the others.
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool {
+		la, lb := &lines[order[a]], &lines[order[b]]
+		return la.supply < lb.supply || la.supply == lb.supply && la.item < lb.item
+	})
 	var b pgx.Batch
 	b.Queue("begin")
 	b.Queue(newOrderHead, w, d, c, n, allLocal)
 	b.Queue(newOrderItems, items)
+	for _, i := range order {
+		l := &lines[i]
+		remote := 0
+		if int(l.supply) != w {
+			remote = 1
+		}
+		b.Queue(newOrderStockByDistrict[d], l.item, l.supply, l.qty, remote)
+	}
 	br := conn.SendBatch(ctx, &b)
 	var (
 		oid                   int32
@@ -139,8 +157,10 @@ func (wk *worker) newOrder(ctx context.Context, conn *pgx.Conn) error {
 		id                    int32
 		price                 int64
 		name, idata           string
+		sQty                  int32
+		sData                 string
 	)
-	found := 0
+	found, stocked := 0, 0
 	brandOriginal := make([]bool, n)
 	err := func() error {
 		if _, err := br.Exec(); err != nil {
@@ -166,6 +186,22 @@ func (wk *worker) newOrder(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return fmt.Errorf("item: %w", err)
 		}
+		for _, i := range order {
+			l := &lines[i]
+			rows, err := br.Query()
+			if err != nil {
+				return fmt.Errorf("stock: %w", err)
+			}
+			_, err = pgx.ForEachRow(rows, []any{&sQty, &sData, &l.dist}, func() error {
+				stocked++
+				brandOriginal[i] = brandOriginal[i] && strings.Contains(sData, "ORIGINAL") // brand-generic "B"
+				l.amount = int64(l.qty) * l.price
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("stock: %w", err)
+			}
+		}
 		return nil
 	}()
 	if cerr := br.Close(); err == nil && cerr != nil {
@@ -174,52 +210,17 @@ func (wk *worker) newOrder(ctx context.Context, conn *pgx.Conn) error {
 	if err != nil {
 		return err
 	}
-	if found < n {
+	if found < n || stocked < n {
 		// clause 2.4.2.3: "Item number is not valid"; only the unused
-		// number of the 1% rule may be missing.
-		if !rollback || lines[n-1].price != 0 {
-			return fmt.Errorf("item: %d of %d items not found", n-found, n)
+		// number of the 1% rule may be missing (from item and stock).
+		if !rollback || found != n-1 || stocked != n-1 || lines[n-1].price != 0 {
+			return fmt.Errorf("item or stock: %d of %d items and %d of %d stock rows found", found, n, stocked, n)
 		}
 		if _, err := conn.Exec(ctx, "rollback"); err != nil {
 			return fmt.Errorf("rollback: %w", err)
 		}
 		wk.w.rollbacks.Add(1)
 		return nil
-	}
-
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	sort.Slice(order, func(a, b int) bool {
-		la, lb := &lines[order[a]], &lines[order[b]]
-		return la.supply < lb.supply || la.supply == lb.supply && la.item < lb.item
-	})
-	var batch pgx.Batch
-	for _, i := range order {
-		l := &lines[i]
-		remote := 0
-		if int(l.supply) != w {
-			remote = 1
-		}
-		batch.Queue(newOrderStockByDistrict[d], l.item, l.supply, l.qty, remote)
-	}
-	br = conn.SendBatch(ctx, &batch)
-	var (
-		sQty  int32
-		sData string
-	)
-	for _, i := range order {
-		l := &lines[i]
-		if err := br.QueryRow().Scan(&sQty, &sData, &l.dist); err != nil {
-			_ = br.Close()
-			return fmt.Errorf("stock: %w", err)
-		}
-		brandOriginal[i] = brandOriginal[i] && strings.Contains(sData, "ORIGINAL") // brand-generic "B"
-		l.amount = int64(l.qty) * l.price
-	}
-	if err := br.Close(); err != nil {
-		return fmt.Errorf("stock: %w", err)
 	}
 
 	numbers, itemIDs, supplies, qtys := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)

@@ -17,7 +17,7 @@
 // The five transactions of clause 2 run as client-side SQL through pgx, so
 // they follow the connection's DefaultQueryExecMode (pgarena's -M
 // simple|extended|prepared), with statements that do not depend on each
-// other pipelined (new-order: 3 round trips, payment 2, delivery 1). With
+// other pipelined (new-order: 2 round trips, payment 2, delivery 1). With
 // --stored-procs each is one call of a PL/pgSQL function that init creates
 // (procs.go). One file per transaction; each cites its clauses. The mix is
 // 45/43/4/4/4 (new_order, payment, order_status, delivery, stock_level)
