@@ -31,7 +31,10 @@ with binary COPY, add primary keys and indexes, then VACUUM ANALYZE. The data
 is deterministic. Tables are marked as pgarena's; init refuses to replace
 same-named tables that pgarena did not create unless --force.`,
 		Example: `  pgarena init tpcb -s 50 --fillfactor 90 --dsn "$DSN"
-  pgarena init tpcb -s 10 --cluster dev`,
+  pgarena init tpcb -s 10 --cluster dev
+  pgarena init tpcc --warehouses 100 --load-workers 8 --dsn "$DSN"
+  pgarena init tpcc -w 100 --warehouse-range 1-50 --dsn "$DSN"    # one slice; another loader does 51-100
+  pgarena init tpcc -w 100 --citus --shard-count 96 --dsn "$COORDINATOR"`,
 	}
 	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {
 		t.add(sub, false)
@@ -135,7 +138,8 @@ func (a *app) checkCommand() *cobra.Command {
 		Long: `Verify the workload's invariants on the database, e.g. for tpcb that
 sum(abalance) = sum(tbalance) = sum(bbalance) = sum(history.delta).
 Exit code 1 when a check fails.`,
-		Example: `  pgarena check tpcb --dsn "$DSN"`,
+		Example: `  pgarena check tpcb --dsn "$DSN"
+  pgarena check tpcc --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "check", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {
@@ -183,7 +187,8 @@ func (a *app) dropCommand() *cobra.Command {
 		Short: "Drop the workload's tables that pgarena created",
 		Long: `Drop the workload's tables, but only those marked as created by pgarena;
 same-named tables created otherwise are left alone and listed.`,
-		Example: `  pgarena drop tpcb --dsn "$DSN"`,
+		Example: `  pgarena drop tpcb --dsn "$DSN"
+  pgarena drop tpcc --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "drop", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {

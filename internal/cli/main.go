@@ -203,7 +203,7 @@ func (a *app) workloadCommands(parent *cobra.Command, verb string, addFlags func
 			Use:     meta.Name,
 			Short:   meta.Description,
 			Args:    cobra.NoArgs,
-			Example: parent.Example,
+			Example: examplesFor(parent.Example, meta.Name),
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				if err := w.Validate(); err != nil {
 					return usagef("%s: %s", meta.Name, err)
@@ -243,4 +243,19 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// examplesFor keeps the example lines about workload name, or all of them
+// when none is (the generic ones then show the syntax).
+func examplesFor(examples, name string) string {
+	var keep []string
+	for _, l := range strings.Split(examples, "\n") {
+		if strings.Contains(l, " "+name+" ") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		return examples
+	}
+	return strings.Join(keep, "\n")
 }

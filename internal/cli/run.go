@@ -87,7 +87,11 @@ autostop rule, 130 interrupted.`,
   pgarena run tpcb --schedule 'line(1,200,200s)' -c 256
   pgarena run tpcb --ramp 1m --warmup 2m -T 10m
   pgarena run tpcb --autostop 'errors>25/s for 10s' --autostop 'p95>500ms for 10s'
-  pgarena run tpcb -c 1,2,4,8,16,32 -T 60s                 # sweep`,
+  pgarena run tpcb -c 1,2,4,8,16,32 -T 60s                 # sweep
+  pgarena run tpcc -c 8 -T 60s                             # embedded cluster, 10 warehouses
+  pgarena run tpcc -c 32 --ramp 1m -T 10m --dsn "$DSN"     # warehouses read from the database
+  pgarena run tpcc --stored-procs -c 16 -T 5m --dsn "$DSN"
+  pgarena run tpcc --keying-thinking -c 100 -T 30m --dsn "$DSN"   # 10 warehouses, paced terminals`,
 	}
 	f := &runFlags{}
 	a.workloadCommands(cmd, "run", func(sub *cobra.Command) {
