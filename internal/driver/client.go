@@ -233,17 +233,7 @@ func sleepUntil(t time.Time, stopNew <-chan struct{}) bool {
 
 // pause waits for d; false if the run is ending.
 func pause(d time.Duration, stopNew <-chan struct{}) bool {
-	if d <= 0 {
-		return true
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-stopNew:
-		return false
-	}
+	return d <= 0 || sleepUntil(time.Now().Add(d), stopNew)
 }
 
 // sleepBackoff waits before the next connection attempt; false means the

@@ -143,20 +143,20 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 
 	opts.Progress.Phase("create tables")
 	t0 := time.Now()
-	partitioned, err := create(ctx, conn, w, tables, opts.Force)
+	shared, err := create(ctx, conn, w, tables, opts.Force)
 	if err != nil {
 		return st, err
 	}
-	if d, ok := w.(workload.Distributor); ok {
-		for _, stmt := range d.Distribute() {
-			if err := execSQL(ctx, conn, stmt); err != nil {
-				return st, fmt.Errorf("distribute: %s: %w", stmt, err)
-			}
-			// COPY FREEZE needs a table truncated in the loading
-			// transaction, which a distributed table's shards are not.
-			for _, t := range tables {
-				partitioned[t.Name] = true
-			}
+	distributed, err := distribute(ctx, conn, w)
+	if err != nil {
+		return st, err
+	}
+	if distributed {
+		// Loaded like partitioned tables, by all connections: COPY
+		// FREEZE needs a table truncated in the loading transaction,
+		// which a distributed table's shards are not.
+		for _, t := range tables {
+			shared[t.Name] = true
 		}
 	}
 	st.Create = time.Since(t0)
@@ -164,7 +164,7 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 	opts.Progress.Phase("load")
 	t0 = time.Now()
 	jobs := loadJobs(tables, func(t *workload.Table) jobMode {
-		if partitioned[t.Name] {
+		if shared[t.Name] {
 			return jobShared
 		}
 		return jobFrozen
@@ -175,12 +175,8 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 			closeConn(c)
 		}
 	}()
-	for len(conns) < opts.Workers {
-		c, err := dial(ctx)
-		if err != nil {
-			return st, fmt.Errorf("connect: %w", err)
-		}
-		conns = append(conns, c)
+	if conns, err = dialMore(ctx, dial, conns, opts.Workers); err != nil {
+		return st, err
 	}
 	if st.Rows, err = load(ctx, conns, jobs, opts.Progress); err != nil {
 		return st, err
@@ -199,17 +195,66 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 
 	opts.Progress.Phase("vacuum analyze")
 	t0 = time.Now()
-	if err := eachTable(ctx, conns, tables, func(ctx context.Context, c *pgx.Conn, t *workload.Table) error {
-		if err := execSQL(ctx, c, "vacuum analyze "+t.Name); err != nil {
-			return fmt.Errorf("vacuum analyze %s: %w", t.Name, err)
-		}
-		return nil
-	}); err != nil {
+	if err := vacuumAll(ctx, conns, tables); err != nil {
 		return st, err
 	}
 	st.Vacuum = time.Since(t0)
 	st.Total = time.Since(start)
 	return st, nil
+}
+
+// dialMore opens connections until there are n.
+func dialMore(ctx context.Context, dial Dialer, conns []*pgx.Conn, n int) ([]*pgx.Conn, error) {
+	for len(conns) < n {
+		c, err := dial(ctx)
+		if err != nil {
+			return conns, fmt.Errorf("connect: %w", err)
+		}
+		conns = append(conns, c)
+	}
+	return conns, nil
+}
+
+// vacuumAll runs VACUUM ANALYZE on every table, spread over conns.
+func vacuumAll(ctx context.Context, conns []*pgx.Conn, tables []workload.Table) error {
+	return eachTable(ctx, conns, tables, func(ctx context.Context, c *pgx.Conn, t *workload.Table) error {
+		if err := execSQL(ctx, c, "vacuum analyze "+t.Name); err != nil {
+			return fmt.Errorf("vacuum analyze %s: %w", t.Name, err)
+		}
+		return nil
+	})
+}
+
+// distribute runs the distribution DDL of a workload.Distributor and
+// reports whether there was any.
+func distribute(ctx context.Context, conn *pgx.Conn, w workload.Workload) (bool, error) {
+	d, ok := w.(workload.Distributor)
+	if !ok {
+		return false, nil
+	}
+	stmts := d.Distribute()
+	for _, stmt := range stmts {
+		if err := execSQL(ctx, conn, stmt); err != nil {
+			return false, fmt.Errorf("distribute: %s: %w", stmt, err)
+		}
+	}
+	return len(stmts) > 0, nil
+}
+
+// createMarked runs the Create statements of a table and marks it and its
+// partitions as pgarena's.
+func createMarked(ctx context.Context, conn *pgx.Conn, t *workload.Table, workloadName string) error {
+	for _, s := range t.Create {
+		if err := execSQL(ctx, conn, s); err != nil {
+			return fmt.Errorf("create %s: %w", t.Name, err)
+		}
+	}
+	for _, n := range append([]string{t.Name}, t.Children...) {
+		if err := execSQL(ctx, conn, markStatement(n, workloadName)); err != nil {
+			return fmt.Errorf("mark %s: %w", n, err)
+		}
+	}
+	return nil
 }
 
 // create drops the existing tables of w and creates them anew, marked, in
@@ -244,18 +289,11 @@ func create(ctx context.Context, conn *pgx.Conn, w workload.Workload, tables []w
 			return nil, fmt.Errorf("drop old tables: %w", err)
 		}
 	}
-	name := w.Meta().Name
 	partitioned := map[string]bool{}
-	for _, t := range tables {
-		for _, s := range t.Create {
-			if err := execSQL(ctx, conn, s); err != nil {
-				return nil, fmt.Errorf("create %s: %w", t.Name, err)
-			}
-		}
-		for _, n := range append([]string{t.Name}, t.Children...) {
-			if err := execSQL(ctx, conn, markStatement(n, name)); err != nil {
-				return nil, fmt.Errorf("mark %s: %w", n, err)
-			}
+	for i := range tables {
+		t := &tables[i]
+		if err := createMarked(ctx, conn, t, w.Meta().Name); err != nil {
+			return nil, err
 		}
 		var kind string
 		if err := conn.QueryRow(ctx, "select relkind::text from pg_class where oid = to_regclass($1)", t.Name).Scan(&kind); err != nil {
@@ -412,10 +450,7 @@ func sortJobs(jobs []*loadJob) {
 // parallel. Statements that add foreign keys wait until every table's
 // other statements are done, since they need the referenced keys.
 func postLoad(ctx context.Context, conns []*pgx.Conn, tables []workload.Table) error {
-	for _, wave := range []func(string) bool{
-		func(s string) bool { return !isForeignKey(s) },
-		isForeignKey,
-	} {
+	for _, wave := range postLoadWaves {
 		err := eachTable(ctx, conns, tables, func(ctx context.Context, c *pgx.Conn, t *workload.Table) error {
 			for _, s := range t.PostLoad {
 				if !wave(s) {
@@ -432,6 +467,13 @@ func postLoad(ctx context.Context, conns []*pgx.Conn, tables []workload.Table) e
 		}
 	}
 	return nil
+}
+
+// postLoadWaves split PostLoad statements into those run first and the
+// foreign keys, run once every table's keys exist.
+var postLoadWaves = []func(string) bool{
+	func(s string) bool { return !isForeignKey(s) },
+	isForeignKey,
 }
 
 func isForeignKey(s string) bool {

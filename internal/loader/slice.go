@@ -102,12 +102,8 @@ func initSlice(ctx context.Context, dial Dialer, w workload.Workload, s workload
 			closeConn(c)
 		}
 	}()
-	for len(conns) < min(opts.Workers, max(len(jobs), 1)) {
-		c, err := dial(ctx)
-		if err != nil {
-			return st, fmt.Errorf("connect: %w", err)
-		}
-		conns = append(conns, c)
+	if conns, err = dialMore(ctx, dial, conns, min(opts.Workers, max(len(jobs), 1))); err != nil {
+		return st, err
 	}
 	if st.Rows, err = load(ctx, conns, jobs, opts.Progress); err != nil {
 		return st, err
@@ -124,12 +120,7 @@ func initSlice(ctx context.Context, dial Dialer, w workload.Workload, s workload
 	if built {
 		opts.Progress.Phase("vacuum analyze")
 		t0 = time.Now()
-		if err := eachTable(ctx, conns, tables, func(ctx context.Context, c *pgx.Conn, t *workload.Table) error {
-			if err := execSQL(ctx, c, "vacuum analyze "+t.Name); err != nil {
-				return fmt.Errorf("vacuum analyze %s: %w", t.Name, err)
-			}
-			return nil
-		}); err != nil {
+		if err := vacuumAll(ctx, conns, tables); err != nil {
 			return st, err
 		}
 		st.Vacuum = time.Since(t0)
@@ -187,24 +178,13 @@ func createShared(ctx context.Context, conn *pgx.Conn, w workload.Workload, tabl
 		return fmt.Errorf("tables %s exist but %s do not: drop %s first (pgarena drop %s)",
 			strings.Join(have, ", "), strings.Join(missing, ", "), w.Meta().Name, w.Meta().Name)
 	}
-	for _, t := range tables {
-		for _, stmt := range t.Create {
-			if err := execSQL(ctx, conn, stmt); err != nil {
-				return fmt.Errorf("create %s: %w", t.Name, err)
-			}
-		}
-		for _, n := range append([]string{t.Name}, t.Children...) {
-			if err := execSQL(ctx, conn, markStatement(n, w.Meta().Name)); err != nil {
-				return fmt.Errorf("mark %s: %w", n, err)
-			}
+	for i := range tables {
+		if err := createMarked(ctx, conn, &tables[i], w.Meta().Name); err != nil {
+			return err
 		}
 	}
-	if d, ok := w.(workload.Distributor); ok {
-		for _, stmt := range d.Distribute() {
-			if err := execSQL(ctx, conn, stmt); err != nil {
-				return fmt.Errorf("distribute: %s: %w", stmt, err)
-			}
-		}
+	if _, err := distribute(ctx, conn, w); err != nil {
+		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("create tables: %w", err)
@@ -241,7 +221,7 @@ func recordSlice(ctx context.Context, conn *pgx.Conn, w workload.Workload, table
 		progress.Phase("primary keys")
 		// One connection, in this transaction: keys and the record of
 		// them commit together.
-		for _, wave := range []func(string) bool{func(s string) bool { return !isForeignKey(s) }, isForeignKey} {
+		for _, wave := range postLoadWaves {
 			for _, t := range tables {
 				for _, stmt := range t.PostLoad {
 					if wave(stmt) {

@@ -268,6 +268,21 @@ func Register(m Meta) {
 	registry.m[m.Name] = m
 }
 
+// FirstMissing returns the first of names that does not exist in the
+// database, "" when all do. Names are tables, or with functions true
+// function signatures ("name(int,text)"). For Preparers that must say what
+// an uninitialised database lacks.
+func FirstMissing(ctx context.Context, conn *pgx.Conn, names []string, functions bool) (string, error) {
+	lookup := "to_regclass(n)"
+	if functions {
+		lookup = "to_regprocedure(n)"
+	}
+	var missing string
+	err := conn.QueryRow(ctx, `select coalesce((select n from unnest($1::text[]) with ordinality u(n, i)
+		where `+lookup+` is null order by i limit 1), '')`, names).Scan(&missing)
+	return missing, err
+}
+
 // Get returns the registered workload named name.
 func Get(name string) (Meta, bool) {
 	registry.Lock()

@@ -205,10 +205,8 @@ func (w *Workload) Params() map[string]string {
 // so (pgbench prints "scale option ignored, using count from
 // pgbench_branches table").
 func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
-	var missing string
-	err := conn.QueryRow(ctx, `select coalesce((select t from unnest($1::text[]) with ordinality u(t, i)
-		where to_regclass(t) is null order by i limit 1), '')`,
-		[]string{"pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"}).Scan(&missing)
+	missing, err := workload.FirstMissing(ctx, conn,
+		[]string{"pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"}, false)
 	if err != nil {
 		return fmt.Errorf("tpcb: look for tables: %w", err)
 	}

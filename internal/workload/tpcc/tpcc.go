@@ -313,9 +313,7 @@ var tableNames = []string{"warehouse", "district", "customer", "history", "new_o
 // from the database. If --warehouses was given and differs, it fails: the
 // run would address warehouses that do not exist, or leave some idle.
 func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
-	var missing string
-	err := conn.QueryRow(ctx, `select coalesce((select t from unnest($1::text[]) with ordinality u(t, i)
-		where to_regclass(t) is null order by i limit 1), '')`, tableNames).Scan(&missing)
+	missing, err := workload.FirstMissing(ctx, conn, tableNames, false)
 	if err != nil {
 		return fmt.Errorf("tpcc: look for tables: %w", err)
 	}
@@ -343,9 +341,8 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 			n, w.warehouses, n, w.warehouses)
 	}
 	if w.storedProcs {
-		var missing string
-		if err := conn.QueryRow(ctx, `select coalesce((select f from unnest($1::text[]) with ordinality u(f, i)
-			where to_regprocedure(f) is null order by i limit 1), '')`, procSignatures).Scan(&missing); err != nil {
+		missing, err := workload.FirstMissing(ctx, conn, procSignatures, true)
+		if err != nil {
 			return fmt.Errorf("tpcc: look for functions: %w", err)
 		}
 		if missing != "" {
