@@ -19,12 +19,12 @@ import (
 	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/loader"
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/netio"
 	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/sampler"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/local"
-	"github.com/pgarena/pgarena/internal/target/netio"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -445,7 +445,7 @@ type stepsResult struct {
 
 // runSteps runs the load model, one driver run per step (one step unless
 // sweeping), recording every interval, and fills sum.
-func (a *app) runSteps(ctx context.Context, w workload.Workload, dial driver.Dialer, f *runFlags,
+func (a *app) runSteps(ctx context.Context, w workload.Workload, dial target.Dialer, f *runFlags,
 	run *store.Writer, sum *metrics.Summary, sampled driver.Sampled, figs *figureWindow) (stepsResult, error) {
 	res := stepsResult{acc: &metrics.Accumulator{}}
 	sweep := len(f.steps) > 1

@@ -13,12 +13,9 @@ import (
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
-
-// Dialer opens a new connection to the target, with the query exec mode of
-// the run already set on its config.
-type Dialer func(ctx context.Context) (*pgx.Conn, error)
 
 // abandonAfter is how long Run waits for clients after cancelling them.
 const abandonAfter = 3 * time.Second
@@ -187,7 +184,7 @@ func (e *InitialConnectError) Unwrap() error { return e.Err }
 // cancelled, and returns when every client has stopped and the final
 // interval was delivered. Cancelling ctx is a clean stop: the intervals so
 // far are complete and Result.Stopped is set.
-func Run(ctx context.Context, w workload.Workload, dial Dialer, cfg Config, rec *metrics.Recorder) (Result, error) {
+func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Config, rec *metrics.Recorder) (Result, error) {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err

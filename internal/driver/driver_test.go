@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -76,7 +77,7 @@ func (c *collected) total() (ok, failed, retries int64, errs metrics.ErrorCounts
 	return
 }
 
-func run(t *testing.T, ctx context.Context, w workload.Workload, dial Dialer, cfg Config) (Result, *collected, error) {
+func run(t *testing.T, ctx context.Context, w workload.Workload, dial target.Dialer, cfg Config) (Result, *collected, error) {
 	t.Helper()
 	var col collected
 	cfg.OnInterval = col.add

@@ -49,11 +49,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
-
-// Dialer opens a new connection to the target.
-type Dialer func(ctx context.Context) (*pgx.Conn, error)
 
 // Progress receives the loader's progress. Add and TableDone are called
 // concurrently from the loading connections.
@@ -106,7 +104,7 @@ type SliceStats struct {
 // dropped first, in the same transaction that creates the new ones; if any
 // of them lacks pgarena's mark, Init returns a *ForeignTablesError and
 // changes nothing, unless opts.Force is set. Errors name the table.
-func Init(ctx context.Context, dial Dialer, w workload.Workload, opts Options) (Stats, error) {
+func Init(ctx context.Context, dial target.Dialer, w workload.Workload, opts Options) (Stats, error) {
 	st, err := initialise(ctx, dial, w, opts)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 		// Cancelled: pgx reports the connections it closed; say why.
@@ -115,7 +113,7 @@ func Init(ctx context.Context, dial Dialer, w workload.Workload, opts Options) (
 	return st, err
 }
 
-func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Options) (Stats, error) {
+func initialise(ctx context.Context, dial target.Dialer, w workload.Workload, opts Options) (Stats, error) {
 	start := time.Now()
 	var st Stats
 	if opts.Workers <= 0 {
@@ -204,7 +202,7 @@ func initialise(ctx context.Context, dial Dialer, w workload.Workload, opts Opti
 }
 
 // dialMore opens connections until there are n.
-func dialMore(ctx context.Context, dial Dialer, conns []*pgx.Conn, n int) ([]*pgx.Conn, error) {
+func dialMore(ctx context.Context, dial target.Dialer, conns []*pgx.Conn, n int) ([]*pgx.Conn, error) {
 	for len(conns) < n {
 		c, err := dial(ctx)
 		if err != nil {

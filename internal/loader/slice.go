@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -67,7 +68,7 @@ func (st sliceState) text(workloadName string) string {
 	return c
 }
 
-func initSlice(ctx context.Context, dial Dialer, w workload.Workload, s workload.Slice, opts Options) (Stats, error) {
+func initSlice(ctx context.Context, dial target.Dialer, w workload.Workload, s workload.Slice, opts Options) (Stats, error) {
 	start := time.Now()
 	var st Stats
 	if !sliceNameRe.MatchString(s.Name) {

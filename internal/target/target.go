@@ -42,6 +42,11 @@ func ParseQueryMode(s string) (pgx.QueryExecMode, error) {
 	return m, nil
 }
 
+// Dialer opens a new connection to a target, already configured for its
+// use (query mode, socket I/O, application_name). The driver's clients and
+// the loader's workers dial through one.
+type Dialer func(ctx context.Context) (*pgx.Conn, error)
+
 // ParseDSN parses a libpq keyword string or postgres:// URL; an empty dsn
 // means "from PG* environment variables and defaults", as in psql. The
 // error never contains the password.
