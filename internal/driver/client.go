@@ -31,6 +31,8 @@ type client struct {
 	handle  *metrics.Handle
 	connect func(context.Context) (*pgx.Conn, error)
 	cfg     *Config
+	group   *Group // the client's group: load model, retries, connection mode
+	txBase  int    // index of the group's first transaction type in the Recorder
 
 	conn       *pgx.Conn
 	stmtCtx    context.Context // never cancelled; see run
@@ -56,7 +58,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 	if !c.startAt.IsZero() && !sleepUntil(c.startAt, stopNew) {
 		return
 	}
-	limit := c.cfg.LatencyLimit
+	limit := c.group.LatencyLimit
 	for {
 		var intended time.Time
 		if c.queue != nil {
@@ -104,7 +106,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		if intended.IsZero() {
 			intended = start
 		} else if limit > 0 && start.Sub(intended) > limit {
-			c.handle.Skip(int(tx)) // already too late to be worth starting (pgbench -L)
+			c.handle.Skip(c.txBase + int(tx)) // already too late to be worth starting (pgbench -L)
 			continue
 		}
 		class, connectFailed := c.run(ctx, tx)
@@ -113,9 +115,9 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			// Cancelled by our own stop: neither done nor failed.
 			return
 		}
-		c.handle.Record(int(tx), intended, start, end, class)
+		c.handle.Record(c.txBase+int(tx), intended, start, end, class)
 		if class == metrics.ClassNone && limit > 0 && end.Sub(intended) > limit {
-			c.handle.Late(int(tx))
+			c.handle.Late(c.txBase + int(tx))
 		}
 		c.done++
 		if connectFailed {
@@ -159,13 +161,13 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 			c.dropConn()
 			return class, false
 		}
-		if class.Retryable() && try < c.cfg.MaxTries && ctx.Err() == nil {
-			c.handle.Retry(int(tx), class)
+		if class.Retryable() && try < c.group.MaxTries && ctx.Err() == nil {
+			c.handle.Retry(c.txBase+int(tx), class)
 			continue
 		}
 		return class, false
 	}
-	if c.cfg.ConnectPerTx {
+	if c.group.ConnectPerTx {
 		c.dropConn()
 	}
 	return metrics.ClassNone, false
@@ -175,7 +177,7 @@ func (c *client) setConn(conn *pgx.Conn) {
 	c.conn, c.live = conn, true
 	c.setRaw()
 	c.connected.Add(1)
-	if c.hadConn && !c.cfg.ConnectPerTx {
+	if c.hadConn && !c.group.ConnectPerTx {
 		c.reconnects++
 	}
 	c.hadConn = true

@@ -20,7 +20,31 @@ import (
 // abandonAfter is how long Run waits for clients after cancelling them.
 const abandonAfter = 3 * time.Second
 
-// Config is the load model and the run's length.
+// Group is a set of clients that run one workload under one load model
+// through one dialer (client groups). A run holds one or more groups; they
+// share the run's clock, length, ramp, warm-up, autostop rules and
+// Recorder, so their intervals are cut together.
+type Group struct {
+	// Name labels the group (empty for the only group of a run).
+	Name     string
+	Workload workload.Workload
+	Dial     target.Dialer
+	Clients  int
+	// TxBase is the Recorder index of the group's first transaction type;
+	// the others follow in the order of Workload.TxTypes().
+	TxBase       int
+	ConnectPerTx bool // see Config.ConnectPerTx
+	MaxTries     int  // see Config.MaxTries
+	// Schedule, Arrival and LatencyLimit make the group open-loop; see
+	// Config.
+	Schedule     Schedule
+	Arrival      string
+	LatencyLimit time.Duration
+}
+
+// Config is the load model and the run's length. Clients, ConnectPerTx,
+// MaxTries, Schedule, Arrival and LatencyLimit describe the one group of
+// Run; RunGroups takes them from each Group instead.
 type Config struct {
 	Clients int
 	// Duration ends the run (-T). Zero means the run ends when every client
@@ -131,36 +155,65 @@ func (c *Config) defaults() {
 	}
 }
 
-// length is how long the run is planned to last (0: until -t is done).
-func (c *Config) length() time.Duration {
-	if !c.Schedule.Empty() {
-		return c.Schedule.Duration()
+// length is how long the run is planned to last (0: until -t is done): a
+// closed loop's warm-up and duration, or the longest open-loop schedule
+// when every group is open-loop.
+func (c *Config) length(groups []Group) time.Duration {
+	var longest time.Duration
+	for i := range groups {
+		if groups[i].Schedule.Empty() {
+			if c.Duration > 0 {
+				return c.Warmup + c.Duration
+			}
+			return 0
+		}
+		longest = max(longest, groups[i].Schedule.Duration())
 	}
-	if c.Duration > 0 {
-		return c.Warmup + c.Duration
-	}
-	return 0
+	return longest
+}
+
+// group is the one group of Run.
+func (c *Config) group(w workload.Workload, dial target.Dialer) Group {
+	return Group{Workload: w, Dial: dial, Clients: c.Clients, ConnectPerTx: c.ConnectPerTx, MaxTries: c.MaxTries,
+		Schedule: c.Schedule, Arrival: c.Arrival, LatencyLimit: c.LatencyLimit}
 }
 
 // Validate reports a configuration that cannot run.
 func (c *Config) Validate() error {
+	return c.validate([]Group{c.group(nil, nil)})
+}
+
+func (c *Config) validate(groups []Group) error {
 	switch {
-	case c.Clients <= 0:
-		return fmt.Errorf("clients must be at least 1 (got %d)", c.Clients)
+	case len(groups) == 0:
+		return errors.New("a run needs at least one client group")
 	case c.Duration < 0:
 		return fmt.Errorf("duration must be positive (got %s)", c.Duration)
 	case c.Transactions < 0:
 		return fmt.Errorf("transactions must be positive (got %d)", c.Transactions)
 	case c.Duration > 0 && c.Transactions > 0:
 		return errors.New("give either a duration (-T) or a transaction count (-t), not both")
-	case c.Schedule.Empty() && c.Duration == 0 && c.Transactions == 0:
-		return errors.New("give a duration (-T) or a transaction count (-t)")
-	case !c.Schedule.Empty() && c.Transactions > 0:
-		return errors.New("an open-loop schedule runs for its own length: -t does not apply")
-	case c.Arrival != "" && c.Arrival != ArrivalPoisson && c.Arrival != ArrivalUniform:
-		return fmt.Errorf("unknown arrival process %q (use poisson or uniform)", c.Arrival)
-	case c.Ramp < 0 || c.Warmup < 0 || c.LatencyLimit < 0:
-		return errors.New("ramp, warm-up and latency limit must not be negative")
+	case c.Ramp < 0 || c.Warmup < 0:
+		return errors.New("ramp and warm-up must not be negative")
+	}
+	for i := range groups {
+		g := &groups[i]
+		name := ""
+		if g.Name != "" {
+			name = "group " + g.Name + ": "
+		}
+		switch {
+		case g.Clients <= 0:
+			return fmt.Errorf("%sclients must be at least 1 (got %d)", name, g.Clients)
+		case g.Schedule.Empty() && c.Duration == 0 && c.Transactions == 0:
+			return errors.New("give a duration (-T) or a transaction count (-t)")
+		case !g.Schedule.Empty() && c.Transactions > 0:
+			return errors.New("an open-loop schedule runs for its own length: -t does not apply")
+		case g.Arrival != "" && g.Arrival != ArrivalPoisson && g.Arrival != ArrivalUniform:
+			return fmt.Errorf("%sunknown arrival process %q (use poisson or uniform)", name, g.Arrival)
+		case g.LatencyLimit < 0:
+			return fmt.Errorf("%slatency limit must not be negative", name)
+		}
 	}
 	return nil
 }
@@ -185,41 +238,43 @@ func (e *InitialConnectError) Unwrap() error { return e.Err }
 // interval was delivered. Cancelling ctx is a clean stop: the intervals so
 // far are complete and Result.Stopped is set.
 func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Config, rec *metrics.Recorder) (Result, error) {
+	return RunGroups(ctx, []Group{cfg.group(w, dial)}, cfg, rec)
+}
+
+// RunGroups is Run with several client groups. Client ids (and so their
+// random streams) run on across groups in order.
+func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Recorder) (Result, error) {
 	cfg.defaults()
-	if err := cfg.Validate(); err != nil {
+	groups = append([]Group(nil), groups...)
+	for i := range groups {
+		groups[i].defaults()
+	}
+	if err := cfg.validate(groups); err != nil {
 		return Result{}, err
 	}
-	setup, _ := w.(workload.ConnSetup)
-	connect := func(ctx context.Context) (*pgx.Conn, error) {
-		conn, err := dial(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if setup != nil {
-			if err := setup.SetupConn(ctx, conn); err != nil {
-				conn.Close(context.Background())
-				return nil, err
-			}
-		}
-		return conn, nil
-	}
-
-	clients := make([]*client, cfg.Clients)
-	for i := range clients {
-		clients[i] = &client{
-			id:      i,
-			worker:  w.NewWorker(i, rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))),
-			handle:  rec.NewHandle(),
-			connect: connect,
-			cfg:     &cfg,
-			stmtCtx: context.WithoutCancel(ctx),
-			jitter:  rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)+1)),
+	var clients []*client
+	for gi := range groups {
+		g := &groups[gi]
+		connect := connector(g.Workload, g.Dial)
+		for range g.Clients {
+			i := len(clients)
+			clients = append(clients, &client{
+				id:      i,
+				worker:  g.Workload.NewWorker(i, rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))),
+				handle:  rec.NewHandle(),
+				connect: connect,
+				cfg:     &cfg,
+				group:   g,
+				txBase:  g.TxBase,
+				stmtCtx: context.WithoutCancel(ctx),
+				jitter:  rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)+1)),
+			})
 		}
 	}
 
 	res := Result{}
-	if !cfg.ConnectPerTx {
-		mean, err := connectAll(ctx, clients, &cfg)
+	if persistent := clientsWithPersistentConns(clients); len(persistent) > 0 {
+		mean, err := connectAll(ctx, persistent, &cfg)
 		if err != nil {
 			closeAll(clients)
 			return res, err
@@ -270,17 +325,22 @@ func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Confi
 		}
 	}
 
-	var queue chan time.Time
-	if !cfg.Schedule.Empty() {
-		queue = make(chan time.Time, cfg.QueueCap)
-		go dispatch(start, cfg.Schedule, cfg.Arrival, cfg.Seed, queue, stopNew)
+	// Each open-loop group has its own arrivals and queue.
+	queues := make([]chan time.Time, len(groups))
+	for gi := range groups {
+		g := &groups[gi]
+		if g.Schedule.Empty() {
+			continue
+		}
+		queues[gi] = make(chan time.Time, cfg.QueueCap)
+		go dispatch(start, g.Schedule, g.Arrival, cfg.Seed+uint64(gi)*0x9e3779b97f4a7c15, queues[gi], stopNew)
 	}
 
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
 		c.started = true
-		c.queue = queue
+		c.queue = queues[groupIndex(groups, c.group)]
 		go func() {
 			defer wg.Done()
 			c.loop(runCtx, stopNew)
@@ -291,7 +351,7 @@ func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Confi
 	go func() { wg.Wait(); close(done) }()
 
 	var endTimer <-chan time.Time
-	if length := cfg.length(); length > 0 {
+	if length := cfg.length(groups); length > 0 {
 		t := time.NewTimer(time.Until(start.Add(length)))
 		defer t.Stop()
 		endTimer = t.C
@@ -308,9 +368,13 @@ func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Confi
 		}
 		iv := rec.Tick(now)
 		iv.Connected = int(connected.Load())
-		if !cfg.Schedule.Empty() && iv.Duration() > 0 {
+		if iv.Duration() > 0 {
 			from, to := iv.Start.Sub(start), iv.End.Sub(start)
-			iv.TargetRate = (cfg.Schedule.Expected(to) - cfg.Schedule.Expected(from)) / iv.Duration().Seconds()
+			for gi := range groups {
+				if s := groups[gi].Schedule; !s.Empty() {
+					iv.TargetRate += (s.Expected(to) - s.Expected(from)) / iv.Duration().Seconds()
+				}
+			}
 		}
 		cfg.OnInterval(iv)
 		for i := range rules {
@@ -384,17 +448,66 @@ loop:
 	}
 	res.End = cfg.Now()
 	emit(res.End)
-	if queue != nil {
-		res.Unstarted = int64(len(queue))
-		if res.Unstarted > 0 {
-			cfg.Notef("%d scheduled transactions were due but never started (all clients busy)", res.Unstarted)
-		}
+	for _, q := range queues {
+		res.Unstarted += int64(len(q))
+	}
+	if res.Unstarted > 0 {
+		cfg.Notef("%d scheduled transactions were due but never started (all clients busy)", res.Unstarted)
 	}
 	closeAll(clients)
 	for _, c := range clients {
 		res.Reconnects += c.reconnects
 	}
 	return res, nil
+}
+
+func (g *Group) defaults() {
+	if g.MaxTries < 1 {
+		g.MaxTries = 1
+	}
+	if g.Arrival == "" {
+		g.Arrival = ArrivalPoisson
+	}
+}
+
+// groupIndex is the index of g in groups.
+func groupIndex(groups []Group, g *Group) int {
+	for i := range groups {
+		if &groups[i] == g {
+			return i
+		}
+	}
+	panic("driver: client of an unknown group")
+}
+
+// connector dials for w's clients and sets each new connection up as w asks.
+func connector(w workload.Workload, dial target.Dialer) func(context.Context) (*pgx.Conn, error) {
+	setup, _ := w.(workload.ConnSetup)
+	return func(ctx context.Context) (*pgx.Conn, error) {
+		conn, err := dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if setup != nil {
+			if err := setup.SetupConn(ctx, conn); err != nil {
+				conn.Close(context.Background())
+				return nil, err
+			}
+		}
+		return conn, nil
+	}
+}
+
+// clientsWithPersistentConns are the clients that connect once, before the
+// run (not those of a group that connects per transaction).
+func clientsWithPersistentConns(clients []*client) []*client {
+	var out []*client
+	for _, c := range clients {
+		if !c.group.ConnectPerTx {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // connectAll opens every client's first connection, a bounded number at a

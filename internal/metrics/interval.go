@@ -28,8 +28,9 @@ type Interval struct {
 
 // TxStats is one transaction type's share of an interval or run.
 type TxStats struct {
-	Name    string
-	Count   int64 // committed
+	Name    string // "group/type" when the run has client groups
+	Group   string // the client group; empty without groups
+	Count   int64  // committed
 	Errors  ErrorCounts
 	Retries int64
 	Skipped int64          // not started: already later than the latency limit
@@ -142,6 +143,7 @@ type intervalJSON struct {
 
 type txJSON struct {
 	Name        string       `json:"name"`
+	Group       string       `json:"group,omitempty"`
 	Count       int64        `json:"count"`
 	Failed      int64        `json:"failed"`
 	Errors      ErrorCounts  `json:"errors"`
@@ -175,7 +177,7 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode service histogram: %w", err)
 		}
-		j.Tx[i] = txJSON{Name: t.Name, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
+		j.Tx[i] = txJSON{Name: t.Name, Group: t.Group, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
 			Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: Stats(lat), LatencyHist: le, ServiceHist: se}
 	}
 	if iv.TargetRate > 0 {
@@ -204,7 +206,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("interval %d %s: service histogram: %w", j.Seq, t.Name, err)
 		}
-		iv.Tx[i] = TxStats{Name: t.Name, Count: t.Count, Errors: t.Errors, Retries: t.Retries,
+		iv.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Count: t.Count, Errors: t.Errors, Retries: t.Retries,
 			Skipped: t.Skipped, Late: t.Late, Latency: lat, Service: svc}
 	}
 	return nil

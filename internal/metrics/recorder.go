@@ -33,7 +33,8 @@ func recordMicros(h *hdr.Histogram, us int64) {
 // Recorder collects the measurements of all clients of a run and cuts them
 // into Intervals. Tick must be called from one goroutine at a time.
 type Recorder struct {
-	txNames []string
+	txNames  []string
+	txGroups []string // client group of each type; empty without groups
 
 	mu      sync.Mutex // guards handles (appended on client start, not on the hot path)
 	handles []*Handle
@@ -47,6 +48,21 @@ type Recorder struct {
 // interval starts at start.
 func NewRecorder(txNames []string, start time.Time) *Recorder {
 	return &Recorder{txNames: append([]string(nil), txNames...), lastTick: start}
+}
+
+// AddGroup adds a client group's transaction types, named "group/type",
+// and returns the index of the first (the group's base for Record). Call it
+// before the first NewHandle.
+func (r *Recorder) AddGroup(group string, txNames []string) int {
+	base := len(r.txNames)
+	for len(r.txGroups) < base {
+		r.txGroups = append(r.txGroups, "")
+	}
+	for _, n := range txNames {
+		r.txNames = append(r.txNames, group+"/"+n)
+		r.txGroups = append(r.txGroups, group)
+	}
+	return base
 }
 
 // Begin sets the start of the first interval (the moment measurement
@@ -175,6 +191,9 @@ func (r *Recorder) Tick(now time.Time) Interval {
 	iv.Warmup = !r.warmupEnd.IsZero() && r.lastTick.Add(now.Sub(r.lastTick)/2).Before(r.warmupEnd)
 	for i, name := range r.txNames {
 		iv.Tx[i] = TxStats{Name: name, Latency: NewHistogram(), Service: NewHistogram()}
+		if i < len(r.txGroups) {
+			iv.Tx[i].Group = r.txGroups[i]
+		}
 	}
 	for _, h := range handles {
 		b := h.swap()

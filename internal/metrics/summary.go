@@ -55,6 +55,38 @@ type Summary struct {
 	// Steps holds one summary per step of a sweep (-c 1,2,4 or -R
 	// 100,200); the top-level numbers then cover all steps together.
 	Steps []StepSummary `json:"steps,omitempty"`
+	// Groups holds one summary per client group when the run has several;
+	// the top-level numbers then cover all groups together.
+	Groups []GroupSummary `json:"groups,omitempty"`
+}
+
+// GroupSummary is one client group's part of a run with several groups.
+type GroupSummary struct {
+	Name         string       `json:"name"`
+	Workload     string       `json:"workload"`
+	Clients      int          `json:"clients"`
+	QueryMode    string       `json:"query_mode"`
+	Transactions int64        `json:"transactions"`
+	Failed       int64        `json:"failed"`
+	Errors       ErrorCounts  `json:"errors"`
+	TPS          float64      `json:"tps"`
+	Latency      LatencyStats `json:"latency_ms"`
+	Service      LatencyStats `json:"service_ms"`
+}
+
+// Group summarises the transaction types of one client group (the
+// metadata fields are left to the caller).
+func (a *Accumulator) Group(name string) GroupSummary {
+	sub := Accumulator{Measured: a.Measured, Warmup: a.Warmup, First: a.First, Last: a.Last}
+	for _, t := range a.Tx {
+		if t.Group == name {
+			sub.Tx = append(sub.Tx, t)
+		}
+	}
+	var s Summary
+	sub.Fill(&s)
+	return GroupSummary{Name: name, Transactions: s.Transactions, Failed: s.Failed, Errors: s.Errors,
+		TPS: s.TPS, Latency: s.Latency, Service: s.Service}
 }
 
 // MarshalJSON writes the summary with each figure of merit of the run also
@@ -175,6 +207,7 @@ const (
 // TxSummary is one transaction type's part of a Summary.
 type TxSummary struct {
 	Name         string       `json:"name"`
+	Group        string       `json:"group,omitempty"`
 	Transactions int64        `json:"transactions"`
 	Failed       int64        `json:"failed"`
 	Errors       ErrorCounts  `json:"errors"`
@@ -210,7 +243,7 @@ func (a *Accumulator) Add(iv Interval) {
 	if a.Tx == nil {
 		a.Tx = make([]TxStats, len(iv.Tx))
 		for i, t := range iv.Tx {
-			a.Tx[i] = TxStats{Name: t.Name, Latency: NewHistogram(), Service: NewHistogram()}
+			a.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Latency: NewHistogram(), Service: NewHistogram()}
 		}
 	}
 	for i := range iv.Tx {
@@ -245,7 +278,7 @@ func (a *Accumulator) Fill(s *Summary) {
 	s.Tx = make([]TxSummary, len(a.Tx))
 	for i := range a.Tx {
 		t := &a.Tx[i]
-		s.Tx[i] = TxSummary{Name: t.Name, Transactions: t.Count, Failed: t.Failed(), Errors: t.Errors,
+		s.Tx[i] = TxSummary{Name: t.Name, Group: t.Group, Transactions: t.Count, Failed: t.Failed(), Errors: t.Errors,
 			Retries: t.Retries, TPS: rate(t.Count), Latency: Stats(t.Latency), Service: Stats(t.Service)}
 	}
 }
