@@ -1,0 +1,100 @@
+package target
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Target is a database a run reaches: how to dial it, how to describe it
+// (without a password) and what is known of where it runs.
+type Target struct {
+	// Config is the connection configuration clients start from. Dial and
+	// Dialer copy it; it is never printed (Description is).
+	Config *pgx.ConnConfig
+	// Description names the target for the run spec, redacted.
+	Description string
+	// Local is set when the server runs on this host: host samples then
+	// describe the server too, and DataDir and ServerLog may be read.
+	Local bool
+	// DataDir and ServerLog are the server's data directory and log file
+	// when known (empty otherwise).
+	DataDir   string
+	ServerLog string
+	// Fresh is set when the target was created for this run (embedded
+	// cluster): it is always loaded, and its server log belongs to the run.
+	Fresh bool
+	// Admin is the configuration of an administrative connection where the
+	// target has one besides Config (a pooler's admin console, the primary
+	// behind a pooler); nil otherwise.
+	Admin *pgx.ConnConfig
+}
+
+// Connect opens one connection under the given application_name.
+func (t *Target) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
+	return Connect(ctx, t.Config, appName)
+}
+
+// Dialer returns a Dialer of connections configured by configure (query
+// mode, socket I/O), applied once to a copy of Config.
+func (t *Target) Dialer(configure func(*pgx.ConnConfig)) Dialer {
+	cfg := t.Config.Copy()
+	if configure != nil {
+		configure(cfg)
+	}
+	return func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) }
+}
+
+// Provider makes a target reachable for a run: connects to an existing
+// server, or starts one (and its poolers, replicas) on this host. A new kind
+// of target is one Provider.
+type Provider interface {
+	// Describe names the target before it is provisioned, redacted, for
+	// the run spec.
+	Describe() string
+	// Provision returns the reachable target and how to tear it down
+	// (never nil; a no-op where there is nothing to undo).
+	Provision(ctx context.Context) (*Target, func(), error)
+}
+
+// Creator is implemented by providers that create their target for the
+// run (an embedded cluster): such a run is recorded before its target is
+// provisioned, and its workload is always loaded.
+type Creator interface {
+	CreatesTarget() bool
+}
+
+// CreatesTarget reports whether p creates its target for the run.
+func CreatesTarget(p Provider) bool {
+	c, ok := p.(Creator)
+	return ok && c.CreatesTarget()
+}
+
+// DSN is the provider of an existing server named by a connection
+// configuration.
+type DSN struct {
+	Config *pgx.ConnConfig
+	// WaitReady is how long Provision waits for the server to accept
+	// connections (0: one attempt).
+	WaitReady time.Duration
+	// Local says the server runs on this host (--db-host-local).
+	Local bool
+	// ServerLog is the server's log file, when the user named one.
+	ServerLog string
+	// Note receives a line when Provision has to wait (may be nil).
+	Note func(string)
+}
+
+// Describe names the server without its password.
+func (d *DSN) Describe() string { return Redacted(d.Config) }
+
+// Provision waits until the server accepts a connection.
+func (d *DSN) Provision(ctx context.Context) (*Target, func(), error) {
+	conn, err := WaitReady(ctx, d.Config, d.WaitReady, d.Note)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn.Close(context.Background())
+	return &Target{Config: d.Config, Description: d.Describe(), Local: d.Local, ServerLog: d.ServerLog}, func() {}, nil
+}
