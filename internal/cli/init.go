@@ -2,16 +2,15 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -48,11 +47,13 @@ same-named tables that pgarena did not create unless --force.`,
 		if s, ok := w.(workload.Seeder); ok {
 			s.SetSeed(seed)
 		}
-		cfg, err := a.requireTarget(cmd, &t)
+		tg, teardown, err := a.requireTarget(cmd, &t)
 		if err != nil {
 			return err
 		}
-		conn, err := a.connect(cmd.Context(), cfg, &t)
+		defer teardown()
+		cfg := tg.Config
+		conn, err := tg.Connect(cmd.Context(), "")
 		if err != nil {
 			return err
 		}
@@ -70,23 +71,24 @@ same-named tables that pgarena did not create unless --force.`,
 	return cmd
 }
 
-// requireTarget parses an explicit target; init, check and drop make no
+// requireTarget reaches an explicit target; init, check and drop make no
 // sense on an ephemeral cluster.
-func (a *app) requireTarget(cmd *cobra.Command, t *targetFlags) (*pgx.ConnConfig, error) {
+func (a *app) requireTarget(cmd *cobra.Command, t *targetFlags) (*target.Target, func(), error) {
 	if !a.explicitTarget(t) {
-		return nil, usagef("%s needs a target: --dsn, --cluster NAME or PGHOST/PGDATABASE (an ephemeral cluster would be gone right after)",
+		return nil, nil, usagef("%s needs a target: --dsn, --cluster NAME or PGHOST/PGDATABASE (an ephemeral cluster would be gone right after)",
 			cmd.Parent().Name())
 	}
-	return a.parseTarget(t)
+	return a.provision(cmd.Context(), t)
 }
 
 // openTarget connects to the explicit target of check and drop.
 func (a *app) openTarget(cmd *cobra.Command, t *targetFlags) (*pgx.Conn, error) {
-	cfg, err := a.requireTarget(cmd, t)
+	tg, teardown, err := a.requireTarget(cmd, t)
 	if err != nil {
 		return nil, err
 	}
-	return a.connect(cmd.Context(), cfg, t)
+	defer teardown()
+	return tg.Connect(cmd.Context(), "")
 }
 
 // load initialises w on cfg with a progress bar.
@@ -148,7 +150,7 @@ Exit code 1 when a check fails.`,
 				return err
 			}
 			defer conn.Close(context.Background())
-			if err := requireInitialised(cmd.Context(), conn, w); err != nil {
+			if err := session.RequireInitialised(cmd.Context(), conn, w); err != nil {
 				return err
 			}
 			return a.runCheck(cmd.Context(), conn, w)
@@ -157,26 +159,21 @@ Exit code 1 when a check fails.`,
 }
 
 func (a *app) runCheck(ctx context.Context, conn *pgx.Conn, w workload.Workload) error {
-	c, ok := w.(workload.Checker)
-	if !ok {
-		fmt.Fprintf(a.Stderr, "%s has no consistency checks\n", w.Meta().Name)
-		return nil
+	return a.printCheck(session.Check(ctx, conn, w))
+}
+
+// printCheck prints a check's outcome; a failed check is exit code 1.
+func (a *app) printCheck(c session.CheckResult) error {
+	switch {
+	case c.Skipped:
+		fmt.Fprintf(a.Stderr, "%s has no consistency checks\n", c.Workload)
+	case c.Err != nil:
+		return &exitError{code: ExitFailed, msg: fmt.Sprintf("check %s failed: %s", c.Workload, oneLine(c.Err.Error()))}
+	case c.Note != "":
+		fmt.Fprintf(a.Stdout, "check %s: ok (%.2f s); note: %s\n", c.Workload, c.Took.Seconds(), c.Note)
+	default:
+		fmt.Fprintf(a.Stdout, "check %s: ok (%.2f s)\n", c.Workload, c.Took.Seconds())
 	}
-	if p, ok := w.(workload.Preparer); ok {
-		if err := p.Prepare(ctx, conn); err != nil {
-			return err
-		}
-	}
-	t0 := time.Now()
-	if err := c.Check(ctx, conn); err != nil {
-		var note workload.CheckNote
-		if errors.As(err, &note) && note.IsNote() {
-			fmt.Fprintf(a.Stdout, "check %s: ok (%.2f s); note: %s\n", w.Meta().Name, time.Since(t0).Seconds(), oneLine(note.Error()))
-			return nil
-		}
-		return &exitError{code: ExitFailed, msg: fmt.Sprintf("check %s failed: %s", w.Meta().Name, oneLine(err.Error()))}
-	}
-	fmt.Fprintf(a.Stdout, "check %s: ok (%.2f s)\n", w.Meta().Name, time.Since(t0).Seconds())
 	return nil
 }
 

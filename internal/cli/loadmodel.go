@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/driver"
+	"github.com/pgarena/pgarena/internal/session"
 )
 
 // loadFlags choose the load model: closed loop (clients), open loop (-R,
@@ -36,23 +37,9 @@ func (l *loadFlags) add(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&l.autostop, "autostop", nil, "stop the run when a rule holds, e.g. 'errors>25/s for 10s', 'p95>500ms for 10s', 'tps<10 for 30s' (repeatable; exit code 3)")
 }
 
-// step is one step of a run: a sweep has several.
-type step struct {
-	clients  int
-	rate     float64 // 0: closed loop or a --schedule
-	schedule driver.Schedule
-}
-
-func (s step) String() string {
-	if s.rate > 0 {
-		return fmt.Sprintf("%d clients at %g tx/s", s.clients, s.rate)
-	}
-	return fmt.Sprintf("%d clients", s.clients)
-}
-
 // plan validates the load flags (before anything connects) and returns the
 // steps and the rules. duration is -T (0 with -t).
-func (l *loadFlags) plan(duration time.Duration, transactions int) ([]step, []driver.Rule, error) {
+func (l *loadFlags) plan(duration time.Duration, transactions int) ([]session.Step, []driver.Rule, error) {
 	clients, err := parseList(l.clients, "clients", func(s string) (float64, error) {
 		n, err := strconv.Atoi(s)
 		return float64(n), err
@@ -96,31 +83,31 @@ func (l *loadFlags) plan(duration time.Duration, transactions int) ([]step, []dr
 		}
 		rules = append(rules, r)
 	}
-	var steps []step
+	var steps []session.Step
 	switch {
 	case len(rates) > 0:
 		for _, c := range clients {
 			for _, r := range rates {
-				steps = append(steps, step{clients: int(c), rate: r, schedule: driver.ConstSchedule(r, l.warmup+duration)})
+				steps = append(steps, session.Step{Clients: int(c), Rate: r, Schedule: driver.ConstSchedule(r, l.warmup+duration)})
 			}
 		}
 	case l.schedule != "":
 		for _, c := range clients {
-			steps = append(steps, step{clients: int(c), schedule: sched})
+			steps = append(steps, session.Step{Clients: int(c), Schedule: sched})
 		}
 	default:
 		for _, c := range clients {
-			steps = append(steps, step{clients: int(c)})
+			steps = append(steps, session.Step{Clients: int(c)})
 		}
 	}
 	return steps, rules, nil
 }
 
 // maxClients is the largest client count of the plan.
-func maxClients(steps []step) int {
+func maxClients(steps []session.Step) int {
 	m := 0
 	for _, s := range steps {
-		m = max(m, s.clients)
+		m = max(m, s.Clients)
 	}
 	return m
 }
@@ -148,18 +135,18 @@ func parseList(s, what string, parse func(string) (float64, error)) ([]float64, 
 // rateWarning says when a rate cannot be carried by the clients: by
 // Little's law each client must finish a transaction in clients/rate
 // seconds, and under a millisecond is beyond most servers.
-func rateWarning(s step) string {
-	rate := s.rate
+func rateWarning(s session.Step) string {
+	rate := s.Rate
 	if rate == 0 {
-		rate = s.schedule.MaxRate()
+		rate = s.Schedule.MaxRate()
 	}
 	if rate == 0 {
 		return ""
 	}
-	per := time.Duration(float64(s.clients) / rate * float64(time.Second))
+	per := time.Duration(float64(s.Clients) / rate * float64(time.Second))
 	if per < time.Millisecond {
 		return fmt.Sprintf("%g tx/s with %d clients needs every transaction to finish within %s (Little's law): expect queueing; add clients (-c) if the server can take them",
-			rate, s.clients, per.Round(time.Microsecond))
+			rate, s.Clients, per.Round(time.Microsecond))
 	}
 	return ""
 }
@@ -194,7 +181,7 @@ func (m millis) Set(v string) error {
 func (m millis) Type() string { return "duration" }
 
 // describe records the load model in the run spec.
-func (l *loadFlags) describe(steps []step) map[string]string {
+func (l *loadFlags) describe(steps []session.Step) map[string]string {
 	m := map[string]string{"model": "closed"}
 	if l.rate != "" || l.schedule != "" {
 		m["model"] = "open"

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/local"
@@ -100,8 +101,10 @@ func (a *app) report(err error) int {
 func isUsage(err error) bool {
 	var ue *UsageError
 	var fe *loader.ForeignTablesError
+	var ie *session.InputError
 	switch {
-	case errors.As(err, &ue), errors.As(err, &fe),
+	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &ie),
+		errors.Is(err, local.ErrNoCluster), errors.Is(err, local.ErrNotRunning),
 		target.IsConnectError(err),
 		errors.Is(err, local.ErrNoBinaries),
 		errors.Is(err, store.ErrNotWritable):

@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/pgarena/pgarena/internal/target"
@@ -44,32 +44,66 @@ func (a *app) explicitTarget(t *targetFlags) bool {
 		a.getenv("PGSERVICE") != ""
 }
 
-// parseTarget parses the user's target without connecting.
-func (a *app) parseTarget(t *targetFlags) (*pgx.ConnConfig, error) {
-	dsn := t.dsn
+// provider maps the target flags to a target provider: --cluster, else
+// --dsn (or PG* variables). The embedded cluster is runProvider's.
+func (a *app) provider(t *targetFlags, dbHostLocal bool, serverLog string) (target.Provider, error) {
 	if t.cluster != "" {
 		if t.dsn != "" {
 			return nil, usagef("give either --dsn or --cluster, not both")
 		}
-		c, err := local.OpenNamed(t.cluster)
-		if err != nil {
+		if err := local.CheckName(t.cluster); err != nil {
 			return nil, usagef("%s", err)
 		}
-		if !c.Running() {
-			return nil, usagef("cluster %q is not running (start it with `pgarena cluster start --name %s`)", t.cluster, t.cluster)
-		}
-		dsn = c.DSN("postgres")
+		return &local.Named{Name: t.cluster}, nil
 	}
-	cfg, err := target.ParseDSN(dsn)
+	cfg, err := target.ParseDSN(t.dsn)
 	if err != nil {
 		return nil, usagef("%s", err)
 	}
-	return cfg, nil
+	return &target.DSN{Config: cfg, WaitReady: t.waitReady, Local: dbHostLocal, ServerLog: serverLog,
+		Note: func(s string) { a.notef("%s", s) }}, nil
 }
 
-// connect opens one connection to cfg, waiting --wait-ready if asked.
-func (a *app) connect(ctx context.Context, cfg *pgx.ConnConfig, t *targetFlags) (*pgx.Conn, error) {
-	return target.WaitReady(ctx, cfg, t.waitReady, func(s string) { a.notef("%s", s) })
+// runProvider is the provider of a run: the named target, or an embedded
+// cluster when none is named.
+func (a *app) runProvider(t *targetFlags, f *runFlags, clients int) (target.Provider, error) {
+	if a.explicitTarget(t) {
+		return a.provider(t, f.dbHostLocal, f.serverLog)
+	}
+	bin, err := local.FindBinaries(t.pgBin)
+	if err != nil {
+		if t.pgBin != "" {
+			err = fmt.Errorf("%w, or install PostgreSQL (apt-get install postgresql) and leave out --pg-bin, or use --dsn to benchmark an existing server", err)
+		}
+		return nil, err
+	}
+	settings, err := parsePgSet(t.pgSet)
+	if err != nil {
+		return nil, err
+	}
+	return &local.Ephemeral{Bin: bin, Settings: settings, MinConnections: clients + 20, Keep: t.keepCluster,
+		Notef: a.notef}, nil
+}
+
+// provision reaches the explicit target of init, check and drop.
+func (a *app) provision(ctx context.Context, t *targetFlags) (*target.Target, func(), error) {
+	p, err := a.provider(t, false, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	tg, teardown, err := p.Provision(ctx)
+	if err != nil {
+		return nil, nil, provisionErr(err)
+	}
+	return tg, teardown, nil
+}
+
+// provisionErr makes a named cluster that is missing or stopped bad input.
+func provisionErr(err error) error {
+	if errors.Is(err, local.ErrNoCluster) || errors.Is(err, local.ErrNotRunning) {
+		return usagef("%s", err)
+	}
+	return err
 }
 
 // parsePgSet turns key=value flags into settings.
@@ -84,22 +118,6 @@ func parsePgSet(kvs []string) (map[string]string, error) {
 		m[k] = strings.TrimSpace(v)
 	}
 	return m, nil
-}
-
-// startEmbedded starts an ephemeral cluster for a run.
-func (a *app) startEmbedded(ctx context.Context, t *targetFlags, bin local.Binaries, minConns int, logPath string) (*local.Cluster, error) {
-	settings, err := parsePgSet(t.pgSet)
-	if err != nil {
-		return nil, err
-	}
-	a.notef("starting an embedded PostgreSQL %s from %s", bin.Version, bin.Dir)
-	return local.Start(ctx, local.Options{
-		BinDir:         bin.Dir,
-		Settings:       settings,
-		MinConnections: minConns,
-		LogPath:        logPath,
-		Notef:          a.notef,
-	})
 }
 
 func hostname() string {

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/session"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// progressOutput prints a progress line every `every` of run time,
+// covering the intervals since the previous line, and a line at each sweep
+// step. It is a session output: it runs off the run's clock.
+type progressOutput struct {
+	w       io.Writer
+	every   time.Duration
+	figure  workload.ProgressFigurer // nil: none
+	start   time.Time
+	pending []metrics.Interval
+	last    time.Duration
+}
+
+func newProgressOutput(w io.Writer, every time.Duration, wl workload.Workload) *progressOutput {
+	p := &progressOutput{w: w, every: every}
+	p.figure, _ = wl.(workload.ProgressFigurer)
+	return p
+}
+
+func (p *progressOutput) String() string { return "progress lines" }
+
+func (p *progressOutput) Write(r session.Record) error {
+	switch {
+	case r.Step != nil:
+		fmt.Fprintf(p.w, "step %d/%d: %s\n", r.Step.N, r.Step.Of, r.Step.Step)
+		p.start, p.pending, p.last = time.Time{}, p.pending[:0], 0
+	case r.Interval != nil:
+		p.add(*r.Interval)
+	}
+	return nil
+}
+
+func (p *progressOutput) add(iv metrics.Interval) {
+	if p.every <= 0 {
+		return
+	}
+	if p.start.IsZero() {
+		p.start = iv.Start
+	}
+	p.pending = append(p.pending, iv)
+	elapsed := iv.End.Sub(p.start)
+	if elapsed-p.last >= p.every-time.Millisecond {
+		var extra []string
+		if p.figure != nil {
+			committed := map[string]int64{}
+			var span time.Duration
+			for _, iv := range p.pending {
+				span += iv.Duration()
+				for _, t := range iv.Tx {
+					committed[t.Name] += t.Count
+				}
+			}
+			f := p.figure.ProgressFigure(committed, span)
+			extra = append(extra, fmt.Sprintf("%s %.0f", f.Name, f.Value))
+		}
+		fmt.Fprintln(p.w, report.ProgressLine(elapsed, p.pending, extra...))
+		p.pending = p.pending[:0]
+		p.last = elapsed
+	}
+}

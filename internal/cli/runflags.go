@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pgarena/pgarena/internal/driver"
+	"github.com/pgarena/pgarena/internal/netio"
+	"github.com/pgarena/pgarena/internal/session"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// runFlags are the flags of `run`.
+type runFlags struct {
+	target       targetFlags
+	load         loadFlags
+	jobs         int
+	duration     time.Duration
+	transactions int
+	progress     time.Duration
+	protocol     string
+	connectPerTx bool
+	maxTries     int
+	label        string
+	seed         uint64
+	jsonOut      bool
+	results      string
+	tick         time.Duration
+	init         bool
+	loadWorkers  int
+	check        bool
+	cpuProfile   string
+	netIO        string
+	fixedProcs   bool
+	sampleEvery  time.Duration
+	dbHostLocal  bool
+	serverLog    string
+
+	// set by validate
+	steps []session.Step
+	rules []driver.Rule
+}
+
+func (f *runFlags) add(sub *cobra.Command) {
+	fl := sub.Flags()
+	f.target.add(sub, true)
+	f.load.add(fl)
+	fl.IntVarP(&f.jobs, "jobs", "j", 0, "worker threads (caps GOMAXPROCS; default: all cores); clamped to --clients")
+	fl.VarP(seconds{&f.duration}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t); per step in a sweep")
+	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client (instead of -T)")
+	fl.VarP(seconds{&f.progress}, "progress", "P", "print a progress line every this many seconds (0: off)")
+	fl.StringVarP(&f.protocol, "protocol", "M", "", "query protocol: simple, extended or prepared (default: simple; tpcc: prepared)")
+	fl.BoolVarP(&f.connectPerTx, "connect", "C", false, "open a new connection for every transaction")
+	fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock (retries are counted)")
+	fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")
+	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the final summary as JSON on stdout")
+	fl.StringVar(&f.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	fl.DurationVar(&f.tick, "interval", time.Second, "length of a recorded interval")
+	fl.BoolVar(&f.init, "init", false, "initialise the workload before running (always on for the embedded cluster)")
+	fl.IntVar(&f.loadWorkers, "load-workers", runtime.NumCPU(), "connections loading data in parallel when initialising")
+	fl.BoolVar(&f.check, "check", false, "run the workload's consistency check after the run")
+	fl.Var(seconds{&f.sampleEvery}, "sample-interval", "sample server and host statistics this often (0: off)")
+	fl.StringVar(&f.serverLog, "server-log", "", "server log file to scan for ERROR/FATAL/PANIC during the run (automatic for the embedded cluster)")
+	fl.BoolVar(&f.dbHostLocal, "db-host-local", false, "the database runs on this host: its disk and CPU samples describe the server (implied for the embedded cluster)")
+	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of pgarena itself to this file (for pgarena's developers)")
+	_ = fl.MarkHidden("cpu-profile")
+	fl.StringVar(&f.netIO, "net-io", string(netio.Default), "clients' socket I/O: raw (netpoller, raw system calls), std (Go's net.Conn) or blocking (for pgarena's developers)")
+	_ = fl.MarkHidden("net-io")
+	fl.BoolVar(&f.fixedProcs, "fixed-procs", false, "keep GOMAXPROCS at -j while clients run instead of adding Ps as they need CPU (for pgarena's developers)")
+	_ = fl.MarkHidden("fixed-procs")
+	f.progress = 10 * time.Second
+	f.sampleEvery = time.Second
+}
+
+func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
+	if !cmd.Flags().Changed("protocol") {
+		f.protocol = "simple"
+		if d, ok := w.(workload.QueryModeDefaulter); ok {
+			f.protocol = d.DefaultQueryMode()
+		}
+	}
+	switch {
+	case cmd.Flags().Changed("time") && cmd.Flags().Changed("transactions"):
+		return usagef("give either -T/--time or -t/--transactions, not both")
+	case f.transactions < 0:
+		return usagef("transactions must be at least 1 (got %d)", f.transactions)
+	case cmd.Flags().Changed("time") && f.duration <= 0:
+		return usagef("time must be positive (got %s)", f.duration)
+	case f.maxTries < 1:
+		return usagef("--max-tries must be at least 1 (got %d)", f.maxTries)
+	case f.jobs < 0:
+		return usagef("jobs must be at least 1 (got %d)", f.jobs)
+	case f.tick < 10*time.Millisecond:
+		return usagef("--interval must be at least 10ms (got %s)", f.tick)
+	case f.loadWorkers < 1:
+		return usagef("--load-workers must be at least 1 (got %d)", f.loadWorkers)
+	}
+	if f.duration == 0 && f.transactions == 0 {
+		f.duration = 60 * time.Second
+	}
+	if _, err := target.ParseQueryMode(f.protocol); err != nil {
+		return usagef("-M: %s", err)
+	}
+	if _, err := netio.ParseMode(f.netIO); err != nil {
+		return usagef("--net-io: %s", err)
+	}
+	var err error
+	if f.steps, f.rules, err = f.load.plan(f.duration, f.transactions); err != nil {
+		return err
+	}
+	for _, r := range f.rules {
+		if r.IsSampled() && f.sampleEvery <= 0 {
+			return usagef("autostop %q watches a sampled series: it needs --sample-interval above 0", r.Text)
+		}
+	}
+	return nil
+}
+
+// spec turns the validated flags into a session spec.
+func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
+	netMode, _ := netio.ParseMode(f.netIO)
+	first := f.steps[0]
+	spec := session.Spec{
+		Record: store.RunSpec{
+			PgarenaVersion: Version,
+			CommandLine:    redactArgs(a.args),
+			Label:          f.label,
+			Threads:        threads,
+			Host:           store.CollectHostInfo(),
+			Load:           f.load.describe(f.steps),
+		},
+		Groups: []session.Group{{Workload: w, Clients: first.Clients, Schedule: first.Schedule,
+			Arrival: f.load.arrival, LatencyLimit: f.load.latencyLimit, QueryMode: f.protocol,
+			ConnectPerTx: f.connectPerTx, MaxTries: f.maxTries}},
+		Steps:        f.steps,
+		Duration:     f.duration,
+		Transactions: f.transactions,
+		Tick:         f.tick,
+		Warmup:       f.load.warmup,
+		Ramp:         f.load.ramp,
+		Autostop:     f.rules,
+		Seed:         f.seed,
+		Init:         f.init,
+		LoadWorkers:  f.loadWorkers,
+		Check:        f.check,
+		SampleEvery:  f.sampleEvery,
+		NetIO:        netMode,
+		AdaptProcs:   !f.fixedProcs,
+	}
+	spec.Hooks = session.Hooks{
+		Notef: a.notef,
+		Created: func(id, dir string) {
+			fmt.Fprintf(a.Stderr, "run %s: %s, %s, results in %s\n", id, w.Meta().Name, f.steps[0], dir)
+		},
+		Load: func(ctx context.Context, t *target.Target, w workload.Workload) error {
+			return a.load(ctx, t.Config, w, f.loadWorkers, false)
+		},
+	}
+	return spec
+}
+
+// redactArgs hides passwords in a command line.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, s := range args {
+		out[i] = target.RedactDSN(s)
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// figureWindow measures the first group's figures of merit (TPC-C NOPM,
+// TPM) over the measured part of a run: a database snapshot when warm-up
+// ends (or at the start), another at the end, and the clients' committed
+// counts in between. It is an Output, so its snapshots never hold up the
+// clock. Sweeps get no figures: each step would need its own.
+type figureWindow struct {
+	rep    workload.FigureReporter
+	conn   *pgx.Conn
+	warmup time.Duration
+	tick   time.Duration
+
+	mu        sync.Mutex
+	before    map[string]float64
+	start     time.Time
+	committed map[string]int64
+}
+
+func newFigureWindow(spec Spec, conn *pgx.Conn) *figureWindow {
+	rep, ok := spec.Groups[0].Workload.(workload.FigureReporter)
+	if !ok || len(spec.Steps) > 1 || len(spec.Groups) > 1 {
+		return &figureWindow{}
+	}
+	return &figureWindow{rep: rep, conn: conn, warmup: spec.Warmup, tick: spec.Tick, committed: map[string]int64{}}
+}
+
+// begin snapshots before the run.
+func (fw *figureWindow) begin(ctx context.Context) error {
+	if fw.rep == nil {
+		return nil
+	}
+	return fw.snapshot(ctx, time.Now())
+}
+
+func (fw *figureWindow) snapshot(ctx context.Context, at time.Time) error {
+	snap, err := fw.rep.Snapshot(ctx, fw.conn)
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if err != nil {
+		fw.rep = nil
+		return fmt.Errorf("figures of merit are off: %w", err)
+	}
+	fw.before, fw.start = snap, at
+	return nil
+}
+
+// Write counts the committed transactions of measured intervals and
+// re-snapshots at the last warm-up interval.
+func (fw *figureWindow) Write(r Record) error {
+	iv := r.Interval
+	if iv == nil || fw.reporter() == nil {
+		return nil
+	}
+	if iv.Warmup {
+		// The warm-up ends within half a tick of this interval's end:
+		// measure from here.
+		if fw.warmup > 0 && iv.End.Add(fw.tick/2).Sub(iv.Start.Add(-time.Duration(iv.Seq-1)*fw.tick)) >= fw.warmup {
+			_ = fw.snapshot(context.Background(), iv.End)
+		}
+		return nil
+	}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	for _, t := range iv.Tx {
+		fw.committed[t.Name] += t.Count
+	}
+	return nil
+}
+
+func (fw *figureWindow) reporter() workload.FigureReporter {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	return fw.rep
+}
+
+func (fw *figureWindow) String() string { return "figures" }
+
+// end takes the final snapshot and computes the figures; call it after the
+// outputs are drained.
+func (fw *figureWindow) end(ctx context.Context, notef func(string, ...any)) []metrics.Figure {
+	rep := fw.reporter()
+	if rep == nil {
+		return nil
+	}
+	after, err := rep.Snapshot(ctx, fw.conn)
+	if err != nil {
+		notef("figures of merit: %v", err)
+		return nil
+	}
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	var out []metrics.Figure
+	for _, f := range rep.Figures(fw.before, after, time.Since(fw.start), fw.committed) {
+		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx})
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/netio"
+	"github.com/pgarena/pgarena/internal/sampler"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// measure runs the part after the target is reached: server description,
+// load, samplers, the steps, figures, findings, summary and checks.
+func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, error) {
+	res := Result{RunID: r.writer.ID(), Dir: r.writer.Dir()}
+	info, err := target.Describe(ctx, r.conn)
+	if err != nil {
+		return res, err
+	}
+	if err := r.writer.SetServer(store.ServerInfo{Version: info.Version, VersionNum: info.VersionNum, Settings: info.Settings}); err != nil {
+		return res, err
+	}
+	for _, w := range r.workloads() {
+		if load {
+			if err := r.load(ctx, w); err != nil {
+				return res, err
+			}
+		}
+		if p, ok := w.(workload.Preparer); ok {
+			if err := p.Prepare(ctx, r.conn); err != nil {
+				return res, err
+			}
+		}
+	}
+	r.sum.Params = Params(r.spec.Groups[0].Workload)
+
+	rec := &storeOutput{w: r.writer, notef: r.notef}
+	fan := newFanout(r.notef, append([]Output{rec}, outs...)...)
+	latest := &latestSamples{m: map[string]float64{}}
+	smp := r.startSampler(ctx, fan, latest)
+	figs := newFigureWindow(r.spec, r.conn)
+	if err := figs.begin(ctx); err != nil {
+		r.notef("%v", err)
+	}
+	fan.add(figs)
+
+	sr, err := r.runSteps(ctx, fan, latest.get)
+	fan.close()
+	if err == nil {
+		r.sum.Figures = figs.end(ctx, r.notef)
+	}
+	var findings []store.Finding
+	if smp != nil {
+		findings = smp.Stop()
+	}
+	if err != nil {
+		return res, err
+	}
+	if r.sum.Failed > 0 {
+		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "errors",
+			Message: fmt.Sprintf("%d transactions failed (%.2f%%): %s", r.sum.Failed,
+				100*float64(r.sum.Failed)/float64(r.sum.Failed+r.sum.Transactions), ErrorClasses(r.sum.Errors))}}, findings...)
+	}
+	if len(findings) > 0 {
+		if ferr := r.writer.SetFindings(findings); ferr != nil {
+			r.notef("could not record findings: %v", ferr)
+		}
+	}
+	res.NotRecorded = rec.failed()
+	if res.NotRecorded != nil {
+		r.sum.StopReason = strings.TrimPrefix(r.sum.StopReason+"; ", "; ") + "some intervals were not recorded: " + res.NotRecorded.Error()
+	}
+	if err := r.writer.Finish(r.sum, sr.acc); err != nil {
+		r.notef("could not record the summary: %v", err)
+	}
+	res.Summary, res.Findings = r.sum, findings
+	res.Stopped, res.Autostopped = sr.stopped, sr.autostopped
+	if r.spec.Check && !sr.stopped {
+		for _, w := range r.workloads() {
+			res.Checks = append(res.Checks, Check(ctx, r.conn, w))
+		}
+	}
+	return res, nil
+}
+
+// load initialises w on the target.
+func (r *run) load(ctx context.Context, w workload.Workload) error {
+	if r.spec.Hooks.Load != nil {
+		return r.spec.Hooks.Load(ctx, r.tgt, w)
+	}
+	dial := func(ctx context.Context) (*pgx.Conn, error) { return r.tgt.Connect(ctx, "pgarena-loader") }
+	if _, err := loader.Init(ctx, dial, w, loader.Options{Workers: r.spec.LoadWorkers}); err != nil {
+		return fmt.Errorf("init %s: %w", w.Meta().Name, err)
+	}
+	return nil
+}
+
+// dialer is the client dialer of group g: the target's configuration with
+// the group's query mode and the run's socket I/O.
+func (r *run) dialer(g *Group) target.Dialer {
+	mode, _ := target.ParseQueryMode(g.QueryMode)
+	return r.tgt.Dialer(func(c *pgx.ConnConfig) {
+		c.DefaultQueryExecMode = mode
+		netio.Apply(&c.Config, r.spec.NetIO)
+	})
+}
+
+// startSampler starts the server and host samplers on their own
+// connection; their samples go to the outputs and the latest value of each
+// series is kept for autostop rules.
+func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSamples) *sampler.Sampler {
+	if r.spec.SampleEvery <= 0 {
+		return nil
+	}
+	opts := sampler.Options{ConnConfig: r.tgt.Config, Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
+		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog,
+		Sink: func(b []store.Sample) {
+			latest.update(b)
+			fan.publish(Record{Samples: b})
+		}}
+	smp, err := sampler.Start(ctx, opts)
+	if err != nil {
+		r.notef("server sampling is off: %v", err)
+		return nil
+	}
+	return smp
+}
+
+// latestSamples keeps the last value of every sampled series.
+type latestSamples struct {
+	mu sync.Mutex
+	m  map[string]float64
+}
+
+func (l *latestSamples) update(b []store.Sample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range b {
+		for k, v := range s.Values {
+			l.m[k] = v
+		}
+	}
+}
+
+func (l *latestSamples) get(name string) (float64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.m[name]
+	return v, ok
+}
+
+// ErrorClasses renders failures by class: "deadlock 2, other 1".
+func ErrorClasses(e metrics.ErrorCounts) string {
+	var parts []string
+	for c := 1; c < metrics.NumClasses; c++ {
+		if e[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", metrics.ErrorClass(c), e[c]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// copyFile copies src to dst (created or truncated).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

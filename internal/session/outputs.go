@@ -1,0 +1,201 @@
+package session
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// Record is one thing a run produces, handed to every Output in the order
+// it was made: exactly one field is set.
+type Record struct {
+	Interval *metrics.Interval // one tick of the load
+	Samples  []store.Sample    // server and host samples
+	Step     *StepStart        // a sweep step begins
+}
+
+// StepStart announces step N of Of.
+type StepStart struct {
+	N, Of int
+	Step  Step
+}
+
+// Output consumes a run's records. Each output has a goroutine and a queue
+// of its own, so a slow output delays only itself; Write is never called
+// concurrently for one output. Records are shared: read them, do not
+// change them. An error is reported once; the output keeps receiving.
+type Output interface {
+	Write(Record) error
+}
+
+// OutputFunc adapts a function to Output.
+type OutputFunc func(Record) error
+
+// Write calls f.
+func (f OutputFunc) Write(r Record) error { return f(r) }
+
+// Drain deadlines: how long the end of a run waits for outputs to catch up.
+// The store gets longer: it is the durable record.
+const (
+	drainWait        = 15 * time.Second
+	durableDrainWait = 2 * time.Minute
+	// backlogNote is the queue length at which an output is reported slow.
+	backlogNote = 30
+)
+
+// fanout hands records to outputs without ever blocking the publisher.
+type fanout struct {
+	notef  func(string, ...any)
+	queues []*outQueue
+}
+
+// outQueue is one output's unbounded queue and goroutine.
+type outQueue struct {
+	out     Output
+	durable bool
+	name    string
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	items   []Record
+	closed  bool
+	noted   bool // reported as slow
+	errSeen bool
+	done    chan struct{}
+}
+
+func newFanout(notef func(string, ...any), outs ...Output) *fanout {
+	f := &fanout{notef: notef}
+	for i, o := range outs {
+		f.addOutput(o, i == 0)
+	}
+	return f
+}
+
+// add adds an output after the start (it sees only later records).
+func (f *fanout) add(o Output) { f.addOutput(o, false) }
+
+func (f *fanout) addOutput(o Output, durable bool) {
+	q := &outQueue{out: o, durable: durable, name: outputName(o), done: make(chan struct{})}
+	q.cond = sync.NewCond(&q.mu)
+	f.queues = append(f.queues, q)
+	go q.loop(f.notef)
+}
+
+// publish queues r for every output. It never waits for an output.
+func (f *fanout) publish(r Record) {
+	for _, q := range f.queues {
+		q.mu.Lock()
+		q.items = append(q.items, r)
+		slow := len(q.items) >= backlogNote && !q.noted
+		if slow {
+			q.noted = true
+		}
+		q.cond.Signal()
+		q.mu.Unlock()
+		if slow {
+			f.notef("output %s is %d records behind: it is slower than the run (the load is not held up)", q.name, backlogNote)
+		}
+	}
+}
+
+func (q *outQueue) loop(notef func(string, ...any)) {
+	defer close(q.done)
+	for {
+		q.mu.Lock()
+		for len(q.items) == 0 && !q.closed {
+			q.cond.Wait()
+		}
+		if len(q.items) == 0 {
+			q.mu.Unlock()
+			return
+		}
+		r := q.items[0]
+		q.items[0] = Record{}
+		q.items = q.items[1:]
+		q.mu.Unlock()
+		if err := q.out.Write(r); err != nil && !q.errSeen {
+			q.errSeen = true
+			notef("output %s failed: %v", q.name, err)
+		}
+	}
+}
+
+// close lets every output finish its queue, waiting at most the drain
+// deadlines, and reports those that did not.
+func (f *fanout) close() {
+	for _, q := range f.queues {
+		q.mu.Lock()
+		q.closed = true
+		q.cond.Signal()
+		q.mu.Unlock()
+	}
+	start := time.Now()
+	for _, q := range f.queues {
+		wait := drainWait
+		if q.durable {
+			wait = durableDrainWait
+		}
+		t := time.NewTimer(max(wait-time.Since(start), 0))
+		select {
+		case <-q.done:
+		case <-t.C:
+			q.mu.Lock()
+			left := len(q.items)
+			q.mu.Unlock()
+			f.notef("output %s did not finish within %s of the end (%d records left)", q.name, wait, left)
+		}
+		t.Stop()
+	}
+}
+
+// storeOutput appends intervals and samples to the run's directory, each
+// fsynced: the durable output.
+type storeOutput struct {
+	w     *store.Writer
+	notef func(string, ...any)
+
+	mu  sync.Mutex
+	err error // the first interval that could not be recorded
+}
+
+func (s *storeOutput) Write(r Record) error {
+	switch {
+	case r.Interval != nil:
+		if err := s.w.AppendIntervals(*r.Interval); err != nil {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.err == nil {
+				s.err = err
+				s.notef("could not record interval %d: %v", r.Interval.Seq, err)
+			}
+		}
+	case r.Samples != nil:
+		if err := s.w.AppendSamples(r.Samples...); err != nil {
+			s.notef("could not record samples: %v", err)
+		}
+	}
+	return nil
+}
+
+func (s *storeOutput) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// outputName names an output in notes: its String method, else its type.
+func outputName(o Output) string {
+	if s, ok := o.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", o)
+}
+
+func (s *storeOutput) String() string { return "results store" }

@@ -1,0 +1,407 @@
+// Package session runs one benchmark end to end, without a command line:
+// it records the run's spec, provisions the target, loads the workloads if
+// asked, starts the samplers, drives the client groups through the load
+// model (step by step in a sweep), fans every interval and sample out to
+// the outputs (the store first), and records the summary and findings.
+//
+// The CLI turns flags into a Spec and prints; a plan runner or a web server
+// calls Run the same way. This package never prints: notes go to
+// Hooks.Notef, records to Outputs.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/pflag"
+
+	"github.com/pgarena/pgarena/internal/driver"
+	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/netio"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// Spec is what to run.
+type Spec struct {
+	// Record is what the run spec records besides what Run fills in
+	// (workload, parameters, clients, target, creation time): version,
+	// command line (redacted), label, threads, host, load model.
+	Record store.RunSpec
+	// Groups are the client groups; one at least. With several, each
+	// group's transaction types are recorded as "group/type" and the
+	// summary has a part per group.
+	Groups []Group
+	// Steps, when more than one, make a sweep: one driver run per step,
+	// each with the step's clients and load model for the (only) group.
+	Steps []Step
+
+	Duration     time.Duration // per step; 0 with Transactions
+	Transactions int           // per client
+	Tick         time.Duration // interval length
+	Warmup       time.Duration
+	Ramp         time.Duration
+	Autostop     []driver.Rule
+	Seed         uint64
+
+	Init        bool // load the workloads first (always for a target created for the run)
+	LoadWorkers int
+	Check       bool // run the workloads' consistency checks after a complete run
+
+	// SampleEvery is the server and host sampling interval (0: off).
+	SampleEvery time.Duration
+	// NetIO is the clients' socket I/O mode.
+	NetIO netio.Mode
+	// AdaptProcs adds Ps while clients need CPU (see netio.AdaptProcs).
+	AdaptProcs bool
+
+	Hooks Hooks
+}
+
+// Group is one client group: its workload, clients, load model and query
+// protocol.
+type Group struct {
+	Name     string // required with several groups
+	Workload workload.Workload
+	Clients  int
+	// Schedule makes the group open-loop (see driver.Config).
+	Schedule     driver.Schedule
+	Arrival      string
+	LatencyLimit time.Duration
+	QueryMode    string // simple, extended or prepared
+	ConnectPerTx bool
+	MaxTries     int
+}
+
+// Step is one step of a sweep.
+type Step struct {
+	Clients  int
+	Rate     float64 // 0: closed loop or a schedule
+	Schedule driver.Schedule
+}
+
+func (s Step) String() string {
+	if s.Rate > 0 {
+		return fmt.Sprintf("%d clients at %g tx/s", s.Clients, s.Rate)
+	}
+	return fmt.Sprintf("%d clients", s.Clients)
+}
+
+// Hooks are the synchronous callbacks of a run (all optional).
+type Hooks struct {
+	// Notef receives notes for the user.
+	Notef func(format string, args ...any)
+	// Created is called once the run is recorded, before the target of a
+	// fresh run is provisioned.
+	Created func(id, dir string)
+	// Load initialises w on t when the run loads its workloads (nil:
+	// loader.Init with Spec.LoadWorkers and no progress), so the caller
+	// can show progress.
+	Load func(ctx context.Context, t *target.Target, w workload.Workload) error
+}
+
+// Result is how a run went.
+type Result struct {
+	RunID    string
+	Dir      string
+	Summary  metrics.Summary
+	Findings []store.Finding
+	// Stopped is set when the run ended before its planned length;
+	// Autostopped when an autostop rule ended it.
+	Stopped, Autostopped bool
+	// NotRecorded is the first failure to record an interval (the run
+	// went on; the results on disk are incomplete).
+	NotRecorded error
+	// Checks are the consistency checks' outcomes when Spec.Check was set
+	// and the run completed.
+	Checks []CheckResult
+}
+
+// InputError is bad input found before anything was recorded: the target
+// is not initialised for the workload, or its parameters do not fit.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputf(format string, args ...any) error { return &InputError{Msg: fmt.Sprintf(format, args...)} }
+
+// run is one Run's state.
+type run struct {
+	spec   Spec
+	notef  func(format string, args ...any)
+	tgt    *target.Target
+	conn   *pgx.Conn // control connection: describe, prepare, figures, checks
+	writer *store.Writer
+	sum    metrics.Summary
+}
+
+// Run runs spec against the target p provides, recording it in st and
+// fanning its records out to outs (after the store). Bad input found before
+// anything is recorded is an *InputError. A run that fails after it was
+// recorded is recorded as failed (stopped when ctx was cancelled).
+func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, outs ...Output) (Result, error) {
+	r := &run{spec: spec, notef: spec.Hooks.Notef}
+	if r.notef == nil {
+		r.notef = func(string, ...any) {}
+	}
+	if err := spec.validate(); err != nil {
+		return Result{}, err
+	}
+	fresh := target.CreatesTarget(p)
+	teardown := func() {}
+	defer func() {
+		if teardown != nil {
+			teardown()
+		}
+	}()
+	if !fresh {
+		// An existing server is reached, and checked for the workloads,
+		// before anything is recorded: bad input changes nothing.
+		var err error
+		if r.tgt, teardown, err = p.Provision(ctx); err != nil {
+			return Result{}, err
+		}
+		if err := r.connect(ctx); err != nil {
+			return Result{}, err
+		}
+		defer r.conn.Close(context.Background())
+		if !spec.Init {
+			if err := r.prepareExisting(ctx); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	if err := r.validateRun(); err != nil {
+		return Result{}, err
+	}
+	rs := r.recordSpec(p)
+	w, err := st.Create(rs)
+	if err != nil {
+		return Result{}, err
+	}
+	defer w.Close()
+	r.writer = w
+	if spec.Hooks.Created != nil {
+		spec.Hooks.Created(w.ID(), w.Dir())
+	}
+	g0 := spec.Groups[0]
+	r.sum = metrics.Summary{RunID: w.ID(), Workload: rs.Workload, Label: rs.Label, QueryMode: g0.QueryMode,
+		Clients: rs.Clients, Threads: rs.Threads, Params: rs.Params, Start: time.Now()}
+	if fresh {
+		if r.tgt, teardown, err = p.Provision(ctx); err != nil {
+			return Result{}, r.fail(ctx, err)
+		}
+		if err := r.connect(ctx); err != nil {
+			return Result{}, r.fail(ctx, err)
+		}
+		defer r.conn.Close(context.Background())
+	}
+	if r.tgt.Fresh && r.tgt.ServerLog != "" {
+		defer func() {
+			if err := copyFile(r.tgt.ServerLog, w.Path("server.log")); err != nil {
+				r.notef("could not copy the server log into the run: %v", err)
+			}
+		}()
+	}
+	res, err := r.measure(ctx, fresh || spec.Init, outs)
+	if err != nil {
+		return res, r.fail(ctx, err)
+	}
+	return res, nil
+}
+
+func (s *Spec) validate() error {
+	switch {
+	case len(s.Groups) == 0:
+		return errors.New("session: no client group")
+	case len(s.Steps) > 1 && len(s.Groups) > 1:
+		return inputf("a sweep runs one client group (got %d groups)", len(s.Groups))
+	case s.Tick <= 0:
+		s.Tick = time.Second
+	}
+	names := map[string]bool{}
+	for i := range s.Groups {
+		g := &s.Groups[i]
+		if len(s.Groups) > 1 && g.Name == "" {
+			return inputf("client group %d needs a name", i+1)
+		}
+		if names[g.Name] {
+			return inputf("two client groups are named %q", g.Name)
+		}
+		names[g.Name] = true
+		if _, err := target.ParseQueryMode(g.QueryMode); err != nil {
+			return inputf("%s", err)
+		}
+	}
+	if len(s.Steps) == 0 {
+		g := s.Groups[0]
+		s.Steps = []Step{{Clients: g.Clients, Schedule: g.Schedule}}
+	}
+	return nil
+}
+
+// connect opens the control connection.
+func (r *run) connect(ctx context.Context) error {
+	conn, err := target.WaitReady(ctx, r.tgt.Config, 0, nil)
+	if err != nil {
+		return err
+	}
+	r.conn = conn
+	return nil
+}
+
+// prepareExisting checks that an existing database holds every group's
+// workload and reads their parameters (scale, warehouses).
+func (r *run) prepareExisting(ctx context.Context) error {
+	for _, w := range r.workloads() {
+		if err := RequireInitialised(ctx, r.conn, w); err != nil {
+			return err
+		}
+		if p, ok := w.(workload.Preparer); ok {
+			if err := p.Prepare(ctx, r.conn); err != nil {
+				return inputf("%s", oneLine(err.Error()))
+			}
+		}
+	}
+	return nil
+}
+
+// validateRun lets each workload refuse its client count.
+func (r *run) validateRun() error {
+	for i, g := range r.spec.Groups {
+		clients := g.Clients
+		if i == 0 {
+			clients = r.spec.maxClients()
+		}
+		if v, ok := g.Workload.(workload.RunValidator); ok {
+			if err := v.ValidateRun(clients); err != nil {
+				return inputf("%s: %s", g.Workload.Meta().Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// workloads lists the groups' workloads, each once.
+func (r *run) workloads() []workload.Workload {
+	var out []workload.Workload
+	seen := map[workload.Workload]bool{}
+	for _, g := range r.spec.Groups {
+		if !seen[g.Workload] {
+			seen[g.Workload] = true
+			out = append(out, g.Workload)
+		}
+	}
+	return out
+}
+
+func (s *Spec) maxClients() int {
+	m := 0
+	for _, st := range s.Steps {
+		m = max(m, st.Clients)
+	}
+	return m
+}
+
+// totalClients is the most clients connected at once.
+func (s *Spec) totalClients() int {
+	n := s.maxClients()
+	for _, g := range s.Groups[1:] {
+		n += g.Clients
+	}
+	return n
+}
+
+// recordSpec completes the run spec.
+func (r *run) recordSpec(p target.Provider) store.RunSpec {
+	rs := r.spec.Record
+	if rs.Created.IsZero() {
+		rs.Created = time.Now()
+	}
+	g0 := r.spec.Groups[0]
+	var names []string
+	for _, w := range r.workloads() {
+		names = append(names, w.Meta().Name)
+	}
+	rs.Workload = strings.Join(names, "+")
+	rs.Params = Params(g0.Workload)
+	rs.Seed = int64(r.spec.Seed)
+	rs.Clients = r.spec.totalClients()
+	rs.DurationS = r.spec.Duration.Seconds()
+	rs.Transactions = r.spec.Transactions
+	rs.QueryMode = g0.QueryMode
+	rs.ConnectPerTx = g0.ConnectPerTx
+	rs.MaxTries = max(g0.MaxTries, 1)
+	rs.TickS = r.spec.Tick.Seconds()
+	rs.Embedded = target.CreatesTarget(p)
+	rs.Target = p.Describe()
+	if r.tgt != nil {
+		rs.Target = r.tgt.Description
+	}
+	if len(r.spec.Groups) > 1 {
+		if rs.Load == nil {
+			rs.Load = map[string]string{}
+		}
+		var gs []string
+		for _, g := range r.spec.Groups {
+			gs = append(gs, fmt.Sprintf("%s: %s, %d clients, %s", g.Name, g.Workload.Meta().Name, g.Clients, g.QueryMode))
+		}
+		rs.Load["groups"] = strings.Join(gs, "; ")
+	}
+	return rs
+}
+
+// fail records the run as failed (or stopped, when ctx was cancelled).
+func (r *run) fail(ctx context.Context, err error) error {
+	r.sum.Status, r.sum.StopReason, r.sum.End = metrics.StatusFailed, oneLine(err.Error()), time.Now()
+	if ctx.Err() != nil {
+		r.sum.Status, r.sum.StopReason = metrics.StatusStopped, "interrupted"
+	}
+	if ferr := r.writer.Finish(r.sum, &metrics.Accumulator{}); ferr != nil {
+		r.notef("could not record the failed run: %v", ferr)
+	}
+	return err
+}
+
+// Params records a workload's parameters: what it reports, else the flags
+// it was given.
+func Params(w workload.Workload) map[string]string {
+	if p, ok := w.(workload.Parameterizer); ok {
+		return p.Params()
+	}
+	m := map[string]string{}
+	if fl, ok := w.(workload.Flagser); ok {
+		fl.Flags().VisitAll(func(f *pflag.Flag) { m[f.Name] = f.Value.String() })
+	}
+	return m
+}
+
+// RequireInitialised refuses a database without the workload's tables,
+// naming what to do.
+func RequireInitialised(ctx context.Context, conn *pgx.Conn, w workload.Workload) error {
+	missing, err := loader.Missing(ctx, conn, w)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		name := w.Meta().Name
+		return inputf("database is not initialised for %s (missing %s): run `pgarena init %s` first, or pass --init",
+			name, strings.Join(missing, ", "), name)
+	}
+	return nil
+}
+
+// oneLine joins a multi-line message into one line.
+func oneLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " ")
+}

@@ -1,0 +1,152 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/driver"
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/netio"
+)
+
+// stepsResult is how the steps of a run went.
+type stepsResult struct {
+	acc         *metrics.Accumulator // every measured interval of every step
+	stopped     bool
+	autostopped bool
+}
+
+// runSteps runs the load model, one driver run per step (one step unless
+// sweeping), publishing every interval, and fills the summary.
+func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled) (stepsResult, error) {
+	spec := &r.spec
+	res := stepsResult{acc: &metrics.Accumulator{}}
+	sweep := len(spec.Steps) > 1
+	seq := 0
+	var targetSum, targetSecs float64
+	var connectSum time.Duration
+	for i, st := range spec.Steps {
+		stepNo := 0
+		if sweep {
+			stepNo = i + 1
+			fan.publish(Record{Step: &StepStart{N: i + 1, Of: len(spec.Steps), Step: st}})
+		}
+		groups, rec := r.groups(st)
+		var stepAcc metrics.Accumulator
+		dcfg := driver.Config{
+			Duration:     spec.Duration,
+			Transactions: spec.Transactions,
+			Tick:         spec.Tick,
+			Seed:         spec.Seed + uint64(i),
+			Notef:        r.notef,
+			Ramp:         spec.Ramp,
+			Warmup:       spec.Warmup,
+			Autostop:     spec.Autostop,
+			Sampled:      sampled,
+			// The clock goroutine only adds up and hands over: disk,
+			// terminal and database work happen in the outputs.
+			OnInterval: func(iv metrics.Interval) {
+				iv.Seq += seq
+				iv.Step = stepNo
+				res.acc.Add(iv)
+				stepAcc.Add(iv)
+				if !iv.Warmup {
+					// Arrivals the schedule asked for in this interval.
+					targetSum += iv.TargetRate * iv.Duration().Seconds()
+				}
+				fan.publish(Record{Interval: &iv})
+			},
+		}
+		if !st.Schedule.Empty() {
+			dcfg.Duration = 0
+		}
+		var procs *netio.Procs // nil: GOMAXPROCS stays as the caller set it
+		if spec.AdaptProcs {
+			procs = netio.AdaptProcs(runtimeProcs())
+		}
+		dr, err := driver.RunGroups(ctx, groups, dcfg, rec)
+		procs.Stop()
+		if err != nil {
+			return res, err
+		}
+		if !st.Schedule.Empty() {
+			// The target is the asked-for arrivals over the time the
+			// schedule ran (measured part only), not over the drain after.
+			active := min(dr.End.Sub(dr.Start), st.Schedule.Duration()) - spec.Warmup
+			targetSecs += max(active, 0).Seconds()
+		}
+		seq += int(dr.End.Sub(dr.Start)/spec.Tick) + 2
+		if i == 0 {
+			r.sum.Start = dr.Start
+		}
+		r.sum.End = dr.End
+		connectSum += dr.InitialConnect
+		r.sum.Reconnects += dr.Reconnects
+		r.sum.Unstarted += dr.Unstarted
+		if sweep {
+			ss := stepAcc.Step(i+1, st.Clients, st.Rate)
+			if dr.Stopped {
+				ss.Status, ss.StopReason = metrics.StatusStopped, dr.StopReason
+				if dr.Autostopped {
+					ss.Status = metrics.StatusAutostopped
+				}
+			}
+			r.sum.Steps = append(r.sum.Steps, ss)
+		}
+		if dr.Stopped {
+			res.stopped, res.autostopped = true, dr.Autostopped
+			r.sum.StopReason = dr.StopReason
+			if sweep {
+				r.sum.StopReason = fmt.Sprintf("step %d: %s", i+1, dr.StopReason)
+			}
+			break
+		}
+	}
+	res.acc.Fill(&r.sum)
+	r.sum.InitialConnectMS = float64((connectSum / time.Duration(len(spec.Steps))).Microseconds()) / 1000
+	if targetSecs > 0 && targetSum > 0 {
+		r.sum.TargetRate = targetSum / targetSecs
+	}
+	if len(spec.Groups) > 1 {
+		for _, g := range spec.Groups {
+			gs := res.acc.Group(g.Name)
+			gs.Workload, gs.Clients, gs.QueryMode = g.Workload.Meta().Name, g.Clients, g.QueryMode
+			r.sum.Groups = append(r.sum.Groups, gs)
+		}
+	}
+	r.sum.Status = metrics.StatusComplete
+	switch {
+	case res.autostopped:
+		r.sum.Status = metrics.StatusAutostopped
+	case res.stopped:
+		r.sum.Status = metrics.StatusStopped
+	}
+	return res, nil
+}
+
+// groups are the driver's client groups of step st (which sets the first
+// group's clients and schedule) and their Recorder.
+func (r *run) groups(st Step) ([]driver.Group, *metrics.Recorder) {
+	var rec *metrics.Recorder
+	if len(r.spec.Groups) == 1 {
+		rec = metrics.NewRecorder(r.spec.Groups[0].Workload.TxTypes(), time.Now())
+	} else {
+		rec = metrics.NewRecorder(nil, time.Now())
+	}
+	out := make([]driver.Group, len(r.spec.Groups))
+	for i := range r.spec.Groups {
+		g := &r.spec.Groups[i]
+		dg := driver.Group{Name: g.Name, Workload: g.Workload, Dial: r.dialer(g), Clients: g.Clients,
+			ConnectPerTx: g.ConnectPerTx, MaxTries: g.MaxTries, Schedule: g.Schedule, Arrival: g.Arrival,
+			LatencyLimit: g.LatencyLimit}
+		if i == 0 {
+			dg.Clients, dg.Schedule = st.Clients, st.Schedule
+		}
+		if len(r.spec.Groups) > 1 {
+			dg.TxBase = rec.AddGroup(g.Name, g.Workload.TxTypes())
+		}
+		out[i] = dg
+	}
+	return out, rec
+}
