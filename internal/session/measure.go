@@ -36,11 +36,9 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 				return res, err
 			}
 		}
-		if p, ok := w.(workload.Preparer); ok {
-			if err := p.Prepare(ctx, r.conn); err != nil {
-				return res, err
-			}
-		}
+	}
+	if err := r.prepare(ctx); err != nil {
+		return res, err
 	}
 	r.sum.Params = Params(r.spec.Groups[0].Workload)
 

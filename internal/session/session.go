@@ -150,9 +150,10 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 	if r.notef == nil {
 		r.notef = func(string, ...any) {}
 	}
-	if err := spec.validate(); err != nil {
+	if err := r.spec.validate(); err != nil {
 		return Result{}, err
 	}
+	spec = r.spec
 	fresh := target.CreatesTarget(p)
 	teardown := func() {}
 	defer func() {
@@ -263,11 +264,9 @@ func (r *run) prepareExisting(ctx context.Context) error {
 		if err := RequireInitialised(ctx, r.conn, w); err != nil {
 			return err
 		}
-		if p, ok := w.(workload.Preparer); ok {
-			if err := p.Prepare(ctx, r.conn); err != nil {
-				return inputf("%s", oneLine(err.Error()))
-			}
-		}
+	}
+	if err := r.prepare(ctx); err != nil {
+		return inputf("%s", oneLine(err.Error()))
 	}
 	return nil
 }
@@ -288,17 +287,31 @@ func (r *run) validateRun() error {
 	return nil
 }
 
-// workloads lists the groups' workloads, each once.
+// workloads lists the groups' workloads, one per kind (two groups of tpcb
+// share its tables: loaded, checked and named once).
 func (r *run) workloads() []workload.Workload {
 	var out []workload.Workload
-	seen := map[workload.Workload]bool{}
+	seen := map[string]bool{}
 	for _, g := range r.spec.Groups {
-		if !seen[g.Workload] {
-			seen[g.Workload] = true
+		if name := g.Workload.Meta().Name; !seen[name] {
+			seen[name] = true
 			out = append(out, g.Workload)
 		}
 	}
 	return out
+}
+
+// prepare reads every group's parameters from the database (scale,
+// warehouses).
+func (r *run) prepare(ctx context.Context) error {
+	for _, g := range r.spec.Groups {
+		if p, ok := g.Workload.(workload.Preparer); ok {
+			if err := p.Prepare(ctx, r.conn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Spec) maxClients() int {

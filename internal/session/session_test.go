@@ -1,0 +1,178 @@
+package session
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgtest"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/workload/tpcb"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// provider is the DSN provider of a fresh test database.
+func provider(t *testing.T) target.Provider {
+	t.Helper()
+	cfg, err := target.ParseDSN(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &target.DSN{Config: cfg}
+}
+
+func tpcbWorkload(t *testing.T, script string) *tpcb.Workload {
+	t.Helper()
+	w := tpcb.New()
+	if err := w.Flags().Set("builtin", script); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// intervals collects the intervals an output receives.
+type intervals struct {
+	mu  sync.Mutex
+	ivs []metrics.Interval
+}
+
+func (c *intervals) Write(r Record) error {
+	if r.Interval != nil {
+		c.mu.Lock()
+		c.ivs = append(c.ivs, *r.Interval)
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+// TestTwoGroups runs tpcb select-only on 2 clients beside tpcb-like on 2
+// clients in one run, through the session package alone, and gets a
+// summary per group and in total.
+func TestTwoGroups(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads, writes := tpcbWorkload(t, tpcb.ScriptSelectOnly), tpcbWorkload(t, tpcb.ScriptTPCBLike)
+	spec := Spec{
+		Groups: []Group{
+			{Name: "reads", Workload: reads, Clients: 2, QueryMode: "prepared"},
+			{Name: "writes", Workload: writes, Clients: 2, QueryMode: "simple"},
+		},
+		Duration: 2 * time.Second, Tick: 250 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2, Check: true,
+	}
+	col := &intervals{}
+	res, err := Run(ctx, spec, provider(t), st, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := res.Summary
+	if sum.Status != metrics.StatusComplete || len(sum.Groups) != 2 {
+		t.Fatalf("status %s, %d groups: want complete and 2", sum.Status, len(sum.Groups))
+	}
+	var total int64
+	for _, g := range sum.Groups {
+		if g.Transactions == 0 || g.Failed != 0 || g.Clients != 2 || g.Workload != "tpcb" {
+			t.Errorf("group %+v: want transactions, no failures, 2 clients of tpcb", g)
+		}
+		total += g.Transactions
+	}
+	if total != sum.Transactions {
+		t.Errorf("groups add up to %d transactions, total says %d", total, sum.Transactions)
+	}
+	if sum.Groups[0].QueryMode != "prepared" || sum.Groups[1].QueryMode != "simple" {
+		t.Errorf("query modes %s, %s", sum.Groups[0].QueryMode, sum.Groups[1].QueryMode)
+	}
+	names := map[string]bool{}
+	for _, tx := range sum.Tx {
+		names[tx.Name] = tx.Transactions > 0
+	}
+	if !names["reads/select-only"] || !names["writes/tpcb-like"] {
+		t.Errorf("per-type rows %v: want reads/select-only and writes/tpcb-like with transactions", names)
+	}
+	if len(res.Checks) != 1 || res.Checks[0].Err != nil {
+		t.Errorf("checks %+v: want one passing tpcb check", res.Checks)
+	}
+	// The run on disk says the same.
+	run, err := st.Load(res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Summary.Transactions != sum.Transactions || len(run.Summary.Groups) != 2 {
+		t.Errorf("stored summary: %d transactions, %d groups", run.Summary.Transactions, len(run.Summary.Groups))
+	}
+	if len(col.ivs) < 7 {
+		t.Errorf("the output saw %d intervals of a 2 s run at 250 ms", len(col.ivs))
+	}
+}
+
+// blocking is an output that blocks for a while on its first record.
+type blocking struct {
+	once  sync.Once
+	sleep time.Duration
+}
+
+func (b *blocking) Write(Record) error {
+	b.once.Do(func() { time.Sleep(b.sleep) })
+	return nil
+}
+
+// TestSlowOutputDoesNotHoldTheClock: an output that blocks for 5 s does
+// not change the tick cadence; its records still arrive, late.
+func TestSlowOutputDoesNotHoldTheClock(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	var mu sync.Mutex
+	spec := Spec{
+		Groups:   []Group{{Workload: tpcbWorkload(t, tpcb.ScriptSelectOnly), Clients: 2, QueryMode: "prepared"}},
+		Duration: 3 * time.Second, Tick: 100 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
+		Hooks: Hooks{Notef: func(f string, a ...any) { mu.Lock(); notes = append(notes, f); mu.Unlock() }},
+	}
+	col, slow := &intervals{}, &blocking{sleep: 5 * time.Second}
+	t0 := time.Now()
+	res, err := Run(ctx, spec, provider(t), st, slow, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); took < 5*time.Second {
+		t.Errorf("Run returned after %s: it should wait for the slow output to drain", took)
+	}
+	// Interval boundaries come from the driver's absolute clock: the
+	// blocked output cannot stretch them. 30 intervals of 100 ms, each
+	// one tick long (the last may be shorter).
+	if n := len(col.ivs); n < 29 || n > 32 {
+		t.Fatalf("%d intervals in a 3 s run at 100 ms ticks", n)
+	}
+	for _, iv := range col.ivs[:len(col.ivs)-1] {
+		if d := iv.Duration(); d > 150*time.Millisecond {
+			t.Errorf("interval %d lasted %s: the tick was held up", iv.Seq, d)
+		}
+	}
+	if got := res.Summary.DurationS; got < 2.9 || got > 3.2 {
+		t.Errorf("measured %.2f s of a 3 s run", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slowNoted := false
+	for _, n := range notes {
+		if n == "output %s is %d records behind: it is slower than the run (the load is not held up)" {
+			slowNoted = true
+		}
+	}
+	if !slowNoted {
+		t.Errorf("the slow output was not reported: notes %q", notes)
+	}
+}
