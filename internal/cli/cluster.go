@@ -27,6 +27,12 @@ of "run" without --dsn). They live in $PGARENA_HOME/clusters (default
 			return usagef("cluster needs a subcommand: start, stop, status, env or rm")
 		},
 	}
+	cmd.AddCommand(a.clusterStartCommand(), a.clusterStopCommand(), a.clusterStatusCommand(),
+		a.clusterEnvCommand(), a.clusterRmCommand())
+	return cmd
+}
+
+func (a *app) clusterStartCommand() *cobra.Command {
 	var (
 		name   string
 		pgBin  string
@@ -63,21 +69,27 @@ of "run" without --dsn). They live in $PGARENA_HOME/clusters (default
 	start.Flags().IntVar(&port, "port", 0, "TCP port on 127.0.0.1 (default: a free one)")
 	start.Flags().IntVar(&maxCon, "max-connections", 100, "at least this many connections")
 
-	named := func(use, short string, fn func(ctx context.Context, c *local.Cluster) error) *cobra.Command {
-		return &cobra.Command{
-			Use:   use + " NAME",
-			Short: short,
-			Args:  cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				c, err := local.OpenNamed(args[0])
-				if err != nil {
-					return clusterErr(err)
-				}
-				return fn(cmd.Context(), c)
-			},
-		}
+	return start
+}
+
+// namedCluster is a subcommand acting on an existing named cluster.
+func namedCluster(use, short string, fn func(ctx context.Context, c *local.Cluster) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use + " NAME",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := local.OpenNamed(args[0])
+			if err != nil {
+				return clusterErr(err)
+			}
+			return fn(cmd.Context(), c)
+		},
 	}
-	stop := named("stop", "Stop a named cluster (its data is kept)", func(ctx context.Context, c *local.Cluster) error {
+}
+
+func (a *app) clusterStopCommand() *cobra.Command {
+	return namedCluster("stop", "Stop a named cluster (its data is kept)", func(ctx context.Context, c *local.Cluster) error {
 		if !c.Running() {
 			fmt.Fprintln(a.Stdout, "not running")
 			return nil
@@ -88,21 +100,30 @@ of "run" without --dsn). They live in $PGARENA_HOME/clusters (default
 		fmt.Fprintln(a.Stdout, "stopped")
 		return nil
 	})
-	env := named("env", "Print PG* variables for a named cluster (eval \"$(pgarena cluster env NAME)\")", func(ctx context.Context, c *local.Cluster) error {
+}
+
+func (a *app) clusterEnvCommand() *cobra.Command {
+	return namedCluster("env", "Print PG* variables for a named cluster (eval \"$(pgarena cluster env NAME)\")", func(ctx context.Context, c *local.Cluster) error {
 		for _, kv := range c.Env() {
 			k, v, _ := strings.Cut(kv, "=")
 			fmt.Fprintf(a.Stdout, "export %s=%s\n", k, shellQuote(v))
 		}
 		return nil
 	})
-	rm := named("rm", "Stop and delete a named cluster and its data", func(ctx context.Context, c *local.Cluster) error {
+}
+
+func (a *app) clusterRmCommand() *cobra.Command {
+	return namedCluster("rm", "Stop and delete a named cluster and its data", func(ctx context.Context, c *local.Cluster) error {
 		if err := c.Remove(); err != nil {
 			return err
 		}
 		fmt.Fprintln(a.Stdout, "removed")
 		return nil
 	})
-	status := &cobra.Command{
+}
+
+func (a *app) clusterStatusCommand() *cobra.Command {
+	return &cobra.Command{
 		Use:   "status [NAME]",
 		Short: "Show named clusters and whether they run",
 		Args:  cobra.MaximumNArgs(1),
@@ -132,8 +153,6 @@ of "run" without --dsn). They live in $PGARENA_HOME/clusters (default
 			return nil
 		},
 	}
-	cmd.AddCommand(start, stop, status, env, rm)
-	return cmd
 }
 
 func clusterErr(err error) error {

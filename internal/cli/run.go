@@ -116,6 +116,7 @@ func (a *app) setThreads(jobs, clients int) (threads int, restore func(), err er
 		gmp := min(threads, runtime.NumCPU())
 		if threads > gmp {
 			a.notef("-j %d: clients run as goroutines on at most %d OS threads (the cores of this machine)", threads, gmp)
+			threads = gmp // what is recorded and printed is what ran
 		}
 		prev := runtime.GOMAXPROCS(gmp)
 		restore = func() { runtime.GOMAXPROCS(prev) }

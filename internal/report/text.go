@@ -184,6 +184,7 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		}
 		tw.Flush()
 	}
+	groupsText(w, s)
 	status := s.Status
 	if s.StopReason != "" {
 		status += ": " + s.StopReason
@@ -215,6 +216,21 @@ func RunList(w io.Writer, rows []RunRow, loc *time.Location) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%s\n", r.ID, r.Created.In(loc).Format("2006-01-02 15:04:05"),
 			label, r.Workload, r.Clients, r.TPS, r.P95MS, r.Status)
+	}
+	tw.Flush()
+}
+
+// groupsText writes one row per client group of a run with several.
+func groupsText(w io.Writer, s *metrics.Summary) {
+	if len(s.Groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "client groups (the numbers above cover all groups together):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  group	workload	clients	query mode	tps	failed	avg ms	p95 ms	p99 ms	")
+	for _, g := range s.Groups {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%.1f\t%d\t%.3f\t%.3f\t%.3f\t\n", g.Name, g.Workload, g.Clients, g.QueryMode,
+			g.TPS, g.Failed, g.Latency.Avg, g.Latency.P95, g.Latency.P99)
 	}
 	tw.Flush()
 }
