@@ -70,16 +70,18 @@ func TestSweepHasStepSummaries(t *testing.T) {
 	}
 }
 
-// TestAutostopOnConnectionStorm: more clients than the server takes; the
-// rule on too_many_connections stops the run early and cleanly (exit 3),
-// with complete results and the reason recorded.
+// TestAutostopOnConnectionStorm: more clients than the server takes, each
+// connecting per transaction (-C: a run whose first connections are
+// refused stops before measuring, see TestTooManyClients); the rule on
+// too_many_connections stops the run early and cleanly (exit 3), with
+// complete results and the reason recorded.
 func TestAutostopOnConnectionStorm(t *testing.T) {
 	t.Parallel()
 	c := pgtest.NewCluster(t, map[string]string{"max_connections": "10", "superuser_reserved_connections": "0"})
 	dsn := c.DSN("postgres")
 	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn, "--load-workers", "1")
 	results := t.TempDir()
-	r := pgarena(t, nil, "run", "tpcb", "-S", "-c", "16", "-T", "60s", "--interval", "200ms", "-P", "0",
+	r := pgarena(t, nil, "run", "tpcb", "-S", "-C", "-c", "16", "-T", "60s", "--interval", "200ms", "-P", "0",
 		"--sample-interval", "0", "--autostop", "errors.too_many_connections>1/s for 1s",
 		"--dsn", dsn, "--json", "--results", results)
 	if r.code != ExitAutostop {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pgarena/pgarena/internal/driver"
+	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
@@ -95,10 +98,14 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		defer stop()
 	}
 	res, err := session.Run(ctx, a.spec(f, w, threads), p, st, newProgressOutput(a.Stderr, f.progress, w))
-	if err != nil && ctx.Err() != nil {
+	var refused *driver.InitialConnectError
+	switch {
+	case err != nil && ctx.Err() != nil:
 		return &exitError{code: ExitInterrupted, msg: "interrupted: " + oneLine(err.Error())}
-	}
-	if err != nil {
+	case errors.As(err, &refused) && refused.Refused:
+		return &exitError{code: ExitFailed, msg: oneLine(err.Error()) +
+			": lower -c, raise the server's max_connections, or pass --proceed-with-connected to run with the clients that connected"}
+	case err != nil:
 		return err
 	}
 	return a.printResult(res, f.jsonOut)
@@ -157,6 +164,8 @@ func (a *app) printResult(res session.Result, jsonOut bool) error {
 		return &exitError{code: ExitAutostop, msg: "run stopped by autostop (" + sum.StopReason + "): results so far are recorded"}
 	case res.Stopped:
 		return &exitError{code: ExitInterrupted, msg: "run stopped early (" + sum.StopReason + "): results so far are recorded"}
+	case sum.Status == metrics.StatusDegraded:
+		return &exitError{code: ExitFailed, msg: "run degraded: " + sum.StopReason + " (--max-error-rate); results are recorded"}
 	case res.NotRecorded != nil:
 		return &exitError{code: ExitFailed, msg: "the run finished but not every interval was recorded"}
 	}

@@ -41,6 +41,8 @@ type runFlags struct {
 	sampleEvery  time.Duration
 	dbHostLocal  bool
 	serverLog    string
+	maxErrorRate float64 // percent
+	proceed      bool
 
 	// set by validate
 	steps []session.Step
@@ -69,6 +71,8 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl.Var(seconds{&f.sampleEvery}, "sample-interval", "sample server and host statistics this often (0: off)")
 	fl.StringVar(&f.serverLog, "server-log", "", "server log file to scan for ERROR/FATAL/PANIC during the run (automatic for the embedded cluster)")
 	fl.BoolVar(&f.dbHostLocal, "db-host-local", false, "the database runs on this host: its disk and CPU samples describe the server (implied for the embedded cluster)")
+	fl.Float64Var(&f.maxErrorRate, "max-error-rate", 100*session.DefaultMaxErrorRate, "percent of failed transactions above which the run is degraded (status degraded, exit code 1)")
+	fl.BoolVar(&f.proceed, "proceed-with-connected", false, "when the server refuses some clients' first connections (too many clients), run with those that connected instead of stopping with exit code 1")
 	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write a Go CPU profile of pgarena itself to this file (for pgarena's developers)")
 	_ = fl.MarkHidden("cpu-profile")
 	fl.StringVar(&f.netIO, "net-io", string(netio.Default), "clients' socket I/O: raw (netpoller, raw system calls), std (Go's net.Conn) or blocking (for pgarena's developers)")
@@ -101,6 +105,8 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 		return usagef("--interval must be at least 10ms (got %s)", f.tick)
 	case f.loadWorkers < 1:
 		return usagef("--load-workers must be at least 1 (got %d)", f.loadWorkers)
+	case f.maxErrorRate <= 0 || f.maxErrorRate > 100:
+		return usagef("--max-error-rate is a percentage above 0, at most 100 (got %g)", f.maxErrorRate)
 	}
 	if f.duration == 0 && f.transactions == 0 {
 		f.duration = 60 * time.Second
@@ -150,9 +156,12 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 		Init:         f.init,
 		LoadWorkers:  f.loadWorkers,
 		Check:        f.check,
-		SampleEvery:  f.sampleEvery,
-		NetIO:        netMode,
-		AdaptProcs:   !f.fixedProcs,
+
+		MaxErrorRate:         f.maxErrorRate / 100,
+		ProceedWithConnected: f.proceed,
+		SampleEvery:          f.sampleEvery,
+		NetIO:                netMode,
+		AdaptProcs:           !f.fixedProcs,
 	}
 	spec.Hooks = session.Hooks{
 		Notef: a.notef,

@@ -31,12 +31,15 @@ type client struct {
 	handle  *metrics.Handle
 	connect func(context.Context) (*pgx.Conn, error)
 	cfg     *Config
-	group   *Group // the client's group: load model, retries, connection mode
-	txBase  int    // index of the group's first transaction type in the Recorder
+	// retryBudget spaces the run's connection attempts after failures.
+	retryBudget *reconnectLimiter
+	group       *Group // the client's group: load model, retries, connection mode
+	txBase      int    // index of the group's first transaction type in the Recorder
 
 	conn       *pgx.Conn
 	stmtCtx    context.Context // never cancelled; see run
 	raw        atomic.Pointer[net.Conn]
+	refused    bool        // the server refused its first connection; it sits the run out
 	started    bool        // the loop goroutine was started
 	finished   atomic.Bool // the loop goroutine returned
 	live       bool        // conn is open (conn may be nil for connection-less test dialers)
@@ -253,10 +256,12 @@ func (c *client) sleepBackoff(ctx context.Context, stopNew <-chan struct{}) bool
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
 	case <-stopNew:
 		return false
 	case <-ctx.Done():
 		return false
 	}
+	// Then a slot of the run's budget: however many clients fail, the
+	// server sees a bounded number of attempts per second.
+	return c.retryBudget == nil || sleepUntil(c.retryBudget.reserve(time.Now()), stopNew)
 }

@@ -98,6 +98,14 @@ type Config struct {
 	// Warmup + Duration; in an open loop the warm-up is the schedule's
 	// first part.
 	Warmup time.Duration
+	// ReconnectRate bounds the connection attempts per second that follow
+	// a failed attempt, over all clients (default DefaultReconnectRate).
+	ReconnectRate float64
+	// ProceedWithConnected lets a run whose server refused some clients'
+	// first connections (too many connections, starting up) go on with the
+	// clients that connected; by default it ends before measuring, with an
+	// *InitialConnectError.
+	ProceedWithConnected bool
 	// Autostop rules end the run early, cleanly, when one holds.
 	Autostop []Rule
 	// Sampled gives autostop rules on sampled series their values.
@@ -123,6 +131,9 @@ type Result struct {
 	// Unstarted counts open-loop arrivals that were due but never started
 	// because the run ended (their clients were all busy).
 	Unstarted int64
+	// NotConnected counts clients whose first connection the server
+	// refused and that sat the run out (ProceedWithConnected).
+	NotConnected int
 }
 
 func (c *Config) defaults() {
@@ -225,9 +236,17 @@ type InitialConnectError struct {
 	Class  metrics.ErrorClass
 	Failed int
 	Err    error
+	// Refused is set when the server turned clients away (too many
+	// connections, starting up) after accepting Connected of Clients.
+	Refused            bool
+	Connected, Clients int
 }
 
 func (e *InitialConnectError) Error() string {
+	if e.Refused {
+		return fmt.Sprintf("the server accepts %d more connections; %d of %d clients could not connect: %s (%s)",
+			e.Connected, e.Failed, e.Clients, e.Class, pgerr.Describe(e.Err))
+	}
 	return fmt.Sprintf("%d client(s) could not connect (%s): %s", e.Failed, e.Class, pgerr.Describe(e.Err))
 }
 
@@ -253,21 +272,23 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		return Result{}, err
 	}
 	var clients []*client
+	budget := newReconnectLimiter(cfg.ReconnectRate)
 	for gi := range groups {
 		g := &groups[gi]
 		connect := connector(g.Workload, g.Dial)
 		for range g.Clients {
 			i := len(clients)
 			clients = append(clients, &client{
-				id:      i,
-				worker:  g.Workload.NewWorker(i, rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))),
-				handle:  rec.NewHandle(),
-				connect: connect,
-				cfg:     &cfg,
-				group:   g,
-				txBase:  g.TxBase,
-				stmtCtx: context.WithoutCancel(ctx),
-				jitter:  rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)+1)),
+				id:          i,
+				worker:      g.Workload.NewWorker(i, rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))),
+				handle:      rec.NewHandle(),
+				connect:     connect,
+				cfg:         &cfg,
+				group:       g,
+				txBase:      g.TxBase,
+				retryBudget: budget,
+				stmtCtx:     context.WithoutCancel(ctx),
+				jitter:      rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)+1)),
 			})
 		}
 	}
@@ -280,6 +301,17 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 			return res, err
 		}
 		res.InitialConnect = mean
+		// Clients the server refused (ProceedWithConnected) sit the run
+		// out: retrying would only repeat the refusal.
+		kept := clients[:0]
+		for _, c := range clients {
+			if c.refused {
+				res.NotConnected++
+				continue
+			}
+			kept = append(kept, c)
+		}
+		clients = kept
 	}
 
 	var connected atomic.Int64
@@ -517,11 +549,11 @@ func clientsWithPersistentConns(clients []*client) []*client {
 func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Duration, error) {
 	sem := make(chan struct{}, cfg.ConnectConcurrency)
 	var (
-		mu       sync.Mutex
-		total    time.Duration
-		n        int
-		fatal    *InitialConnectError
-		deferred int
+		mu      sync.Mutex
+		total   time.Duration
+		n       int
+		fatal   *InitialConnectError
+		refused *InitialConnectError
 	)
 	var wg sync.WaitGroup
 	for _, c := range clients {
@@ -543,7 +575,11 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 					}
 					fatal.Failed++
 				case class == metrics.ClassTooManyConnections || class == metrics.ClassAdminShutdown:
-					deferred++
+					if refused == nil {
+						refused = &InitialConnectError{Class: class, Err: err, Refused: true, Clients: len(clients)}
+					}
+					refused.Failed++
+					c.refused = true
 				default:
 					if fatal == nil {
 						fatal = &InitialConnectError{Class: class, Err: err}
@@ -561,8 +597,12 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 	if fatal != nil {
 		return 0, fatal
 	}
-	if deferred > 0 {
-		cfg.Notef("%d of %d clients could not connect yet (server refused: too many connections or starting up); they keep retrying and count failures", deferred, len(clients))
+	if refused != nil {
+		refused.Connected = n
+		if !cfg.ProceedWithConnected {
+			return 0, refused
+		}
+		cfg.Notef("%s: going on with the %d clients that connected", refused.Error(), n)
 	}
 	if n == 0 {
 		return 0, nil

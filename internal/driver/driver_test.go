@@ -209,22 +209,33 @@ func TestInitialConnectFailureIsFatal(t *testing.T) {
 	}
 }
 
-func TestTooManyConnectionsKeepsRunning(t *testing.T) {
-	var dials atomic.Int64
-	dial := func(context.Context) (*pgx.Conn, error) {
-		if dials.Add(1) == 1 {
-			return nil, &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}
+// TestTooManyConnectionsRefused: a server that refuses a client's first
+// connection ends the run before it measures, unless ProceedWithConnected,
+// when the refused client sits the run out and the others run.
+func TestTooManyConnectionsRefused(t *testing.T) {
+	refuseFirst := func() target.Dialer {
+		var dials atomic.Int64
+		return func(context.Context) (*pgx.Conn, error) {
+			if dials.Add(1) == 1 {
+				return nil, &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}
+			}
+			return nil, nil
 		}
-		return nil, nil
 	}
-	_, col, err := run(t, context.Background(), &sleepWorkload{sleep: time.Millisecond}, dial,
-		Config{Clients: 2, Transactions: 5, Tick: 20 * time.Millisecond})
+	cfg := Config{Clients: 2, Transactions: 5, Tick: 20 * time.Millisecond}
+	_, _, err := run(t, context.Background(), &sleepWorkload{sleep: time.Millisecond}, refuseFirst(), cfg)
+	var ice *InitialConnectError
+	if !errors.As(err, &ice) || !ice.Refused || ice.Failed != 1 || ice.Connected != 1 || ice.Clients != 2 {
+		t.Fatalf("err = %v, want the refusal of 1 of 2 clients", err)
+	}
+	cfg.ProceedWithConnected = true
+	res, col, err := run(t, context.Background(), &sleepWorkload{sleep: time.Millisecond}, refuseFirst(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, _, _, _ := col.total()
-	if ok < 5 {
-		t.Fatalf("committed %d", ok)
+	ok, failed, _, _ := col.total()
+	if ok != 5 || failed != 0 || res.NotConnected != 1 {
+		t.Fatalf("committed %d, failed %d, not connected %d: want 5, 0, 1", ok, failed, res.NotConnected)
 	}
 }
 

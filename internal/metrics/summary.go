@@ -50,6 +50,10 @@ type Summary struct {
 	TargetRate float64 `json:"target_rate,omitempty"`
 	// Unstarted counts open-loop arrivals that were due but never started.
 	Unstarted int64 `json:"unstarted,omitempty"`
+	// NotConnected counts clients whose first connection the server
+	// refused and that sat the run out (run with the clients that
+	// connected).
+	NotConnected int `json:"not_connected,omitempty"`
 	// Figures are the workload's figures of merit (TPC-C NOPM, TPM).
 	Figures []Figure `json:"figures,omitempty"`
 	// Steps holds one summary per step of a sweep (-c 1,2,4 or -R
@@ -201,6 +205,7 @@ const (
 	StatusFailed      = "failed"      // ended by an error
 	StatusInterrupted = "interrupted" // pgarena died; only intervals remain
 	StatusAutostopped = "autostopped" // an autostop rule ended it
+	StatusDegraded    = "degraded"    // ran its length, but more transactions failed than allowed
 	StatusRunning     = "running"
 )
 
@@ -291,4 +296,12 @@ func (a *Accumulator) Histograms() map[string]*hdr.Histogram {
 		m[a.Tx[i].Name] = a.Tx[i].Latency
 	}
 	return m
+}
+
+// FailedShare is the share of processed transactions that failed (0 to 1).
+func (s *Summary) FailedShare() float64 {
+	if n := s.Transactions + s.Failed; n > 0 {
+		return float64(s.Failed) / float64(n)
+	}
+	return 0
 }

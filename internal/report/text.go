@@ -101,6 +101,9 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 	}
 	p("query mode: %s", s.QueryMode)
 	p("number of clients: %d", s.Clients)
+	if s.NotConnected > 0 {
+		p("  %d of them could not connect (the server refused them) and sat the run out", s.NotConnected)
+	}
 	p("number of threads: %d", s.Threads)
 	p("duration: %.1f s", s.DurationS)
 	if s.WarmupS > 0 {

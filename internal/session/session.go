@@ -50,6 +50,15 @@ type Spec struct {
 	Autostop     []driver.Rule
 	Seed         uint64
 
+	// MaxErrorRate is the share of failed transactions (0 to 1) above
+	// which a run that ran its length is degraded rather than complete
+	// (0: DefaultMaxErrorRate).
+	MaxErrorRate float64
+	// ProceedWithConnected goes on with the clients that connected when
+	// the server refuses some (see driver.Config); by default such a run
+	// fails before measuring.
+	ProceedWithConnected bool
+
 	Init        bool // load the workloads first (always for a target created for the run)
 	LoadWorkers int
 	Check       bool // run the workloads' consistency checks after a complete run
@@ -78,6 +87,10 @@ type Group struct {
 	ConnectPerTx bool
 	MaxTries     int
 }
+
+// DefaultMaxErrorRate is the share of failed transactions above which a
+// run is degraded.
+const DefaultMaxErrorRate = 0.10
 
 // Step is one step of a sweep.
 type Step struct {
@@ -223,8 +236,14 @@ func (s *Spec) validate() error {
 		return errors.New("session: no client group")
 	case len(s.Steps) > 1 && len(s.Groups) > 1:
 		return inputf("a sweep runs one client group (got %d groups)", len(s.Groups))
-	case s.Tick <= 0:
+	case s.MaxErrorRate < 0 || s.MaxErrorRate > 1:
+		return inputf("the allowed share of failed transactions must be between 0 and 100%% (got %g%%)", 100*s.MaxErrorRate)
+	}
+	if s.Tick <= 0 {
 		s.Tick = time.Second
+	}
+	if s.MaxErrorRate == 0 {
+		s.MaxErrorRate = DefaultMaxErrorRate
 	}
 	names := map[string]bool{}
 	for i := range s.Groups {

@@ -44,6 +44,8 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled)
 			Warmup:       spec.Warmup,
 			Autostop:     spec.Autostop,
 			Sampled:      sampled,
+
+			ProceedWithConnected: spec.ProceedWithConnected,
 			// The clock goroutine only adds up and hands over: disk,
 			// terminal and database work happen in the outputs.
 			OnInterval: func(iv metrics.Interval) {
@@ -84,8 +86,12 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled)
 		connectSum += dr.InitialConnect
 		r.sum.Reconnects += dr.Reconnects
 		r.sum.Unstarted += dr.Unstarted
+		r.sum.NotConnected = max(r.sum.NotConnected, dr.NotConnected)
 		if sweep {
 			ss := stepAcc.Step(i+1, st.Clients, st.Rate)
+			if share := float64(ss.Failed) / float64(max(ss.Failed+ss.Transactions, 1)); share > spec.MaxErrorRate {
+				ss.Status = metrics.StatusDegraded
+			}
 			if dr.Stopped {
 				ss.Status, ss.StopReason = metrics.StatusStopped, dr.StopReason
 				if dr.Autostopped {
@@ -121,6 +127,11 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled)
 		r.sum.Status = metrics.StatusAutostopped
 	case res.stopped:
 		r.sum.Status = metrics.StatusStopped
+	case r.sum.FailedShare() > spec.MaxErrorRate:
+		// The numbers do not mean what they say: too much failed.
+		r.sum.Status = metrics.StatusDegraded
+		r.sum.StopReason = fmt.Sprintf("%.1f%% of transactions failed, more than the %g%% allowed",
+			100*r.sum.FailedShare(), 100*spec.MaxErrorRate)
 	}
 	return res, nil
 }
