@@ -73,6 +73,21 @@ if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
 	apt_install chromium fonts-liberation
 fi
 
+# pgbouncer: the pooler tests start their own pgbouncer on a free port. The
+# package must not start a system service (it would hold port 6432): a
+# policy-rc.d refuses service starts while it installs.
+if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+	log "pgbouncer not found; installing pgbouncer (for the pooler tests)"
+	if [ "$SUDO" != "__nosudo" ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+		$SUDO chmod +x /usr/sbin/policy-rc.d
+		apt_install pgbouncer
+		$SUDO rm -f /usr/sbin/policy-rc.d
+	else
+		apt_install pgbouncer
+	fi
+fi
+
 # Go modules.
 cd "$(dirname "$0")/.."
 go mod download

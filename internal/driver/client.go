@@ -112,15 +112,19 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			c.handle.Skip(c.txBase + int(tx)) // already too late to be worth starting (pgbench -L)
 			continue
 		}
-		class, connectFailed := c.run(ctx, tx)
+		class, connectFailed, err := c.run(ctx, tx)
 		end := c.cfg.Now()
 		if class != metrics.ClassNone && ctx.Err() != nil {
 			// Cancelled by our own stop: neither done nor failed.
 			return
 		}
-		c.handle.Record(c.txBase+int(tx), intended, start, end, class)
-		if class == metrics.ClassNone && limit > 0 && end.Sub(intended) > limit {
-			c.handle.Late(c.txBase + int(tx))
+		if class == metrics.ClassNone {
+			c.handle.Record(c.txBase+int(tx), intended, start, end, class)
+			if limit > 0 && end.Sub(intended) > limit {
+				c.handle.Late(c.txBase + int(tx))
+			}
+		} else {
+			c.handle.Fail(c.txBase+int(tx), class, pgerr.Detail(err, end))
 		}
 		c.done++
 		if connectFailed {
@@ -140,12 +144,13 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 
 // run runs one transaction, connecting first if the client has no
 // connection, retrying retryable failures up to MaxTries. It reports the
-// outcome's class and whether the failure was a failed connection attempt.
-func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClass, bool) {
+// outcome's class, whether the failure was a failed connection attempt, and
+// the error of a failure (kept with it for its text).
+func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClass, bool, error) {
 	if !c.live {
 		conn, err := c.connect(ctx)
 		if err != nil {
-			return pgerr.Classify(err), true
+			return pgerr.Classify(err), true, err
 		}
 		c.setConn(conn)
 	}
@@ -162,18 +167,18 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 		class := pgerr.Classify(err)
 		if class.ConnectionBroken() || (c.conn != nil && c.conn.IsClosed()) {
 			c.dropConn()
-			return class, false
+			return class, false, err
 		}
 		if class.Retryable() && try < c.group.MaxTries && ctx.Err() == nil {
 			c.handle.Retry(c.txBase+int(tx), class)
 			continue
 		}
-		return class, false
+		return class, false, err
 	}
 	if c.group.ConnectPerTx {
 		c.dropConn()
 	}
-	return metrics.ClassNone, false
+	return metrics.ClassNone, false, nil
 }
 
 func (c *client) setConn(conn *pgx.Conn) {

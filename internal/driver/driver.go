@@ -574,7 +574,7 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 						fatal = &InitialConnectError{Class: class, Err: ctx.Err()}
 					}
 					fatal.Failed++
-				case class == metrics.ClassTooManyConnections || class == metrics.ClassAdminShutdown:
+				case class == metrics.ClassTooManyConnections || class == metrics.ClassAdminShutdown || class == metrics.ClassStarting:
 					if refused == nil {
 						refused = &InitialConnectError{Class: class, Err: err, Refused: true, Clients: len(clients)}
 					}

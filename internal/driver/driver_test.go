@@ -189,10 +189,23 @@ func TestReconnectAfterLostConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok, failed, _, errs := col.total()
-	// Client 0: tx 5 lost, then 3 failed connection attempts counted as
-	// failed transactions, then the rest commit.
-	if errs[metrics.ClassAdminShutdown] != 4 || failed != 4 || ok != 36 {
+	// Client 0: tx 5 lost, then 3 failed connection attempts (the server
+	// is starting) counted as failed transactions, then the rest commit.
+	if errs[metrics.ClassAdminShutdown] != 1 || errs[metrics.ClassStarting] != 3 || failed != 4 || ok != 36 {
 		t.Fatalf("ok %d failed %d errs %v", ok, failed, errs)
+	}
+	// Each failure keeps its text.
+	var ex metrics.ErrorExamples
+	col.mu.Lock()
+	for _, iv := range col.ivs {
+		ex.Merge(iv.Total().Examples)
+	}
+	col.mu.Unlock()
+	lostEx, _ := ex.Get(metrics.ClassAdminShutdown)
+	startEx, _ := ex.Get(metrics.ClassStarting)
+	if lostEx.First.SQLState != "57P01" || lostEx.First.Message != lost.Message ||
+		startEx.Last.SQLState != "57P03" || startEx.Last.Message != "the database system is starting up" {
+		t.Fatalf("examples %+v", ex)
 	}
 	if res.Reconnects != 1 {
 		t.Fatalf("reconnects %d, want 1", res.Reconnects)

@@ -28,15 +28,18 @@ type Interval struct {
 
 // TxStats is one transaction type's share of an interval or run.
 type TxStats struct {
-	Name    string // "group/type" when the run has client groups
-	Group   string // the client group; empty without groups
-	Count   int64  // committed
-	Errors  ErrorCounts
-	Retries int64
-	Skipped int64          // not started: already later than the latency limit
-	Late    int64          // committed, but later than the latency limit
-	Latency *hdr.Histogram // µs, end − intended start, committed only
-	Service *hdr.Histogram // µs, end − start
+	Name   string // "group/type" when the run has client groups
+	Group  string // the client group; empty without groups
+	Count  int64  // committed
+	Errors ErrorCounts
+	// Examples keeps the first and last failure of each class, with its
+	// SQLSTATE and message.
+	Examples ErrorExamples
+	Retries  int64
+	Skipped  int64          // not started: already later than the latency limit
+	Late     int64          // committed, but later than the latency limit
+	Latency  *hdr.Histogram // µs, end − intended start, committed only
+	Service  *hdr.Histogram // µs, end − start
 }
 
 // Duration is the length of the interval.
@@ -57,6 +60,7 @@ func MergeTx(name string, txs []TxStats) TxStats {
 func (t *TxStats) add(o *TxStats) {
 	t.Count += o.Count
 	t.Errors.Add(&o.Errors)
+	t.Examples.Merge(o.Examples)
 	t.Retries += o.Retries
 	t.Skipped += o.Skipped
 	t.Late += o.Late
@@ -142,17 +146,20 @@ type intervalJSON struct {
 }
 
 type txJSON struct {
-	Name        string       `json:"name"`
-	Group       string       `json:"group,omitempty"`
-	Count       int64        `json:"count"`
-	Failed      int64        `json:"failed"`
-	Errors      ErrorCounts  `json:"errors"`
-	Retries     int64        `json:"retries"`
-	Skipped     int64        `json:"skipped,omitempty"`
-	Late        int64        `json:"late,omitempty"`
-	LatencyMS   LatencyStats `json:"latency_ms"`
-	LatencyHist string       `json:"latency_hist"`
-	ServiceHist string       `json:"service_hist"`
+	Name   string      `json:"name"`
+	Group  string      `json:"group,omitempty"`
+	Count  int64       `json:"count"`
+	Failed int64       `json:"failed"`
+	Errors ErrorCounts `json:"errors"`
+	// ErrorExamples: the first and last failure of each class, with
+	// their text (absent when nothing failed).
+	ErrorExamples ErrorExamples `json:"error_examples,omitempty"`
+	Retries       int64         `json:"retries"`
+	Skipped       int64         `json:"skipped,omitempty"`
+	Late          int64         `json:"late,omitempty"`
+	LatencyMS     LatencyStats  `json:"latency_ms"`
+	LatencyHist   string        `json:"latency_hist"`
+	ServiceHist   string        `json:"service_hist"`
 }
 
 // MarshalJSON encodes the interval with its histograms.
@@ -178,7 +185,7 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("encode service histogram: %w", err)
 		}
 		j.Tx[i] = txJSON{Name: t.Name, Group: t.Group, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
-			Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: Stats(lat), LatencyHist: le, ServiceHist: se}
+			ErrorExamples: t.Examples, Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: Stats(lat), LatencyHist: le, ServiceHist: se}
 	}
 	if iv.TargetRate > 0 {
 		total := iv.Total()
@@ -206,7 +213,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("interval %d %s: service histogram: %w", j.Seq, t.Name, err)
 		}
-		iv.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Count: t.Count, Errors: t.Errors, Retries: t.Retries,
+		iv.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Count: t.Count, Errors: t.Errors, Examples: t.ErrorExamples, Retries: t.Retries,
 			Skipped: t.Skipped, Late: t.Late, Latency: lat, Service: svc}
 	}
 	return nil

@@ -98,12 +98,13 @@ type Handle struct {
 type buffer struct{ tx []txBuffer }
 
 type txBuffer struct {
-	latency []int64 // µs, end − intended start, committed transactions only
-	service []int64 // µs, end − start
-	errors  ErrorCounts
-	retries int64
-	skipped int64
-	late    int64
+	latency  []int64 // µs, end − intended start, committed transactions only
+	service  []int64 // µs, end − start
+	errors   ErrorCounts
+	examples ErrorExamples // first and last failure per class
+	retries  int64
+	skipped  int64
+	late     int64
 }
 
 func newBuffer(n int) *buffer { return &buffer{tx: make([]txBuffer, n)} }
@@ -113,6 +114,7 @@ func (b *buffer) reset() {
 		t := &b.tx[i]
 		t.latency, t.service = t.latency[:0], t.service[:0]
 		t.errors = ErrorCounts{}
+		t.examples = t.examples[:0]
 		t.retries, t.skipped, t.late = 0, 0, 0
 	}
 }
@@ -131,6 +133,18 @@ func (h *Handle) Record(tx int, intended, start, end time.Time, class ErrorClass
 	} else {
 		t.errors[class]++
 	}
+	h.seq.Add(1)
+}
+
+// Fail records one failed transaction of type tx, of class (not
+// ClassNone), with what the failure said: it is counted in its class and
+// kept as the class's first or last failure of the interval. Record with a
+// class counts a failure without its text.
+func (h *Handle) Fail(tx int, class ErrorClass, d ErrorDetail) {
+	h.seq.Add(1)
+	t := &h.cur.Load().tx[tx]
+	t.errors[class]++
+	t.examples.Note(class, d)
 	h.seq.Add(1)
 }
 
@@ -207,6 +221,7 @@ func (r *Recorder) Tick(now time.Time) Interval {
 			}
 			s.Count += int64(len(t.latency))
 			s.Errors.Add(&t.errors)
+			s.Examples.Merge(t.examples)
 			s.Retries += t.retries
 			s.Skipped += t.skipped
 			s.Late += t.late

@@ -27,15 +27,18 @@ type Summary struct {
 	DurationS float64   `json:"duration_s"` // measured time, warm-up excluded
 	WarmupS   float64   `json:"warmup_s,omitempty"`
 
-	Transactions int64        `json:"transactions"` // committed
-	Failed       int64        `json:"failed"`
-	Errors       ErrorCounts  `json:"errors"`
-	Retries      int64        `json:"retries"`
-	Skipped      int64        `json:"skipped,omitempty"` // open loop: not started, later than --latency-limit
-	Late         int64        `json:"late,omitempty"`    // committed later than --latency-limit
-	TPS          float64      `json:"tps"`               // committed per second of measured time
-	Latency      LatencyStats `json:"latency_ms"`
-	Service      LatencyStats `json:"service_ms"`
+	Transactions int64       `json:"transactions"` // committed
+	Failed       int64       `json:"failed"`
+	Errors       ErrorCounts `json:"errors"`
+	// ErrorAdvice says, per class that failed and has advice, what the
+	// user can do about it (ErrorClass.Advice), keyed by class name.
+	ErrorAdvice map[string]string `json:"error_advice,omitempty"`
+	Retries     int64             `json:"retries"`
+	Skipped     int64             `json:"skipped,omitempty"` // open loop: not started, later than --latency-limit
+	Late        int64             `json:"late,omitempty"`    // committed later than --latency-limit
+	TPS         float64           `json:"tps"`               // committed per second of measured time
+	Latency     LatencyStats      `json:"latency_ms"`
+	Service     LatencyStats      `json:"service_ms"`
 	// InitialConnectMS is the mean time to open a client's first
 	// connection; it is not part of DurationS (pgbench's "tps without
 	// initial connection time").
@@ -211,15 +214,18 @@ const (
 
 // TxSummary is one transaction type's part of a Summary.
 type TxSummary struct {
-	Name         string       `json:"name"`
-	Group        string       `json:"group,omitempty"`
-	Transactions int64        `json:"transactions"`
-	Failed       int64        `json:"failed"`
-	Errors       ErrorCounts  `json:"errors"`
-	Retries      int64        `json:"retries"`
-	TPS          float64      `json:"tps"`
-	Latency      LatencyStats `json:"latency_ms"`
-	Service      LatencyStats `json:"service_ms"`
+	Name         string      `json:"name"`
+	Group        string      `json:"group,omitempty"`
+	Transactions int64       `json:"transactions"`
+	Failed       int64       `json:"failed"`
+	Errors       ErrorCounts `json:"errors"`
+	// ErrorExamples: the first-ever and last-ever failure of each class
+	// in the measured time, with SQLSTATE, message, detail and hint.
+	ErrorExamples ErrorExamples `json:"error_examples,omitempty"`
+	Retries       int64         `json:"retries"`
+	TPS           float64       `json:"tps"`
+	Latency       LatencyStats  `json:"latency_ms"`
+	Service       LatencyStats  `json:"service_ms"`
 }
 
 // Accumulator merges intervals into run totals, skipping warm-up intervals.
@@ -274,6 +280,15 @@ func (a *Accumulator) Fill(s *Summary) {
 	s.Transactions = total.Count
 	s.Failed = total.Failed()
 	s.Errors = total.Errors
+	s.ErrorAdvice = nil
+	for c := 1; c < NumClasses; c++ {
+		if a := ErrorClass(c).Advice(); a != "" && total.Errors[c] > 0 {
+			if s.ErrorAdvice == nil {
+				s.ErrorAdvice = map[string]string{}
+			}
+			s.ErrorAdvice[ErrorClass(c).String()] = a
+		}
+	}
 	s.Retries = total.Retries
 	s.Skipped = total.Skipped
 	s.Late = total.Late
@@ -284,7 +299,7 @@ func (a *Accumulator) Fill(s *Summary) {
 	for i := range a.Tx {
 		t := &a.Tx[i]
 		s.Tx[i] = TxSummary{Name: t.Name, Group: t.Group, Transactions: t.Count, Failed: t.Failed(), Errors: t.Errors,
-			Retries: t.Retries, TPS: rate(t.Count), Latency: Stats(t.Latency), Service: Stats(t.Service)}
+			ErrorExamples: t.Examples, Retries: t.Retries, TPS: rate(t.Count), Latency: Stats(t.Latency), Service: Stats(t.Service)}
 	}
 }
 

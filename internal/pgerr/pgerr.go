@@ -5,11 +5,14 @@ package pgerr
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -35,6 +38,9 @@ func Classify(err error) metrics.ErrorClass {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return metrics.ClassTimeout
 	}
+	if isTLS(err) {
+		return metrics.ClassTLS
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
 		return metrics.ClassConnectionLost
@@ -59,6 +65,29 @@ func Classify(err error) metrics.ErrorClass {
 	return metrics.ClassOther
 }
 
+// isTLS reports a failure to set up TLS: the server refused it (sslmode
+// require against ssl=off), the handshake failed, or the server's
+// certificate did not verify (verify-ca, verify-full). pgconn reports these
+// as a "tls error" of its connect stage, or, for a handshake that runs on
+// the first write, as a write error wrapping crypto/tls's errors.
+func isTLS(err error) bool {
+	var (
+		verifyErr   *tls.CertificateVerificationError
+		alertErr    tls.AlertError
+		recordErr   tls.RecordHeaderError
+		hostErr     x509.HostnameError
+		authorityEr x509.UnknownAuthorityError
+		invalidErr  x509.CertificateInvalidError
+	)
+	if errors.As(err, &verifyErr) || errors.As(err, &alertErr) || errors.As(err, &recordErr) ||
+		errors.As(err, &hostErr) || errors.As(err, &authorityEr) || errors.As(err, &invalidErr) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "tls error") || strings.Contains(msg, "server refused TLS connection") ||
+		strings.Contains(msg, "tls: ")
+}
+
 func isConnectErr(err error) bool {
 	var connectErr *pgconn.ConnectError
 	return errors.As(err, &connectErr)
@@ -68,8 +97,15 @@ func classifySQLState(code string) metrics.ErrorClass {
 	switch {
 	case code == "53300": // too_many_connections
 		return metrics.ClassTooManyConnections
-	case code == "57P01" || code == "57P02" || code == "57P03": // admin/crash shutdown, cannot connect now
+	case code == "57P01" || code == "57P02": // admin_shutdown, crash_shutdown
 		return metrics.ClassAdminShutdown
+	case code == "57P03": // cannot_connect_now: starting up, in recovery, not yet accepting connections
+		return metrics.ClassStarting
+	case code == "26000" || code == "42P05": // invalid_sql_statement_name, duplicate_prepared_statement
+		// pgarena names its own prepared statements (pgx's statement
+		// cache), so a missing or duplicate one means the session's
+		// statements did not stay with it: a pooler in transaction mode.
+		return metrics.ClassPreparedStatements
 	case code == "40P01":
 		return metrics.ClassDeadlock
 	case code == "40001":
@@ -103,6 +139,21 @@ func Describe(err error) string {
 		return s
 	}
 	return oneLine(err.Error())
+}
+
+// Detail returns what err said, for keeping with a failure that happened
+// at: a server error's SQLSTATE, message, detail and hint, or the one-line
+// text of any other error. Texts are bounded in length.
+func Detail(err error, at time.Time) metrics.ErrorDetail {
+	if err == nil {
+		return metrics.ErrorDetail{Time: at}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return metrics.ErrorDetail{Time: at, Severity: pgErr.Severity, SQLState: pgErr.Code, Message: oneLine(pgErr.Message), Detail: oneLine(pgErr.Detail),
+			Hint: oneLine(pgErr.Hint)}.Bounded()
+	}
+	return metrics.ErrorDetail{Time: at, Message: oneLine(err.Error())}.Bounded()
 }
 
 // oneLine joins a multi-line message (pgx puts the cause of a failed

@@ -2,12 +2,15 @@ package pgerr
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -24,7 +27,12 @@ func TestClassify(t *testing.T) {
 		{pg("53300"), metrics.ClassTooManyConnections},
 		{pg("57P01"), metrics.ClassAdminShutdown},
 		{pg("57P02"), metrics.ClassAdminShutdown},
-		{pg("57P03"), metrics.ClassAdminShutdown},
+		{pg("57P03"), metrics.ClassStarting},
+		{pg("26000"), metrics.ClassPreparedStatements},
+		{pg("42P05"), metrics.ClassPreparedStatements},
+		{fmt.Errorf("failed to connect: %w", fmt.Errorf("tls error: %w", errors.New("server refused TLS connection"))), metrics.ClassTLS},
+		{fmt.Errorf("write: %w", &tls.CertificateVerificationError{Err: x509.HostnameError{Certificate: &x509.Certificate{}, Host: "db"}}), metrics.ClassTLS},
+		{fmt.Errorf("read: %w", tls.AlertError(42)), metrics.ClassTLS},
 		{pg("40P01"), metrics.ClassDeadlock},
 		{pg("40001"), metrics.ClassSerialization},
 		{pg("57014"), metrics.ClassTimeout},
@@ -56,5 +64,21 @@ func TestDescribeIsOneLine(t *testing.T) {
 	}
 	if got := Describe(errors.New("failed to connect to `user=x`:\n\tdial error: no such host")); got != "failed to connect to `user=x`: dial error: no such host" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+func TestDetail(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	err := fmt.Errorf("tx: %w", &pgconn.PgError{Severity: "ERROR", Code: "26000",
+		Message: `prepared statement "stmtcache_1" does not exist`, Detail: "d\nmore", Hint: "h"})
+	d := Detail(err, at)
+	want := metrics.ErrorDetail{Time: at, Severity: "ERROR", SQLState: "26000",
+		Message: `prepared statement "stmtcache_1" does not exist`, Detail: "d more", Hint: "h"}
+	if d != want {
+		t.Fatalf("got %+v", d)
+	}
+	d = Detail(errors.New("dial error:\n\tconnection refused"), at)
+	if d.SQLState != "" || d.Message != "dial error: connection refused" || !d.Time.Equal(at) {
+		t.Fatalf("got %+v", d)
 	}
 }

@@ -11,6 +11,9 @@
 //
 //	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
 //
+// Pooler tests put a real pgbouncer in front of a cluster with
+// StartBouncer.
+//
 // The shared cluster trades durability for speed (fsync, synchronous_commit
 // and full_page_writes off): it is for correctness tests, never for
 // measurements. When the server binaries are missing, tests skip with a

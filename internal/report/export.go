@@ -31,6 +31,8 @@ var CSVColumns = []string{
 	"err_admin_shutdown", "err_deadlock", "err_serialization", "err_timeout", "err_read_only",
 	"err_constraint", "err_other",
 	"server_version", "target", "client_host", "client_cores", "pgarena_version", "seed",
+	// Error classes added after err_other.
+	"err_tls", "err_starting", "err_prepared_statements",
 }
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
@@ -65,11 +67,14 @@ func csvRow(r *store.Run) []string {
 		ftoa(l.Avg), ftoa(l.Stddev), ftoa(l.P50), ftoa(l.P90), ftoa(l.P95), ftoa(l.P99), ftoa(l.P999), ftoa(l.Max),
 		ftoa(s.Service.Avg), ftoa(s.Service.P99), ftoa(s.InitialConnectMS), strconv.FormatInt(s.Reconnects, 10),
 	}
-	for c := 1; c < metrics.NumClasses; c++ {
+	for c := 1; c <= int(metrics.ClassOther); c++ {
 		row = append(row, strconv.FormatInt(s.Errors[c], 10))
 	}
 	row = append(row, server, r.Spec.Target, r.Spec.Host.Hostname, strconv.Itoa(r.Spec.Host.Cores),
 		r.Spec.PgarenaVersion, strconv.FormatInt(r.Spec.Seed, 10))
+	for c := metrics.ClassOther + 1; c < metrics.ErrorClass(metrics.NumClasses); c++ {
+		row = append(row, strconv.FormatInt(s.Errors[c], 10))
+	}
 	return row
 }
 

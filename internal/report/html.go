@@ -52,16 +52,17 @@ func HTML(w io.Writer, runs []*store.Run) error {
 
 // page is what the template renders.
 type page struct {
-	Title     string
-	Runs      []runView
-	Compare   []compareRow // several runs only
-	Data      chartSet     // embedded as JSON for report.js
-	HasServer bool         // sampled server series are charted
-	HasHost   bool         // sampled host series are charted
-	UplotJS   template.JS
-	UplotCSS  template.CSS
-	ReportJS  template.JS
-	ReportCSS template.CSS
+	Title          string
+	Runs           []runView
+	Compare        []compareRow // several runs only
+	Data           chartSet     // embedded as JSON for report.js
+	HasServer      bool         // sampled server series are charted
+	HasHost        bool         // sampled host series are charted
+	HasFailureText bool         // some run kept what its failures said
+	UplotJS        template.JS
+	UplotCSS       template.CSS
+	ReportJS       template.JS
+	ReportCSS      template.CSS
 }
 
 type runView struct {
@@ -74,6 +75,8 @@ type runView struct {
 	Note        string
 	Findings    []store.Finding // warnings and worse from the samplers
 	Color       string
+	Failures    []failureRow // what the failures said
+	Advice      []kv         // per failed class with advice: what to do
 	Summary     metrics.Summary
 	Target      string
 	Env         []kv
@@ -82,6 +85,45 @@ type runView struct {
 }
 
 type kv struct{ K, V string }
+
+// failureRow is one failure's text: the first or last of a class and
+// transaction type (one row when both said the same).
+type failureRow struct {
+	Class, Tx, When, SQLState, Text string
+	Failed                          int64 // of this class and type in the run
+}
+
+// failureRows lists, per class (largest first) and transaction type, what
+// the first and last failure said, and the advice of the classes that have
+// one.
+func failureRows(s *metrics.Summary) ([]failureRow, []kv) {
+	var rows []failureRow
+	var advice []kv
+	for _, c := range classesBySize(&s.Errors) {
+		for _, t := range s.Tx {
+			ex, ok := t.ErrorExamples.Get(c)
+			if !ok {
+				continue
+			}
+			row := func(when string, d metrics.ErrorDetail) failureRow {
+				text := DetailText(metrics.ErrorDetail{Message: d.Message, Detail: d.Detail, Hint: d.Hint})
+				if d.Severity != "" {
+					text = d.Severity + ": " + text
+				}
+				return failureRow{Class: c.String(), Tx: t.Name, When: when, SQLState: d.SQLState, Text: text, Failed: t.Errors[c]}
+			}
+			if ex.SameText() {
+				rows = append(rows, row("first "+sinceStart(s, ex.First.Time)+", last "+sinceStart(s, ex.Last.Time), ex.First))
+				continue
+			}
+			rows = append(rows, row("first "+sinceStart(s, ex.First.Time), ex.First), row("last "+sinceStart(s, ex.Last.Time), ex.Last))
+		}
+		if a := s.ErrorAdvice[c.String()]; a != "" {
+			advice = append(advice, kv{c.String(), a})
+		}
+	}
+	return rows, advice
+}
 
 type compareRow struct {
 	Name, Status, Color     string
@@ -136,6 +178,7 @@ func buildPage(runs []*store.Run) *page {
 	}
 	for i, r := range runs {
 		p.Runs = append(p.Runs, newRunView(i, names[i], r))
+		p.HasFailureText = p.HasFailureText || len(p.Runs[i].Failures) > 0
 	}
 	if len(runs) > 1 {
 		b := &runs[0].Summary
@@ -165,6 +208,7 @@ func relTo(v, base float64) float64 {
 func newRunView(i int, name string, r *store.Run) runView {
 	v := runView{Index: i, Name: name, ID: r.ID, Label: r.Spec.Label, Status: r.Status, Color: palette[i%len(palette)],
 		Summary: r.Summary, Target: r.Spec.Target}
+	v.Failures, v.Advice = failureRows(&r.Summary)
 	for _, f := range r.Findings {
 		if f.Severity != store.SeverityInfo {
 			v.Findings = append(v.Findings, f)

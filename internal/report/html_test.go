@@ -79,6 +79,11 @@ func TestHTMLSelfContainedAndEscaped(t *testing.T) {
 					t.Errorf("report lacks %q", want)
 				}
 			}
+			for _, want := range []string{`<section id="failures">`, "40P01", "deadlock detected", "See server log for query details."} {
+				if !strings.Contains(h, want) {
+					t.Errorf("report lacks what the failures said: %q", want)
+				}
+			}
 			if tc.name == "several" {
 				for _, want := range []string{`id="comparison-table"`, "interrupted: pgarena stopped", "baseline"} {
 					if !strings.Contains(h, want) {

@@ -56,22 +56,94 @@ func ProgressLine(elapsed time.Duration, ivs []metrics.Interval, extra ...string
 // classList renders non-zero error counts as "deadlock 2, other 1", largest
 // first.
 func classList(e *metrics.ErrorCounts) string {
-	type kv struct {
-		name string
-		n    int64
-	}
-	var l []kv
-	for c := 1; c < metrics.NumClasses; c++ {
-		if e[c] > 0 {
-			l = append(l, kv{metrics.ErrorClass(c).String(), e[c]})
-		}
-	}
-	sort.SliceStable(l, func(i, j int) bool { return l[i].n > l[j].n })
+	l := classesBySize(e)
 	parts := make([]string, len(l))
-	for i, x := range l {
-		parts[i] = fmt.Sprintf("%s %d", x.name, x.n)
+	for i, c := range l {
+		parts[i] = fmt.Sprintf("%s %d", c, e[c])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// errorLines says what the failures of s said: per class (largest first)
+// and transaction type, the first and the last failure's text (one line
+// when they said the same), then what to do about the class, once.
+func errorLines(s *metrics.Summary) []string {
+	var lines []string
+	for _, c := range classesBySize(&s.Errors) {
+		for _, t := range s.Tx {
+			ex, ok := t.ErrorExamples.Get(c)
+			if !ok {
+				continue
+			}
+			who := c.String()
+			if len(s.Tx) > 1 {
+				who += " in " + t.Name
+			}
+			if ex.SameText() {
+				lines = append(lines, fmt.Sprintf("%s, first at %s, last at %s: %s", who, sinceStart(s, ex.First.Time),
+					sinceStart(s, ex.Last.Time), DetailText(ex.First)))
+				continue
+			}
+			lines = append(lines,
+				fmt.Sprintf("%s, first at %s: %s", who, sinceStart(s, ex.First.Time), DetailText(ex.First)),
+				fmt.Sprintf("%s, last at %s: %s", who, sinceStart(s, ex.Last.Time), DetailText(ex.Last)))
+		}
+		if a := s.ErrorAdvice[c.String()]; a != "" {
+			lines = append(lines, fmt.Sprintf("what to do about %s: %s", c, a))
+		}
+	}
+	return lines
+}
+
+// DetailText renders what one failure said as one line:
+//
+//	ERROR 42P01: relation "pgbench_accounts" does not exist (detail: …; hint: …)
+func DetailText(d metrics.ErrorDetail) string {
+	var b strings.Builder
+	if d.Severity != "" {
+		b.WriteString(d.Severity)
+	}
+	if d.SQLState != "" {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(d.SQLState)
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Message)
+	var extra []string
+	if d.Detail != "" {
+		extra = append(extra, "detail: "+d.Detail)
+	}
+	if d.Hint != "" {
+		extra = append(extra, "hint: "+d.Hint)
+	}
+	if len(extra) > 0 {
+		b.WriteString(" (" + strings.Join(extra, "; ") + ")")
+	}
+	return b.String()
+}
+
+// sinceStart renders t as seconds since the run's start ("12.3 s").
+func sinceStart(s *metrics.Summary, t time.Time) string {
+	if s.Start.IsZero() || t.IsZero() {
+		return t.UTC().Format("15:04:05.000")
+	}
+	return fmt.Sprintf("%.1f s", t.Sub(s.Start).Seconds())
+}
+
+// classesBySize lists the classes that failed, largest count first.
+func classesBySize(e *metrics.ErrorCounts) []metrics.ErrorClass {
+	var l []metrics.ErrorClass
+	for c := 1; c < metrics.NumClasses; c++ {
+		if e[c] > 0 {
+			l = append(l, metrics.ErrorClass(c))
+		}
+	}
+	sort.SliceStable(l, func(i, j int) bool { return e[l[i]] > e[l[j]] })
+	return l
 }
 
 func pct(n, of int64) float64 {
@@ -114,6 +186,9 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 	p("number of failed transactions: %d (%.3f%%)", s.Failed, pct(s.Failed, processed))
 	if s.Failed > 0 {
 		p("  failed by class: %s", classList(&s.Errors))
+		for _, l := range errorLines(s) {
+			p("    %s", l)
+		}
 	}
 	p("number of transactions retried: %d (%.3f%%)", s.Retries, pct(s.Retries, processed))
 	l := s.Latency

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,7 +48,10 @@ func fixedIntervals() []metrics.Interval {
 		for i := 0; i < 10; i++ {
 			h.Record(1, base, base.Add(5*time.Millisecond), base.Add(20*time.Millisecond), metrics.ClassNone)
 		}
-		h.Record(1, base, base, base, metrics.ClassDeadlock)
+		h.Fail(1, metrics.ClassDeadlock, metrics.ErrorDetail{Time: base.Add(300 * time.Millisecond), Severity: "ERROR",
+			SQLState: "40P01", Message: "deadlock detected",
+			Detail: fmt.Sprintf("Process %d waits for ShareLock on transaction %d; blocked by process 77.", 100+s, 900+s),
+			Hint:   "See server log for query details."})
 		h.Retry(0, metrics.ClassSerialization)
 		iv := rec.Tick(base.Add(time.Second))
 		iv.Connected = 8
@@ -72,7 +76,7 @@ func TestSummaryTextGolden(t *testing.T) {
 	}
 	s := metrics.Summary{RunID: "20261122-031512-tpcb", Status: metrics.StatusComplete, Workload: "tpcb",
 		Label: "azure-8core", QueryMode: "prepared", Clients: 8, Threads: 2,
-		Params: map[string]string{"scale": "10", "script": "tpcb-like"}, InitialConnectMS: 12.5}
+		Params: map[string]string{"scale": "10", "script": "tpcb-like"}, InitialConnectMS: 12.5, Start: t0}
 	acc.Fill(&s)
 	var b bytes.Buffer
 	SummaryText(&b, &s)
@@ -89,4 +93,28 @@ func TestRunListGolden(t *testing.T) {
 		{ID: "20261122-021512-tpcb", Created: t0.Add(-time.Hour), Workload: "tpcb", Clients: 1, Status: "interrupted"},
 	}, time.UTC)
 	golden(t, "list", b.Bytes())
+}
+
+// A failure's text is printed under "failed by class": the same text once
+// with its first and last time, and what to do about a class that has
+// advice, once.
+func TestSummaryTextErrorLines(t *testing.T) {
+	rec := metrics.NewRecorder([]string{"tpcb-like"}, t0)
+	h := rec.NewHandle()
+	for i := 0; i < 3; i++ {
+		h.Fail(0, metrics.ClassPreparedStatements, metrics.ErrorDetail{Time: t0.Add(time.Duration(i+1) * time.Second),
+			Severity: "ERROR", SQLState: "26000", Message: `prepared statement "stmtcache_1" does not exist`})
+	}
+	var acc metrics.Accumulator
+	acc.Add(rec.Tick(t0.Add(5 * time.Second)))
+	s := metrics.Summary{Start: t0}
+	acc.Fill(&s)
+	var b bytes.Buffer
+	SummaryText(&b, &s)
+	want := "  failed by class: prepared_statements 3\n" +
+		"    prepared_statements, first at 1.0 s, last at 3.0 s: ERROR 26000: prepared statement \"stmtcache_1\" does not exist\n" +
+		"    what to do about prepared_statements: " + metrics.ClassPreparedStatements.Advice() + "\n"
+	if !bytes.Contains(b.Bytes(), []byte(want)) {
+		t.Fatalf("summary lacks\n%s\ngot:\n%s", want, b.String())
+	}
 }

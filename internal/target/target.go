@@ -162,7 +162,7 @@ func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, not
 		}
 		class := pgerr.Classify(err)
 		retry := class == metrics.ClassConnectRefused || class == metrics.ClassAdminShutdown ||
-			class == metrics.ClassTooManyConnections || class == metrics.ClassConnectionLost
+			class == metrics.ClassStarting || class == metrics.ClassTooManyConnections || class == metrics.ClassConnectionLost
 		if !retry || time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err}
 		}
@@ -194,6 +194,10 @@ func (e *ConnectError) Error() string {
 		hint = " (the host name does not resolve)"
 	case metrics.ClassConnectRefused:
 		hint = " (is the server running? --wait-ready DURATION waits for it)"
+	case metrics.ClassTLS:
+		hint = " (" + metrics.ClassTLS.Advice() + ")"
+	case metrics.ClassStarting:
+		hint = " (" + metrics.ClassStarting.Advice() + ")"
 	}
 	return fmt.Sprintf("cannot connect to %s: %s: %s%s", e.Target, e.Class, pgerr.Describe(e.Err), hint)
 }

@@ -140,10 +140,14 @@ func write(st *store.Store, created time.Time, n int, fx Fixture) (string, error
 				h.Record(1, base, base.Add(5*time.Millisecond), base.Add(d), metrics.ClassNone)
 			}
 			for i := 0; i < fx.Deadlocks; i++ {
-				h.Record(1, base, base, base, metrics.ClassDeadlock)
+				at := base.Add(time.Duration(100+i) * time.Millisecond)
+				h.Fail(1, metrics.ClassDeadlock, metrics.ErrorDetail{Time: at, Severity: "ERROR", SQLState: "40P01",
+					Message: "deadlock detected", Detail: fmt.Sprintf("Process %d waits for ShareLock on transaction %d; blocked by process %d.", 4000+i, 900+s, 4100+i),
+					Hint: "See server log for query details."})
 			}
 		} else {
-			h.Record(0, base, base, base, metrics.ClassConnectionLost)
+			h.Fail(0, metrics.ClassConnectionLost, metrics.ErrorDetail{Time: base.Add(10 * time.Millisecond),
+				Message: "failed to receive message: unexpected EOF"})
 		}
 		iv := rec.Tick(base.Add(time.Second))
 		iv.Connected = fx.Clients
