@@ -66,8 +66,9 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	if r.sum.Failed > 0 {
 		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "errors",
-			Message: fmt.Sprintf("%d transactions failed (%.2f%%): %s", r.sum.Failed,
-				100*float64(r.sum.Failed)/float64(r.sum.Failed+r.sum.Transactions), ErrorClasses(r.sum.Errors))}}, findings...)
+			Message: fmt.Sprintf("%d transactions failed (%.2f%%): %s%s", r.sum.Failed,
+				100*float64(r.sum.Failed)/float64(r.sum.Failed+r.sum.Transactions), ErrorClasses(r.sum.Errors),
+				lastFailure(r.sum.Tx))}}, findings...)
 	}
 	if len(findings) > 0 {
 		if ferr := r.writer.SetFindings(findings); ferr != nil {
@@ -184,4 +185,23 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// lastFailure is "; last: SQLSTATE: message" of the latest failure.
+func lastFailure(txs []metrics.TxSummary) string {
+	var last metrics.ErrorDetail
+	for _, t := range txs {
+		for _, ex := range t.ErrorExamples {
+			if ex.Last.Time.After(last.Time) {
+				last = ex.Last
+			}
+		}
+	}
+	if last.Message == "" {
+		return ""
+	}
+	if last.SQLState != "" {
+		return "; last: " + last.SQLState + ": " + last.Message
+	}
+	return "; last: " + last.Message
 }
