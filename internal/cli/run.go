@@ -35,7 +35,8 @@ Without --dsn, --cluster, PGHOST or PGDATABASE an ephemeral PostgreSQL is
 started from the installed server binaries, the workload is loaded into it,
 benchmarked, and the cluster is removed (--keep-cluster keeps it).
 
-Exit codes: 0 complete, 1 failed, 2 bad usage or input, 3 stopped by an
+Exit codes: 0 complete, 1 failed or degraded (more failures than --max-error-rate),
+2 bad usage or input, 3 stopped by an
 autostop rule, 130 interrupted.`
 
 const runExamples = `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
