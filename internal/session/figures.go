@@ -45,7 +45,12 @@ func (fw *figureWindow) begin(ctx context.Context) error {
 	return fw.snapshot(ctx, time.Now())
 }
 
+// snapshotWait bounds one figures snapshot: the run must not hang on it.
+const snapshotWait = 30 * time.Second
+
 func (fw *figureWindow) snapshot(ctx context.Context, at time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, snapshotWait)
+	defer cancel()
 	snap, err := fw.rep.Snapshot(ctx, fw.conn)
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
@@ -95,6 +100,8 @@ func (fw *figureWindow) end(ctx context.Context, notef func(string, ...any)) []m
 	if rep == nil {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, snapshotWait)
+	defer cancel()
 	after, err := rep.Snapshot(ctx, fw.conn)
 	if err != nil {
 		notef("figures of merit: %v", err)
