@@ -47,7 +47,7 @@ of "run" without --dsn). They live in $PGARENA_HOME/clusters (default
 			if err != nil {
 				return err
 			}
-			c, err := local.StartNamed(cmd.Context(), name, local.Options{BinDir: pgBin, Port: port,
+			c, err := local.StartNamed(cmd.Context(), name, local.Options{Env: a.Env, BinDir: pgBin, Port: port,
 				Settings: settings, MinConnections: maxCon, Notef: a.notef})
 			if err != nil {
 				return clusterErr(err)
@@ -69,7 +69,7 @@ of "run" without --dsn). They live in $PGARENA_HOME/clusters (default
 			Short: short,
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				c, err := local.OpenNamed(args[0])
+				c, err := local.OpenNamed(a.Env, args[0])
 				if err != nil {
 					return clusterErr(err)
 				}
@@ -107,7 +107,7 @@ of "run" without --dsn). They live in $PGARENA_HOME/clusters (default
 		Short: "Show named clusters and whether they run",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := local.ListNamed()
+			list, err := local.ListNamed(a.Env)
 			if err != nil {
 				return err
 			}

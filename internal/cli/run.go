@@ -221,7 +221,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		conn *pgx.Conn
 	)
 	if embedded {
-		if bin, err = local.FindBinaries(f.target.pgBin); err != nil {
+		if bin, err = local.FindBinaries(f.target.pgBin, a.Env); err != nil {
 			if f.target.pgBin != "" {
 				err = fmt.Errorf("%w, or install PostgreSQL (apt-get install postgresql) and leave out --pg-bin, or use --dsn to benchmark an existing server", err)
 			}
@@ -314,7 +314,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 			return fail(err)
 		}
 		defer a.teardown(cluster, f.target.keepCluster, run.Path("server.log"))
-		if cfg, err = target.ParseDSN(cluster.DSN("postgres")); err != nil {
+		if cfg, err = target.ParseDSN(cluster.DSN("postgres"), a.getenv); err != nil {
 			return fail(err)
 		}
 		if conn, err = a.connect(ctx, cfg, &f.target); err != nil {

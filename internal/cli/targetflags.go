@@ -51,7 +51,7 @@ func (a *app) parseTarget(t *targetFlags) (*pgx.ConnConfig, error) {
 		if t.dsn != "" {
 			return nil, usagef("give either --dsn or --cluster, not both")
 		}
-		c, err := local.OpenNamed(t.cluster)
+		c, err := local.OpenNamed(a.Env, t.cluster)
 		if err != nil {
 			return nil, usagef("%s", err)
 		}
@@ -60,7 +60,7 @@ func (a *app) parseTarget(t *targetFlags) (*pgx.ConnConfig, error) {
 		}
 		dsn = c.DSN("postgres")
 	}
-	cfg, err := target.ParseDSN(dsn)
+	cfg, err := target.ParseDSN(dsn, a.getenv)
 	if err != nil {
 		return nil, usagef("%s", err)
 	}
@@ -94,6 +94,7 @@ func (a *app) startEmbedded(ctx context.Context, t *targetFlags, bin local.Binar
 	}
 	a.notef("starting an embedded PostgreSQL %s from %s", bin.Version, bin.Dir)
 	return local.Start(ctx, local.Options{
+		Env:            a.Env,
 		BinDir:         bin.Dir,
 		Settings:       settings,
 		MinConnections: minConns,

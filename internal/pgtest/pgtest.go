@@ -92,7 +92,7 @@ func Cluster(t testing.TB) *local.Cluster {
 	shared.once.Do(func() {
 		var notes []string
 		notef := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
-		if removed, err := local.RemoveStale(); err != nil {
+		if removed, err := local.RemoveStale(os.Environ()); err != nil {
 			notef("removing stale test clusters: %v", err)
 		} else if len(removed) > 0 {
 			notef("removed stale test clusters %s", strings.Join(removed, ", "))
@@ -142,6 +142,7 @@ func start(notef func(string, ...any), extra map[string]string) (*local.Cluster,
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return local.Start(ctx, local.Options{
+		Env:            os.Environ(), // a test helper may read its own environment
 		Settings:       settings,
 		MinConnections: maxConnections,
 		Notef:          notef,
