@@ -149,9 +149,14 @@ func start(notef func(string, ...any), extra map[string]string) (*local.Cluster,
 	})
 }
 
+// Required reports whether tests must fail, not skip, when PostgreSQL or
+// what they need beside it (pgbench, contrib extensions) is missing: in CI
+// (PGARENA_REQUIRE_PG=1).
+func Required() bool { return os.Getenv(RequireEnv) == "1" }
+
 func skipOrFail(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, local.ErrNoBinaries) && os.Getenv(RequireEnv) != "1" {
+	if errors.Is(err, local.ErrNoBinaries) && !Required() {
 		t.Skipf("pgtest: skipping, this test needs PostgreSQL (set %s=1 to fail instead): %v", RequireEnv, err)
 	}
 	t.Fatalf("pgtest: %v", err)
