@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what pgarena needs to build, test and demo on Debian/Ubuntu:
 # a Go toolchain check, the PostgreSQL server binaries (initdb, pg_ctl,
-# postgres) and pgbench, chromium (for the report tests), and the Go
+# postgres), pgbench and contrib's pg_visibility, chromium (for the report tests), and the Go
 # modules. Safe to run repeatedly: it only installs what is missing.
 set -euo pipefail
 
@@ -59,9 +59,33 @@ if ! have_pg_server >/dev/null; then
 	apt_install postgresql postgresql-contrib
 fi
 PGBIN="$(have_pg_server)"
+# pgbench (tpcb compatibility tests) and contrib's pg_visibility (the
+# loader's FREEZE check): with PGARENA_REQUIRE_PG=1 their tests fail without
+# them. On Debian both ship in the server package (postgresql-NN);
+# postgresql-contrib pulls it in where they are separate.
 if [ ! -x "$PGBIN/pgbench" ] && ! command -v pgbench >/dev/null 2>&1; then
 	log "pgbench not found; installing postgresql-contrib"
 	apt_install postgresql-contrib
+fi
+# The installation's real directory ($PGBIN may hold symlinks, as pgarena
+# also resolves).
+PGREAL="$(dirname "$(readlink -f "$PGBIN/postgres")")"
+have_pg_visibility() {
+	local share="" major
+	if [ -x "$PGREAL/pg_config" ]; then share="$("$PGREAL/pg_config" --sharedir 2>/dev/null || true)"; fi
+	if [ -n "$share" ] && [ -f "$share/extension/pg_visibility.control" ]; then return 0; fi
+	# Debian: /usr/lib/postgresql/NN/bin -> /usr/share/postgresql/NN.
+	major="$(basename "$(dirname "$PGREAL")")"
+	[ -f "/usr/share/postgresql/$major/extension/pg_visibility.control" ]
+}
+if ! have_pg_visibility; then
+	major="$(basename "$(dirname "$PGREAL")")"
+	log "pg_visibility (contrib) not found for $PGREAL; installing postgresql-contrib"
+	if [ -n "$major" ] && apt-cache show "postgresql-$major" >/dev/null 2>&1; then
+		apt_install postgresql-contrib "postgresql-$major"
+	else
+		apt_install postgresql-contrib
+	fi
 fi
 log "PostgreSQL server binaries: $PGBIN ($("$PGBIN/postgres" --version))"
 

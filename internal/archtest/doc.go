@@ -1,6 +1,8 @@
-// Package archtest holds a test that keeps the import rules of DESIGN.md
-// true: workloads never import driver, metrics, store or target; the driver
-// never imports store or report; report never talks to a database; store
-// never imports pgx; only cli and cmd touch os.Stdout, os.Stderr and
-// os.Exit.
+// Package archtest holds tests that keep the design's rules true. The
+// import rules are read from the "Import rules" table of docs/DESIGN.md
+// and checked transitively (through every module package imported, and
+// on third-party imports found on the way); no package outside
+// internal/cli and cmd imports cobra; only cli and cmd (and the test
+// helper pgtest) print to the terminal, exit, log, or read the process
+// environment.
 package archtest

@@ -277,10 +277,9 @@ func TestClusterRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("PGARENA_HOME", home) // local.ClustersDir reads the process environment
 	t.Cleanup(func() {
-		if _, err := local.OpenNamed("t1"); err == nil {
-			if err := local.RemoveNamed("t1"); err != nil {
+		if _, err := local.OpenNamed(local.Env{"PGARENA_HOME=" + home}, "t1"); err == nil {
+			if err := local.RemoveNamed(local.Env{"PGARENA_HOME=" + home}, "t1"); err != nil {
 				t.Errorf("cleanup: %v", err)
 			}
 		}

@@ -53,7 +53,7 @@ func (a *app) clusterStartCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := local.StartNamed(cmd.Context(), name, local.Options{BinDir: pgBin, Port: port,
+			c, err := local.StartNamed(cmd.Context(), name, local.Options{Env: a.Env, BinDir: pgBin, Port: port,
 				Settings: settings, MinConnections: maxCon, Notef: a.notef})
 			if err != nil {
 				return clusterErr(err)
@@ -73,13 +73,13 @@ func (a *app) clusterStartCommand() *cobra.Command {
 }
 
 // namedCluster is a subcommand acting on an existing named cluster.
-func namedCluster(use, short string, fn func(ctx context.Context, c *local.Cluster) error) *cobra.Command {
+func (a *app) namedCluster(use, short string, fn func(ctx context.Context, c *local.Cluster) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   use + " NAME",
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := local.OpenNamed(args[0])
+			c, err := local.OpenNamed(a.Env, args[0])
 			if err != nil {
 				return clusterErr(err)
 			}
@@ -89,7 +89,7 @@ func namedCluster(use, short string, fn func(ctx context.Context, c *local.Clust
 }
 
 func (a *app) clusterStopCommand() *cobra.Command {
-	return namedCluster("stop", "Stop a named cluster (its data is kept)", func(ctx context.Context, c *local.Cluster) error {
+	return a.namedCluster("stop", "Stop a named cluster (its data is kept)", func(ctx context.Context, c *local.Cluster) error {
 		if !c.Running() {
 			fmt.Fprintln(a.Stdout, "not running")
 			return nil
@@ -103,7 +103,7 @@ func (a *app) clusterStopCommand() *cobra.Command {
 }
 
 func (a *app) clusterEnvCommand() *cobra.Command {
-	return namedCluster("env", "Print PG* variables for a named cluster (eval \"$(pgarena cluster env NAME)\")", func(ctx context.Context, c *local.Cluster) error {
+	return a.namedCluster("env", "Print PG* variables for a named cluster (eval \"$(pgarena cluster env NAME)\")", func(ctx context.Context, c *local.Cluster) error {
 		for _, kv := range c.Env() {
 			k, v, _ := strings.Cut(kv, "=")
 			fmt.Fprintf(a.Stdout, "export %s=%s\n", k, shellQuote(v))
@@ -113,7 +113,7 @@ func (a *app) clusterEnvCommand() *cobra.Command {
 }
 
 func (a *app) clusterRmCommand() *cobra.Command {
-	return namedCluster("rm", "Stop and delete a named cluster and its data", func(ctx context.Context, c *local.Cluster) error {
+	return a.namedCluster("rm", "Stop and delete a named cluster and its data", func(ctx context.Context, c *local.Cluster) error {
 		if err := c.Remove(); err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func (a *app) clusterStatusCommand() *cobra.Command {
 		Short: "Show named clusters and whether they run",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := local.ListNamed()
+			list, err := local.ListNamed(a.Env)
 			if err != nil {
 				return err
 			}

@@ -54,9 +54,9 @@ func (a *app) provider(t *targetFlags, dbHostLocal bool, serverLog string) (targ
 		if err := local.CheckName(t.cluster); err != nil {
 			return nil, usagef("%s", err)
 		}
-		return &local.Named{Name: t.cluster}, nil
+		return &local.Named{Name: t.cluster, Env: a.Env, Getenv: a.getenv}, nil
 	}
-	cfg, err := target.ParseDSN(t.dsn)
+	cfg, err := target.ParseDSN(t.dsn, a.getenv)
 	if err != nil {
 		return nil, usagef("%s", err)
 	}
@@ -70,7 +70,7 @@ func (a *app) runProvider(t *targetFlags, f *runFlags, clients int) (target.Prov
 	if a.explicitTarget(t) {
 		return a.provider(t, f.dbHostLocal, f.serverLog)
 	}
-	bin, err := local.FindBinaries(t.pgBin)
+	bin, err := local.FindBinaries(t.pgBin, a.Env)
 	if err != nil {
 		if t.pgBin != "" {
 			err = fmt.Errorf("%w, or install PostgreSQL (apt-get install postgresql) and leave out --pg-bin, or use --dsn to benchmark an existing server", err)
@@ -82,7 +82,7 @@ func (a *app) runProvider(t *targetFlags, f *runFlags, clients int) (target.Prov
 		return nil, err
 	}
 	return &local.Ephemeral{Bin: bin, Settings: settings, MinConnections: clients + 20, Keep: t.keepCluster,
-		Notef: a.notef}, nil
+		Env: a.Env, Notef: a.notef, Getenv: a.getenv}, nil
 }
 
 // provision reaches the explicit target of init, check and drop.

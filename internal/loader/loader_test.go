@@ -159,14 +159,19 @@ func TestInitMarksAndReports(t *testing.T) {
 			t.Errorf("%s comment = %q", table, c)
 		}
 	}
-	// analysed, and (if contrib's pg_visibility is installed) frozen
+	// analysed, and frozen (checked with contrib's pg_visibility: without
+	// it, a failure under PGARENA_REQUIRE_PG=1, a log line otherwise)
 	var analysed int64
 	if err := d.conn.QueryRow(ctx, `select count(*) from pg_stat_user_tables
 		where last_analyze is not null and relname like 'pgbench%'`).Scan(&analysed); err != nil || analysed != 4 {
 		t.Errorf("%d tables analysed (%v), want 4", analysed, err)
 	}
 	if _, err := d.conn.Exec(ctx, "create extension if not exists pg_visibility"); err != nil {
-		t.Logf("not checking FREEZE: %v", err)
+		if pgtest.Required() {
+			t.Errorf("cannot verify FREEZE: pg_visibility: %v (install the server's contrib modules: scripts/install-deps.sh)", err)
+		} else {
+			t.Logf("not checking FREEZE (set %s=1 to fail instead): %v", pgtest.RequireEnv, err)
+		}
 	} else {
 		var pages, frozen int64
 		if err := d.conn.QueryRow(ctx, `select relpages, (select all_frozen from pg_visibility_map_summary('pgbench_accounts'))

@@ -95,7 +95,7 @@ func Cluster(t testing.TB) *local.Cluster {
 	shared.once.Do(func() {
 		var notes []string
 		notef := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
-		if removed, err := local.RemoveStale(); err != nil {
+		if removed, err := local.RemoveStale(os.Environ()); err != nil {
 			notef("removing stale test clusters: %v", err)
 		} else if len(removed) > 0 {
 			notef("removed stale test clusters %s", strings.Join(removed, ", "))
@@ -145,15 +145,21 @@ func start(notef func(string, ...any), extra map[string]string) (*local.Cluster,
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return local.Start(ctx, local.Options{
+		Env:            os.Environ(), // a test helper may read its own environment
 		Settings:       settings,
 		MinConnections: maxConnections,
 		Notef:          notef,
 	})
 }
 
+// Required reports whether tests must fail, not skip, when PostgreSQL or
+// what they need beside it (pgbench, contrib extensions) is missing: in CI
+// (PGARENA_REQUIRE_PG=1).
+func Required() bool { return os.Getenv(RequireEnv) == "1" }
+
 func skipOrFail(t testing.TB, err error) {
 	t.Helper()
-	if errors.Is(err, local.ErrNoBinaries) && os.Getenv(RequireEnv) != "1" {
+	if errors.Is(err, local.ErrNoBinaries) && !Required() {
 		t.Skipf("pgtest: skipping, this test needs PostgreSQL (set %s=1 to fail instead): %v", RequireEnv, err)
 	}
 	t.Fatalf("pgtest: %v", err)

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // provider is the DSN provider of a fresh test database.
 func provider(t *testing.T) target.Provider {
 	t.Helper()
-	cfg, err := target.ParseDSN(pgtest.DSN(t))
+	cfg, err := target.ParseDSN(pgtest.DSN(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,10 +63,11 @@ type Store struct {
 }
 
 // DefaultDir returns $PGARENA_RESULTS if set, else "./pgarena-results".
-// env is the environment lookup (os.Getenv if nil).
+// env looks up the caller's environment (the CLI's Main.Env); nil is an
+// empty environment.
 func DefaultDir(env func(string) string) string {
 	if env == nil {
-		env = os.Getenv
+		return DefaultDirName
 	}
 	if d := env(EnvResults); d != "" {
 		return d

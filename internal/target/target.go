@@ -48,12 +48,20 @@ func ParseQueryMode(s string) (pgx.QueryExecMode, error) {
 type Dialer func(ctx context.Context) (*pgx.Conn, error)
 
 // ParseDSN parses a libpq keyword string or postgres:// URL; an empty dsn
-// means "from PG* environment variables and defaults", as in psql. The
-// error never contains the password.
-func ParseDSN(dsn string) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(dsn)
+// means "from PG* environment variables and defaults", as in psql. The PG*
+// variables come from getenv (the CLI's Main.Env), for the settings dsn
+// leaves out (see withEnv). The error never contains a password.
+func ParseDSN(dsn string, getenv func(string) string) (*pgx.ConnConfig, error) {
+	full := withEnv(dsn, getenv)
+	cfg, err := pgx.ParseConfig(full)
 	if err != nil {
-		return nil, fmt.Errorf("cannot parse connection string %q: %s", RedactDSN(dsn), scrub(err.Error(), dsn))
+		msg := scrub(scrub(err.Error(), full), dsn)
+		if getenv != nil {
+			if pw := getenv("PGPASSWORD"); pw != "" {
+				msg = strings.ReplaceAll(msg, pw, "xxxxx")
+			}
+		}
+		return nil, fmt.Errorf("cannot parse connection string %q: %s", RedactDSN(dsn), msg)
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = 10 * time.Second

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
 )
 
 func TestRedactDSN(t *testing.T) {
@@ -30,7 +31,7 @@ func TestParseDSNNeverPrintsPassword(t *testing.T) {
 		"host=db1 port=notaport password=s3cret",
 		"postgres://bench:s3cret@db1:notaport/bench",
 	} {
-		_, err := ParseDSN(dsn)
+		_, err := ParseDSN(dsn, nil)
 		if err == nil {
 			t.Fatalf("%q parsed", dsn)
 		}
@@ -41,7 +42,7 @@ func TestParseDSNNeverPrintsPassword(t *testing.T) {
 }
 
 func TestRedactedConfig(t *testing.T) {
-	cfg, err := ParseDSN("postgres://bench:s3cret@db1:5433/bench?sslmode=disable&search_path=x")
+	cfg, err := ParseDSN("postgres://bench:s3cret@db1:5433/bench?sslmode=disable&search_path=x", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

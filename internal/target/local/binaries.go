@@ -35,7 +35,9 @@ func (b Binaries) Path(program string) string { return filepath.Join(b.Dir, prog
 // /usr/lib/postgresql/*/bin, /usr/local/pgsql/bin and /usr/pgsql-*/bin, and
 // picks the highest major version found (the first found among equals).
 // Every "nothing usable" error wraps ErrNoBinaries and says how to fix it.
-func FindBinaries(override string) (Binaries, error) {
+// PATH comes from env, which also gives `postgres --version` and pg_config
+// their environment.
+func FindBinaries(override string, env Env) (Binaries, error) {
 	if override != "" {
 		dir, err := filepath.Abs(override)
 		if err != nil {
@@ -51,16 +53,16 @@ func FindBinaries(override string) (Binaries, error) {
 		if missing := missingPrograms(dir); len(missing) > 0 {
 			return Binaries{}, fmt.Errorf("%w in %s: %s missing; pass --pg-bin the directory holding initdb, pg_ctl and postgres (see `pg_config --bindir`)", ErrNoBinaries, dir, strings.Join(missing, ", "))
 		}
-		return probe(dir)
+		return probe(dir, env)
 	}
 
 	var best Binaries
 	var probeErrs []string
-	for _, dir := range candidateDirs() {
+	for _, dir := range candidateDirs(env) {
 		if len(missingPrograms(dir)) > 0 {
 			continue
 		}
-		b, err := probe(dir)
+		b, err := probe(dir, env)
 		if err != nil {
 			probeErrs = append(probeErrs, err.Error())
 			continue
@@ -80,7 +82,7 @@ func FindBinaries(override string) (Binaries, error) {
 }
 
 // candidateDirs lists the directories to search, in order, without duplicates.
-func candidateDirs() []string {
+func candidateDirs(env Env) []string {
 	var dirs []string
 	seen := map[string]bool{}
 	add := func(d string) {
@@ -97,12 +99,14 @@ func candidateDirs() []string {
 			dirs = append(dirs, d)
 		}
 	}
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+	for _, d := range filepath.SplitList(env.Get("PATH")) {
 		add(d)
 	}
-	if pgc, err := exec.LookPath("pg_config"); err == nil {
+	if pgc, ok := env.lookPath("pg_config"); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		out, err := exec.CommandContext(ctx, pgc, "--bindir").Output()
+		cmd := exec.CommandContext(ctx, pgc, "--bindir")
+		cmd.Env = env.child()
+		out, err := cmd.Output()
 		cancel()
 		if err == nil {
 			add(strings.TrimSpace(string(out)))
@@ -134,7 +138,7 @@ func missingPrograms(dir string) []string {
 // /usr/local/bin/postgres -> /usr/lib/postgresql/15/bin/postgres) and the
 // real directory is a complete installation, that directory is used, so
 // that companions such as pgbench are found next to postgres.
-func probe(dir string) (Binaries, error) {
+func probe(dir string, env Env) (Binaries, error) {
 	if real, err := filepath.EvalSymlinks(filepath.Join(dir, "postgres")); err == nil {
 		if rd := filepath.Dir(real); rd != dir && len(missingPrograms(rd)) == 0 {
 			dir = rd
@@ -143,7 +147,7 @@ func probe(dir string) (Binaries, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "postgres"), "--version")
-	cmd.Env = childEnv()
+	cmd.Env = env.child()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return Binaries{}, fmt.Errorf("%w in %s: `postgres --version` failed: %v: %s", ErrNoBinaries, dir, err, strings.TrimSpace(string(out)))
@@ -177,19 +181,4 @@ func parseVersion(out string) (string, int, error) {
 		return "", 0, fmt.Errorf("unrecognised PostgreSQL version %q", version)
 	}
 	return version, major, nil
-}
-
-// childEnv is the environment for PostgreSQL programs: ours without PG*
-// variables (PGDATA, PGPORT, PGOPTIONS... would override what we pass) and
-// with the C locale, so that messages are stable English.
-func childEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "PG") || strings.HasPrefix(k, "LC_") || k == "LANG" || k == "LANGUAGE" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "LC_ALL=C")
 }

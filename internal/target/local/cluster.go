@@ -41,7 +41,7 @@ var ErrAlreadyRunning = errors.New("cluster is already running")
 
 // Options configures Start.
 type Options struct {
-	BinDir         string            // "" = FindBinaries("")
+	BinDir         string            // "" = FindBinaries("", Env)
 	DataDir        string            // "" = a new temp dir (removed by Remove); else a named/persistent dir
 	Port           int               // 0 = pick a free TCP port on 127.0.0.1
 	Settings       map[string]string // user overrides (--pg-set key=value), applied over Defaults
@@ -50,6 +50,10 @@ type Options struct {
 	// Notef receives notes for the user (e.g. which account runs the
 	// server when pgarena runs as root); may be nil.
 	Notef func(format string, args ...any)
+	// Env is the environment to find binaries (PATH) and temporary
+	// directories (TMPDIR) in and to run the server programs with (minus
+	// PG* and locale variables); nil is empty.
+	Env Env
 	// StartTimeout bounds initdb, and then the server start and first
 	// connection (each separately; ctx may end sooner). Default 60s.
 	StartTimeout time.Duration
@@ -76,6 +80,7 @@ type Cluster struct {
 	marker     string         // metadata file; Remove requires it
 	temp       bool
 	createdAt  time.Time
+	env        Env // of the server programs (see Env.child)
 }
 
 // clusterMeta is the content of the pgarena-cluster.json marker.
@@ -146,13 +151,13 @@ func start(ctx context.Context, opts Options, lay layout) (c *Cluster, err error
 	var bin Binaries
 	switch {
 	case opts.BinDir != "":
-		bin, err = FindBinaries(opts.BinDir)
+		bin, err = FindBinaries(opts.BinDir, opts.Env)
 	case meta.BinDir != "":
-		if bin, err = FindBinaries(meta.BinDir); err != nil {
-			bin, err = FindBinaries("")
+		if bin, err = FindBinaries(meta.BinDir, opts.Env); err != nil {
+			bin, err = FindBinaries("", opts.Env)
 		}
 	default:
-		bin, err = FindBinaries("")
+		bin, err = FindBinaries("", opts.Env)
 	}
 	if err != nil {
 		return nil, err
@@ -179,7 +184,7 @@ func start(ctx context.Context, opts Options, lay layout) (c *Cluster, err error
 	// Directories.
 	createdDataDir := false
 	if !initialized {
-		parent := os.TempDir()
+		parent := opts.Env.tempDir()
 		if !lay.temp {
 			parent = filepath.Dir(lay.dataDir)
 		}
@@ -187,7 +192,7 @@ func start(ctx context.Context, opts Options, lay layout) (c *Cluster, err error
 			return nil, err
 		}
 		if lay.temp {
-			root, mkErr := os.MkdirTemp("", tempPrefix)
+			root, mkErr := os.MkdirTemp(opts.Env.tempDir(), tempPrefix)
 			if mkErr != nil {
 				return nil, fmt.Errorf("creating a temporary cluster directory: %w", mkErr)
 			}
@@ -270,7 +275,7 @@ func start(ctx context.Context, opts Options, lay layout) (c *Cluster, err error
 
 	c = &Cluster{
 		bin: bin, name: lay.name, dataDir: lay.dataDir, logPath: logPath, settings: settings,
-		acct: acct, root: lay.root, marker: lay.marker, temp: lay.temp, createdAt: meta.CreatedAt,
+		acct: acct, root: lay.root, marker: lay.marker, temp: lay.temp, createdAt: meta.CreatedAt, env: opts.Env,
 	}
 	if !initialized {
 		ictx, cancel := context.WithTimeout(ctx, timeout)
@@ -315,7 +320,7 @@ func start(ctx context.Context, opts Options, lay layout) (c *Cluster, err error
 
 // initdb creates the cluster and makes postgresql.conf include pgarena.conf.
 func (c *Cluster) initdb(ctx context.Context) error {
-	cmd := c.acct.command(ctx, c.bin.Path("initdb"),
+	cmd := c.acct.command(ctx, c.env, c.bin.Path("initdb"),
 		"-D", c.dataDir, "-U", Superuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -413,7 +418,7 @@ func (c *Cluster) pgCtl(ctx context.Context, action string, args ...string) (str
 		secs = max(1, int(time.Until(d).Seconds())-1)
 	}
 	full := append([]string{action, "-D", c.dataDir, "-w", "-t", strconv.Itoa(secs)}, args...)
-	out, err := c.acct.command(ctx, c.bin.Path("pg_ctl"), full...).CombinedOutput()
+	out, err := c.acct.command(ctx, c.env, c.bin.Path("pg_ctl"), full...).CombinedOutput()
 	return string(out), err
 }
 
@@ -426,7 +431,7 @@ func (c *Cluster) prepareSocketDir() error {
 	if len(socketPath(c.dataDir, c.port)) <= maxSocketPath {
 		return nil
 	}
-	base := os.TempDir()
+	base := c.env.tempDir()
 	if len(socketPath(filepath.Join(base, socketPrefix+"0123456789"), c.port)) > maxSocketPath {
 		base = "/tmp"
 	}

@@ -2,6 +2,9 @@
 // installed on this machine: the target pgarena benchmarks when no --dsn is
 // given, and the cluster internal/pgtest gives to tests.
 //
+// Nothing here reads the process environment: callers pass an Env (the
+// CLI's Main.Env) for PATH, TMPDIR, PGARENA_HOME, XDG_DATA_HOME and HOME.
+//
 // FindBinaries locates an installation (PATH, pg_config --bindir, the usual
 // distribution directories; the highest major version wins). Start runs
 // initdb (superuser "pgarena", trust authentication, UTF8, C locale), writes
@@ -23,9 +26,9 @@
 // data directory is owned by that user with mode 0700, and the directories
 // above it must be searchable by it.
 //
-// A cluster is either temporary (a fresh directory under os.TempDir, removed
+// A cluster is either temporary (a fresh directory under $TMPDIR, removed
 // by Remove), a directory the caller names (Options.DataDir), or a named
-// cluster that persists under ClustersDir() and is managed by
+// cluster that persists under ClustersDir(env) and is managed by
 // `pgarena cluster start|stop|status|env|rm --name NAME`. Every directory
 // pgarena creates carries a pgarena-cluster.json marker; Remove never deletes
 // a directory without one. RemoveStale cleans up temporary clusters whose

@@ -19,7 +19,7 @@ import (
 // binaries.
 func needBinaries(t *testing.T) Binaries {
 	t.Helper()
-	b, err := FindBinaries("")
+	b, err := FindBinaries("", Env(os.Environ()))
 	if err != nil {
 		if os.Getenv("PGARENA_REQUIRE_PG") == "1" {
 			t.Fatal(err)
@@ -167,11 +167,11 @@ func TestStartFailureShowsLog(t *testing.T) {
 func TestFindBinaries(t *testing.T) {
 	t.Parallel()
 	bogus := t.TempDir()
-	_, err := FindBinaries(bogus)
+	_, err := FindBinaries(bogus, nil)
 	if err == nil || !errors.Is(err, ErrNoBinaries) || !strings.Contains(err.Error(), "initdb") || !strings.Contains(err.Error(), bogus) {
 		t.Errorf("FindBinaries(empty dir) error = %v", err)
 	}
-	_, err = FindBinaries(filepath.Join(bogus, "does-not-exist"))
+	_, err = FindBinaries(filepath.Join(bogus, "does-not-exist"), nil)
 	if !errors.Is(err, ErrNoBinaries) {
 		t.Errorf("FindBinaries(missing dir) error = %v, want ErrNoBinaries", err)
 	}
@@ -180,9 +180,14 @@ func TestFindBinaries(t *testing.T) {
 	if b.Major < 10 || b.Version == "" {
 		t.Errorf("FindBinaries() = %+v", b)
 	}
-	again, err := FindBinaries(b.Dir)
+	again, err := FindBinaries(b.Dir, nil)
 	if err != nil || again != b {
 		t.Errorf("FindBinaries(%s) = %+v, %v; want %+v", b.Dir, again, err, b)
+	}
+	// PATH comes from the Env given, not from the process.
+	onPath, err := FindBinaries("", Env{"PATH=" + b.Dir})
+	if err != nil || onPath.Dir != b.Dir {
+		t.Errorf("FindBinaries(PATH=%s) = %+v, %v", b.Dir, onPath, err)
 	}
 }
 
@@ -244,39 +249,39 @@ func TestDSNQuoting(t *testing.T) {
 
 func TestNamedClusterRoundTrip(t *testing.T) {
 	needBinaries(t)
-	t.Setenv("PGARENA_HOME", reachableTempDir(t))
+	env := Env{"PGARENA_HOME=" + reachableTempDir(t)} // not the process environment
 	ctx := context.Background()
 	const name = "rt_1"
 
-	if _, err := OpenNamed(name); !errors.Is(err, ErrNoCluster) || !strings.Contains(err.Error(), "pgarena cluster start --name "+name) {
+	if _, err := OpenNamed(env, name); !errors.Is(err, ErrNoCluster) || !strings.Contains(err.Error(), "pgarena cluster start --name "+name) {
 		t.Fatalf("OpenNamed(missing) error = %v", err)
 	}
-	if _, err := StartNamed(ctx, "../evil", Options{}); err == nil {
+	if _, err := StartNamed(ctx, "../evil", Options{Env: env}); err == nil {
 		t.Fatal("StartNamed accepted an invalid name")
 	}
 
-	c, err := StartNamed(ctx, name, Options{Settings: map[string]string{"work_mem": "9MB", "shared_buffers": "64MB"}})
+	c, err := StartNamed(ctx, name, Options{Env: env, Settings: map[string]string{"work_mem": "9MB", "shared_buffers": "64MB"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { RemoveNamed(name) })
+	t.Cleanup(func() { RemoveNamed(env, name) })
 	port := c.Port()
-	if _, err := os.Stat(filepath.Join(ClustersDir(), name, markerFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(ClustersDir(env), name, markerFile)); err != nil {
 		t.Errorf("metadata file: %v", err)
 	}
-	if _, err := StartNamed(ctx, name, Options{}); !errors.Is(err, ErrAlreadyRunning) || !strings.Contains(err.Error(), "already running") {
+	if _, err := StartNamed(ctx, name, Options{Env: env}); !errors.Is(err, ErrAlreadyRunning) || !strings.Contains(err.Error(), "already running") {
 		t.Errorf("second StartNamed error = %v, want ErrAlreadyRunning", err)
 	}
 
-	st, err := StatusNamed(name)
+	st, err := StatusNamed(env, name)
 	if err != nil || !st.Running || st.Port != port || st.Version == "" {
 		t.Errorf("StatusNamed = %+v, %v", st, err)
 	}
-	list, err := ListNamed()
+	list, err := ListNamed(env)
 	if err != nil || len(list) != 1 || list[0].Name != name {
 		t.Errorf("ListNamed = %+v, %v", list, err)
 	}
-	o, err := OpenNamed(name)
+	o, err := OpenNamed(env, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,15 +292,15 @@ func TestNamedClusterRoundTrip(t *testing.T) {
 		t.Errorf("work_mem = %s", got)
 	}
 
-	if err := StopNamed(ctx, name); err != nil {
+	if err := StopNamed(ctx, env, name); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := StatusNamed(name); st.Running {
+	if st, _ := StatusNamed(env, name); st.Running {
 		t.Error("running after StopNamed")
 	}
 
 	// Restart: same port if free, settings kept, a new override applied.
-	c, err = StartNamed(ctx, name, Options{Settings: map[string]string{"maintenance_work_mem": "77MB"}})
+	c, err = StartNamed(ctx, name, Options{Env: env, Settings: map[string]string{"maintenance_work_mem": "77MB"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,16 +314,16 @@ func TestNamedClusterRoundTrip(t *testing.T) {
 		t.Errorf("maintenance_work_mem after restart = %s", got)
 	}
 
-	if err := RemoveNamed(name); err != nil {
+	if err := RemoveNamed(env, name); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(ClustersDir(), name)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(ClustersDir(env), name)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("cluster dir after RemoveNamed: %v", err)
 	}
 	if c.Running() {
 		t.Error("server still running after RemoveNamed")
 	}
-	if _, err := StatusNamed(name); !errors.Is(err, ErrNoCluster) {
+	if _, err := StatusNamed(env, name); !errors.Is(err, ErrNoCluster) {
 		t.Errorf("StatusNamed after remove: %v", err)
 	}
 }
@@ -389,7 +394,7 @@ func TestRemoveStale(t *testing.T) {
 	}
 	defer c.Remove()
 	// Live owner (this process): untouched.
-	if _, err := RemoveStale(); err != nil {
+	if _, err := RemoveStale(nil); err != nil {
 		t.Logf("RemoveStale: %v", err)
 	}
 	if !c.Running() {
@@ -405,7 +410,7 @@ func TestRemoveStale(t *testing.T) {
 	if err := writeMeta(marker, meta); err != nil {
 		t.Fatal(err)
 	}
-	removed, err := RemoveStale()
+	removed, err := RemoveStale(nil)
 	if err != nil {
 		t.Logf("RemoveStale: %v", err)
 	}

@@ -28,24 +28,24 @@ type NamedStatus struct {
 	CreatedAt time.Time
 }
 
-// ClustersDir is where named clusters live: $PGARENA_HOME/clusters, else
-// $XDG_DATA_HOME/pgarena/clusters, else (as root, whose home the server
-// account cannot enter) /var/lib/pgarena/clusters, else
-// ~/.local/share/pgarena/clusters.
-func ClustersDir() string {
-	if h := os.Getenv("PGARENA_HOME"); h != "" {
+// ClustersDir is where named clusters live, by env: $PGARENA_HOME/clusters,
+// else $XDG_DATA_HOME/pgarena/clusters, else (as root, whose home the
+// server account cannot enter) /var/lib/pgarena/clusters, else
+// $HOME/.local/share/pgarena/clusters.
+func ClustersDir(env Env) string {
+	if h := env.Get("PGARENA_HOME"); h != "" {
 		return absPath(filepath.Join(h, "clusters"))
 	}
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+	if x := env.Get("XDG_DATA_HOME"); x != "" {
 		return absPath(filepath.Join(x, "pgarena", "clusters"))
 	}
 	if os.Geteuid() == 0 {
 		return "/var/lib/pgarena/clusters"
 	}
-	if home, err := os.UserHomeDir(); err == nil && home != "" {
+	if home := env.Get("HOME"); home != "" {
 		return filepath.Join(home, ".local", "share", "pgarena", "clusters")
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("pgarena-%d-home", os.Getuid()), "clusters")
+	return filepath.Join(env.tempDir(), fmt.Sprintf("pgarena-%d-home", os.Getuid()), "clusters")
 }
 
 func absPath(p string) string {
@@ -81,7 +81,7 @@ func (e *noClusterError) Error() string {
 }
 func (e *noClusterError) Is(target error) bool { return target == ErrNoCluster }
 
-// StartNamed starts the named cluster ClustersDir()/NAME, creating it
+// StartNamed starts the named cluster ClustersDir(opts.Env)/NAME, creating it
 // (initdb) on first use. A stopped cluster restarts on its previous port
 // when that is free, with its previous settings overlaid with
 // opts.Settings. Starting a running cluster is an error wrapping
@@ -93,7 +93,7 @@ func StartNamed(ctx context.Context, name string, opts Options) (*Cluster, error
 	if opts.DataDir != "" {
 		return nil, errors.New("a named cluster keeps its data in its own directory: DataDir must be empty")
 	}
-	root := filepath.Join(ClustersDir(), name)
+	root := filepath.Join(ClustersDir(opts.Env), name)
 	marker := filepath.Join(root, markerFile)
 	created := false
 	if !fileExists(marker) {
@@ -115,7 +115,7 @@ func StartNamed(ctx context.Context, name string, opts Options) (*Cluster, error
 			os.RemoveAll(root)
 		}
 		if errors.Is(err, ErrAlreadyRunning) {
-			if o, oerr := OpenNamed(name); oerr == nil {
+			if o, oerr := OpenNamed(opts.Env, name); oerr == nil {
 				return nil, fmt.Errorf("%w: cluster %s is already running on port %d (see `pgarena cluster env --name %s`)", ErrAlreadyRunning, name, o.Port(), name)
 			}
 		}
@@ -126,12 +126,13 @@ func StartNamed(ctx context.Context, name string, opts Options) (*Cluster, error
 
 // OpenNamed returns the named cluster, running or not, from its metadata
 // (and, when it runs, its postmaster.pid). The error for a missing cluster
-// wraps ErrNoCluster and says how to create it.
-func OpenNamed(name string) (*Cluster, error) {
+// wraps ErrNoCluster and says how to create it. env places ClustersDir and
+// is the environment of the cluster's server programs.
+func OpenNamed(env Env, name string) (*Cluster, error) {
 	if err := CheckName(name); err != nil {
 		return nil, err
 	}
-	root := filepath.Join(ClustersDir(), name)
+	root := filepath.Join(ClustersDir(env), name)
 	marker := filepath.Join(root, markerFile)
 	meta, err := readMeta(marker)
 	if errors.Is(err, os.ErrNotExist) {
@@ -153,6 +154,7 @@ func OpenNamed(name string) (*Cluster, error) {
 		root:      root,
 		marker:    marker,
 		createdAt: meta.CreatedAt,
+		env:       env,
 	}
 	if c.logPath == "" {
 		c.logPath = filepath.Join(dataDir, "server.log")
@@ -190,8 +192,8 @@ func (c *Cluster) Status() NamedStatus {
 }
 
 // StatusNamed describes one named cluster.
-func StatusNamed(name string) (NamedStatus, error) {
-	c, err := OpenNamed(name)
+func StatusNamed(env Env, name string) (NamedStatus, error) {
+	c, err := OpenNamed(env, name)
 	if err != nil {
 		return NamedStatus{}, err
 	}
@@ -199,9 +201,9 @@ func StatusNamed(name string) (NamedStatus, error) {
 }
 
 // ListNamed describes every named cluster, sorted by name. A missing
-// ClustersDir() means none.
-func ListNamed() ([]NamedStatus, error) {
-	entries, err := os.ReadDir(ClustersDir())
+// ClustersDir(env) means none.
+func ListNamed(env Env) ([]NamedStatus, error) {
+	entries, err := os.ReadDir(ClustersDir(env))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -213,7 +215,7 @@ func ListNamed() ([]NamedStatus, error) {
 		if !e.IsDir() || CheckName(e.Name()) != nil {
 			continue
 		}
-		c, err := OpenNamed(e.Name())
+		c, err := OpenNamed(env, e.Name())
 		if errors.Is(err, ErrNoCluster) {
 			continue // not ours
 		}
@@ -227,8 +229,8 @@ func ListNamed() ([]NamedStatus, error) {
 }
 
 // StopNamed stops the named cluster (not an error when it is stopped).
-func StopNamed(ctx context.Context, name string) error {
-	c, err := OpenNamed(name)
+func StopNamed(ctx context.Context, env Env, name string) error {
+	c, err := OpenNamed(env, name)
 	if err != nil {
 		return err
 	}
@@ -236,8 +238,8 @@ func StopNamed(ctx context.Context, name string) error {
 }
 
 // RemoveNamed stops the named cluster if it runs and deletes its directory.
-func RemoveNamed(name string) error {
-	c, err := OpenNamed(name)
+func RemoveNamed(env Env, name string) error {
+	c, err := OpenNamed(env, name)
 	if err != nil {
 		return err
 	}

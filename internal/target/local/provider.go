@@ -15,8 +15,11 @@ type Ephemeral struct {
 	Settings       map[string]string // --pg-set, over Defaults
 	MinConnections int               // max_connections is at least this
 	// Keep leaves the cluster running after the run (--keep-cluster).
-	Keep  bool
-	Notef func(format string, args ...any)
+	Keep bool
+	Env  Env // the environment of pgarena (PATH, TMPDIR, ...)
+	// Getenv reads the environment for the cluster's DSN (PG* variables).
+	Getenv func(string) string
+	Notef  func(format string, args ...any)
 }
 
 // Describe names the server version that will run.
@@ -34,7 +37,7 @@ func (e *Ephemeral) Provision(ctx context.Context) (*target.Target, func(), erro
 		notef = func(string, ...any) {}
 	}
 	notef("starting an embedded PostgreSQL %s from %s", e.Bin.Version, e.Bin.Dir)
-	c, err := Start(ctx, Options{BinDir: e.Bin.Dir, Settings: e.Settings, MinConnections: e.MinConnections, Notef: notef})
+	c, err := Start(ctx, Options{Env: e.Env, BinDir: e.Bin.Dir, Settings: e.Settings, MinConnections: e.MinConnections, Notef: notef})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,7 +50,7 @@ func (e *Ephemeral) Provision(ctx context.Context) (*target.Target, func(), erro
 			notef("could not remove the embedded cluster in %s: %v", c.DataDir(), err)
 		}
 	}
-	cfg, err := target.ParseDSN(c.DSN("postgres"))
+	cfg, err := target.ParseDSN(c.DSN("postgres"), e.Getenv)
 	if err != nil {
 		teardown()
 		return nil, nil, err
@@ -59,6 +62,9 @@ func (e *Ephemeral) Provision(ctx context.Context) (*target.Target, func(), erro
 // Named provides a running named cluster (pgarena cluster start --name).
 type Named struct {
 	Name string
+	Env  Env
+	// Getenv reads the environment for the cluster's DSN (PG* variables).
+	Getenv func(string) string
 }
 
 // ErrNotRunning is returned when a named cluster exists but is stopped.
@@ -69,14 +75,14 @@ func (n *Named) Describe() string { return "cluster " + n.Name }
 
 // Provision finds the cluster and checks it runs.
 func (n *Named) Provision(ctx context.Context) (*target.Target, func(), error) {
-	c, err := OpenNamed(n.Name)
+	c, err := OpenNamed(n.Env, n.Name)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !c.Running() {
 		return nil, nil, &notRunningError{n.Name}
 	}
-	cfg, err := target.ParseDSN(c.DSN("postgres"))
+	cfg, err := target.ParseDSN(c.DSN("postgres"), n.Getenv)
 	if err != nil {
 		return nil, nil, err
 	}

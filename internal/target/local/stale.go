@@ -3,19 +3,18 @@ package local
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 )
 
-// RemoveStale stops and removes temporary clusters (os.TempDir()/pgarena-*)
+// RemoveStale stops and removes temporary clusters ($TMPDIR/pgarena-* by env)
 // whose pgarena process is gone: a process killed before it could run
 // Remove — a test binary hitting its -timeout, say — leaves its server
 // running. Clusters of live processes, named clusters and directories
 // without a marker are never touched. It returns the directories removed.
-func RemoveStale() ([]string, error) {
-	markers, err := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*", markerFile))
+func RemoveStale(env Env) ([]string, error) {
+	markers, err := filepath.Glob(filepath.Join(env.tempDir(), tempPrefix+"*", markerFile))
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +29,7 @@ func RemoveStale() ([]string, error) {
 		dataDir := filepath.Join(root, "data")
 		c := &Cluster{
 			bin: Binaries{Dir: meta.BinDir, Version: meta.Version}, dataDir: dataDir, sockDir: dataDir,
-			root: root, marker: marker, temp: true,
+			root: root, marker: marker, temp: true, env: env,
 		}
 		if meta.SocketDir != "" && strings.HasPrefix(filepath.Base(meta.SocketDir), socketPrefix) {
 			c.ownSockDir = meta.SocketDir

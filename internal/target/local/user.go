@@ -31,9 +31,9 @@ func (a *serverAccount) String() string {
 // command builds an exec.Cmd for a PostgreSQL program that runs as the
 // account, with a clean environment and a working directory every user can
 // enter.
-func (a *serverAccount) command(ctx context.Context, path string, args ...string) *exec.Cmd {
+func (a *serverAccount) command(ctx context.Context, env Env, path string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = childEnv()
+	cmd.Env = env.child()
 	cmd.Dir = "/"
 	cmd.WaitDelay = 5 * time.Second
 	if a != nil {

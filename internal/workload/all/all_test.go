@@ -33,7 +33,7 @@ func TestEveryWorkload(t *testing.T) {
 		t.Run(meta.Name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			cfg, err := target.ParseDSN(pgtest.DSN(t))
+			cfg, err := target.ParseDSN(pgtest.DSN(t), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -168,10 +168,15 @@ func TestRowCounts(t *testing.T) {
 // pgbench runs the pgbench next to the test cluster's server.
 func pgbench(t *testing.T, args ...string) string {
 	t.Helper()
-	path := filepath.Join(pgtest.Cluster(t).Binaries().Dir, "pgbench")
+	dir := pgtest.Cluster(t).Binaries().Dir
+	path := filepath.Join(dir, "pgbench")
 	if _, err := exec.LookPath(path); err != nil {
 		if path, err = exec.LookPath("pgbench"); err != nil {
-			t.Skip("pgbench not found")
+			msg := fmt.Sprintf("pgbench not found next to the server (in %s) or on PATH: install it (scripts/install-deps.sh)", dir)
+			if pgtest.Required() {
+				t.Fatalf("%s; %s=1 makes this a failure", msg, pgtest.RequireEnv)
+			}
+			t.Skipf("%s; skipping (%s=1 fails instead)", msg, pgtest.RequireEnv)
 		}
 	}
 	out, err := exec.Command(path, args...).CombinedOutput()
