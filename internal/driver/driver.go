@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/target"
@@ -48,8 +49,9 @@ type Config struct {
 	OnInterval func(metrics.Interval)
 	// Notef prints a note for the user (may be nil).
 	Notef func(format string, args ...any)
-	// Now is the clock (default time.Now); tests may inject one.
-	Now func() time.Time
+	// Clock is where the run reads the time and waits (nil: the system
+	// clock); tests inject a clock.Fake.
+	Clock clock.Clock
 
 	// Schedule makes the run open-loop: transactions arrive at the
 	// schedule's rate whether or not clients are free, wait in a queue for
@@ -114,8 +116,8 @@ func (c *Config) defaults() {
 	if c.ConnectConcurrency <= 0 {
 		c.ConnectConcurrency = 32
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.Real()
 	}
 	if c.Notef == nil {
 		c.Notef = func(string, ...any) {}
@@ -239,7 +241,7 @@ func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Confi
 		}
 	}
 
-	start := cfg.Now()
+	start := cfg.Clock.Now()
 	rec.Begin(start)
 	if cfg.Warmup > 0 {
 		rec.SetWarmupEnd(start.Add(cfg.Warmup))
@@ -266,14 +268,14 @@ func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Confi
 			c.interrupt()
 		}
 		if abandonTimer == nil {
-			abandonTimer = time.After(abandonAfter)
+			abandonTimer = cfg.Clock.NewTimer(abandonAfter).C
 		}
 	}
 
 	var queue chan time.Time
 	if !cfg.Schedule.Empty() {
 		queue = make(chan time.Time, cfg.QueueCap)
-		go dispatch(start, cfg.Schedule, cfg.Arrival, cfg.Seed, queue, stopNew)
+		go dispatch(cfg.Clock, start, cfg.Schedule, cfg.Arrival, cfg.Seed, queue, stopNew)
 	}
 
 	var wg sync.WaitGroup
@@ -292,11 +294,11 @@ func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Confi
 
 	var endTimer <-chan time.Time
 	if length := cfg.length(); length > 0 {
-		t := time.NewTimer(time.Until(start.Add(length)))
+		t := cfg.Clock.NewTimer(clock.Until(cfg.Clock, start.Add(length)))
 		defer t.Stop()
 		endTimer = t.C
 	}
-	tick := newTicker(start, cfg.Tick, cfg.Now)
+	tick := newTicker(start, cfg.Tick, cfg.Clock)
 	defer tick.stop()
 
 	var autostop func(reason string)
@@ -336,7 +338,7 @@ func Run(ctx context.Context, w workload.Workload, dial target.Dialer, cfg Confi
 		stopping = true
 		res.Stopped, res.StopReason = stopped, reason
 		close(stopNew)
-		t := time.NewTimer(cfg.Drain)
+		t := cfg.Clock.NewTimer(cfg.Drain)
 		drainTimer = t.C
 	}
 	autostop = func(rule string) {
@@ -382,7 +384,7 @@ loop:
 			break loop
 		}
 	}
-	res.End = cfg.Now()
+	res.End = cfg.Clock.Now()
 	emit(res.End)
 	if queue != nil {
 		res.Unstarted = int64(len(queue))
@@ -416,9 +418,9 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			t0 := time.Now()
+			t0 := cfg.Clock.Now()
 			conn, err := c.connect(ctx)
-			d := time.Since(t0)
+			d := clock.Since(cfg.Clock, t0)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
