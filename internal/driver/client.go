@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -58,7 +59,7 @@ type client struct {
 
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 	c.hadConn = c.live
-	if !c.startAt.IsZero() && !sleepUntil(c.startAt, stopNew) {
+	if !c.startAt.IsZero() && !sleepUntil(c.cfg.Clock, c.startAt, stopNew) {
 		return
 	}
 	limit := c.group.LatencyLimit
@@ -101,11 +102,11 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			}
 			// The user keys in the transaction's input before it starts:
 			// not part of its latency. A stop during it counts nothing.
-			if !pause(keying, stopNew) {
+			if !pause(c.cfg.Clock, keying, stopNew) {
 				return
 			}
 		}
-		start := c.cfg.Now()
+		start := c.cfg.Clock.Now()
 		if intended.IsZero() {
 			intended = start
 		} else if limit > 0 && start.Sub(intended) > limit {
@@ -113,7 +114,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			continue
 		}
 		class, connectFailed, err := c.run(ctx, tx)
-		end := c.cfg.Now()
+		end := c.cfg.Clock.Now()
 		if class != metrics.ClassNone && ctx.Err() != nil {
 			// Cancelled by our own stop: neither done nor failed.
 			return
@@ -136,7 +137,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		}
 		// Think time after the result, skipped after a -t run's last
 		// transaction; a stop during it ends the client at once.
-		if thinking > 0 && (c.cfg.Transactions == 0 || c.done < c.cfg.Transactions) && !pause(thinking, stopNew) {
+		if thinking > 0 && (c.cfg.Transactions == 0 || c.done < c.cfg.Transactions) && !pause(c.cfg.Clock, thinking, stopNew) {
 			return
 		}
 	}
@@ -226,12 +227,12 @@ func (c *client) interrupt() {
 }
 
 // sleepUntil waits until t; false if the run is ending.
-func sleepUntil(t time.Time, stopNew <-chan struct{}) bool {
-	d := time.Until(t)
+func sleepUntil(clk clock.Clock, t time.Time, stopNew <-chan struct{}) bool {
+	d := clock.Until(clk, t)
 	if d <= 0 {
 		return true
 	}
-	timer := time.NewTimer(d)
+	timer := clk.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
@@ -242,8 +243,8 @@ func sleepUntil(t time.Time, stopNew <-chan struct{}) bool {
 }
 
 // pause waits for d; false if the run is ending.
-func pause(d time.Duration, stopNew <-chan struct{}) bool {
-	return d <= 0 || sleepUntil(time.Now().Add(d), stopNew)
+func pause(clk clock.Clock, d time.Duration, stopNew <-chan struct{}) bool {
+	return d <= 0 || sleepUntil(clk, clk.Now().Add(d), stopNew)
 }
 
 // sleepBackoff waits before the next connection attempt; false means the
@@ -257,7 +258,7 @@ func (c *client) sleepBackoff(ctx context.Context, stopNew <-chan struct{}) bool
 	// ±25% jitter keeps clients that failed together from retrying in
 	// lockstep.
 	d := c.backoff + time.Duration((c.jitter.Float64()-0.5)*0.5*float64(c.backoff))
-	t := time.NewTimer(d)
+	t := c.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -268,5 +269,5 @@ func (c *client) sleepBackoff(ctx context.Context, stopNew <-chan struct{}) bool
 	}
 	// Then a slot of the run's budget: however many clients fail, the
 	// server sees a bounded number of attempts per second.
-	return c.retryBudget == nil || sleepUntil(c.retryBudget.reserve(time.Now()), stopNew)
+	return c.retryBudget == nil || sleepUntil(c.cfg.Clock, c.retryBudget.reserve(c.cfg.Clock.Now()), stopNew)
 }

@@ -1,7 +1,9 @@
 // Package driver runs a workload against a database under a load model and
 // feeds every transaction's timing to a metrics.Recorder. It owns every
 // clock of a run: when clients connect, when a transaction is due, when the
-// run ends, when intervals are cut.
+// run ends, when intervals are cut. It reads the time and waits only through
+// Config.Clock (package clock), so a test can run it on a clock.Fake and
+// assert exact timings.
 //
 // The closed loop (the default, pgbench's model) keeps each client busy: a
 // client starts its next transaction as soon as the previous one ends, so

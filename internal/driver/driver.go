@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/target"
@@ -72,8 +73,9 @@ type Config struct {
 	OnInterval func(metrics.Interval)
 	// Notef prints a note for the user (may be nil).
 	Notef func(format string, args ...any)
-	// Now is the clock (default time.Now); tests may inject one.
-	Now func() time.Time
+	// Clock is where the run reads the time and waits (nil: the system
+	// clock); tests inject a clock.Fake.
+	Clock clock.Clock
 
 	// Schedule makes the run open-loop: transactions arrive at the
 	// schedule's rate whether or not clients are free, wait in a queue for
@@ -149,8 +151,8 @@ func (c *Config) defaults() {
 	if c.ConnectConcurrency <= 0 {
 		c.ConnectConcurrency = 32
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.Real()
 	}
 	if c.Notef == nil {
 		c.Notef = func(string, ...any) {}
@@ -326,7 +328,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		}
 	}
 
-	start := cfg.Now()
+	start := cfg.Clock.Now()
 	rec.Begin(start)
 	if cfg.Warmup > 0 {
 		rec.SetWarmupEnd(start.Add(cfg.Warmup))
@@ -353,7 +355,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 			c.interrupt()
 		}
 		if abandonTimer == nil {
-			abandonTimer = time.After(abandonAfter)
+			abandonTimer = cfg.Clock.NewTimer(abandonAfter).C
 		}
 	}
 
@@ -365,7 +367,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 			continue
 		}
 		queues[gi] = make(chan time.Time, cfg.QueueCap)
-		go dispatch(start, g.Schedule, g.Arrival, cfg.Seed+uint64(gi)*0x9e3779b97f4a7c15, queues[gi], stopNew)
+		go dispatch(cfg.Clock, start, g.Schedule, g.Arrival, cfg.Seed+uint64(gi)*0x9e3779b97f4a7c15, queues[gi], stopNew)
 	}
 
 	var wg sync.WaitGroup
@@ -384,11 +386,11 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 
 	var endTimer <-chan time.Time
 	if length := cfg.length(groups); length > 0 {
-		t := time.NewTimer(time.Until(start.Add(length)))
+		t := cfg.Clock.NewTimer(clock.Until(cfg.Clock, start.Add(length)))
 		defer t.Stop()
 		endTimer = t.C
 	}
-	tick := newTicker(start, cfg.Tick, cfg.Now)
+	tick := newTicker(start, cfg.Tick, cfg.Clock)
 	defer tick.stop()
 
 	var autostop func(reason string)
@@ -432,7 +434,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		stopping = true
 		res.Stopped, res.StopReason = stopped, reason
 		close(stopNew)
-		t := time.NewTimer(cfg.Drain)
+		t := cfg.Clock.NewTimer(cfg.Drain)
 		drainTimer = t.C
 	}
 	autostop = func(rule string) {
@@ -478,7 +480,7 @@ loop:
 			break loop
 		}
 	}
-	res.End = cfg.Now()
+	res.End = cfg.Clock.Now()
 	emit(res.End)
 	for _, q := range queues {
 		res.Unstarted += int64(len(q))
@@ -561,9 +563,9 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			t0 := time.Now()
+			t0 := cfg.Clock.Now()
 			conn, err := c.connect(ctx)
-			d := time.Since(t0)
+			d := clock.Since(cfg.Clock, t0)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

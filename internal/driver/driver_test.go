@@ -7,21 +7,25 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// sleepWorkload is a fake with no database: each transaction sleeps, and
-// fail decides (per client, per call) whether it fails and how.
+// sleepWorkload is a fake with no database: each transaction sleeps on clk
+// (the system clock if nil), and fail decides (per client, per call)
+// whether it fails and how.
 type sleepWorkload struct {
 	sleep time.Duration
 	fail  func(client, n int) error
+	clk   clock.Clock
 }
 
 func (s *sleepWorkload) Meta() workload.Meta      { return workload.Meta{Name: "sleep"} }
@@ -41,7 +45,11 @@ type sleepWorker struct {
 func (w *sleepWorker) Next() workload.TxType { return 0 }
 func (w *sleepWorker) Do(ctx context.Context, _ *pgx.Conn, _ workload.TxType) error {
 	w.n++
-	t := time.NewTimer(w.w.sleep)
+	clk := w.w.clk
+	if clk == nil {
+		clk = clock.Real()
+	}
+	t := clk.NewTimer(w.w.sleep)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -86,6 +94,76 @@ func run(t *testing.T, ctx context.Context, w workload.Workload, dial target.Dia
 	return res, &col, err
 }
 
+// fakeStart is where the fake clock of stepped runs starts: far from the
+// synctest bubble's own epoch (2000-01-01), so a time read from anything but
+// the injected clock would show in the results.
+var fakeStart = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+// stepped runs Run on clk (a clock.Fake, also the workload's clock) inside
+// the synctest bubble of the calling test. Whenever every goroutine of the
+// run is blocked (synctest.Wait), it moves clk to the next timer's due
+// time, so every event of the run happens at its exact due time and the
+// results do not depend on the machine's speed or load. Events due at the
+// same instant still race as they would on the wall clock; tests choose
+// lengths that keep the events they assert on apart.
+func stepped(t *testing.T, ctx context.Context, clk *clock.Fake, w workload.Workload, dial target.Dialer, cfg Config) (Result, *collected, error) {
+	t.Helper()
+	var col collected
+	cfg.OnInterval = col.add
+	cfg.Clock = clk
+	rec := metrics.NewRecorder(w.TxTypes(), clk.Now())
+	type outcome struct {
+		res Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := Run(ctx, w, dial, cfg, rec)
+		done <- outcome{res, err}
+	}()
+	for {
+		synctest.Wait()
+		select {
+		case o := <-done:
+			return o.res, &col, o.err
+		default:
+		}
+		next, ok := clk.Next()
+		if !ok {
+			t.Fatalf("run blocked at +%s with no timer armed", clk.Now().Sub(fakeStart))
+		}
+		clk.Set(next)
+	}
+}
+
+// at calls f when clk reaches d after fakeStart (time.AfterFunc on clk).
+func at(clk *clock.Fake, d time.Duration, f func()) {
+	tm := clk.NewTimer(fakeStart.Add(d).Sub(clk.Now()))
+	go func() { <-tm.C; f() }()
+}
+
+// exactly reports whether every value in h is v (to h's resolution).
+func exactly(h interface {
+	TotalCount() int64
+	Min() int64
+	Max() int64
+	ValuesAreEquivalent(a, b int64) bool
+}, v int64) bool {
+	return h.TotalCount() > 0 && h.ValuesAreEquivalent(h.Min(), v) && h.ValuesAreEquivalent(h.Max(), v)
+}
+
+// endsIn counts the transactions of a closed-loop client that starts at s
+// and runs back to back transactions of length d that end in (from, to].
+func endsIn(s, d, from, to time.Duration) int64 {
+	k := func(t time.Duration) int64 { // transactions ended by t
+		if t < s {
+			return 0
+		}
+		return int64((t - s) / d)
+	}
+	return k(to) - k(from)
+}
+
 func TestTransactionsPerClient(t *testing.T) {
 	w := &sleepWorkload{sleep: time.Millisecond}
 	res, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 4, Transactions: 25, Tick: 20 * time.Millisecond})
@@ -108,29 +186,45 @@ func TestTransactionsPerClient(t *testing.T) {
 }
 
 func TestDurationAndTicks(t *testing.T) {
-	w := &sleepWorkload{sleep: 5 * time.Millisecond}
-	res, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 2, Duration: 500 * time.Millisecond, Tick: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := res.End.Sub(res.Start); d < 500*time.Millisecond || d > 2*time.Second {
-		t.Fatalf("run lasted %s, want about 500ms", d)
-	}
-	// 5 full ticks and a short final one (or 6 if the end coincided).
-	if n := len(col.ivs); n < 5 || n > 7 {
-		t.Fatalf("%d intervals, want 5-7", n)
-	}
-	// Tick boundaries are start + k·tick: no drift.
-	for k, iv := range col.ivs[:5] {
-		want := res.Start.Add(time.Duration(k+1) * 100 * time.Millisecond)
-		if iv.End.Before(want) || iv.End.Sub(want) > 50*time.Millisecond {
-			t.Fatalf("tick %d at %s, want %s", k+1, iv.End.Sub(res.Start), want.Sub(res.Start))
+	synctest.Test(t, func(t *testing.T) {
+		// 7 ms transactions never end on a 100 ms tick before 700 ms, so
+		// each one's interval is certain.
+		clk := clock.NewFake(fakeStart)
+		w := &sleepWorkload{sleep: 7 * time.Millisecond, clk: clk}
+		res, col, err := stepped(t, context.Background(), clk, w, nilDialer, Config{Clients: 2, Duration: 500 * time.Millisecond, Tick: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	ok, _, _, _ := col.total()
-	if ok < 50 || ok > 200 { // 2 clients × 500ms / 5ms = 200 at best
-		t.Fatalf("committed %d, want 50..200", ok)
-	}
+		// The run ends when the transactions in flight at 500 ms end (504).
+		if !res.Start.Equal(fakeStart) || res.End.Sub(res.Start) != 504*time.Millisecond {
+			t.Fatalf("run from %s lasted %s, want from %s for 504ms", res.Start, res.End.Sub(res.Start), fakeStart)
+		}
+		// 5 full ticks and the final one at the end.
+		if n := len(col.ivs); n != 6 {
+			t.Fatalf("%d intervals, want 6", n)
+		}
+		for k, iv := range col.ivs {
+			// Tick boundaries are start + k·tick exactly: no drift.
+			want := res.Start.Add(time.Duration(k+1) * 100 * time.Millisecond)
+			if k == 5 {
+				want = res.End
+			}
+			if !iv.End.Equal(want) {
+				t.Fatalf("tick %d at %s, want %s", k+1, iv.End.Sub(res.Start), want.Sub(res.Start))
+			}
+			from := iv.Start.Sub(res.Start)
+			tot := iv.Total()
+			if wantN := 2 * endsIn(0, 7*time.Millisecond, from, iv.End.Sub(res.Start)); tot.Count != wantN {
+				t.Fatalf("interval %d: %d transactions, want %d", k+1, tot.Count, wantN)
+			}
+			if !exactly(tot.Latency, 7000) || !exactly(tot.Service, 7000) {
+				t.Fatalf("interval %d: latency %d..%dµs, want 7000", k+1, tot.Latency.Min(), tot.Latency.Max())
+			}
+		}
+		if ok, _, _, _ := col.total(); ok != 144 { // 2 clients × 72 (the 72nd ends at 504 ms)
+			t.Fatalf("committed %d, want 144", ok)
+		}
+	})
 }
 
 func TestRetriesAndFailuresAreCounted(t *testing.T) {
@@ -253,42 +347,55 @@ func TestTooManyConnectionsRefused(t *testing.T) {
 }
 
 func TestCancelStopsCleanly(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
-	t0 := time.Now()
-	res, col, err := run(t, ctx, &sleepWorkload{sleep: 10 * time.Millisecond}, nilDialer,
-		Config{Clients: 4, Duration: time.Hour, Tick: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Stopped || res.StopReason != "interrupted" {
-		t.Fatalf("result %+v", res)
-	}
-	if time.Since(t0) > abandonAfter+2*time.Second {
-		t.Fatalf("stop took %s", time.Since(t0))
-	}
-	_, failed, _, _ := col.total()
-	if failed != 0 {
-		t.Fatalf("transactions cancelled by our own stop were counted as failed: %d", failed)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(fakeStart)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// Cancelled at 205 ms, in the middle of every client's 21st
+		// transaction: each one finishes it (the fake cannot be interrupted
+		// through a socket) and starts no other.
+		at(clk, 205*time.Millisecond, cancel)
+		res, col, err := stepped(t, ctx, clk, &sleepWorkload{sleep: 10 * time.Millisecond, clk: clk}, nilDialer,
+			Config{Clients: 4, Duration: time.Hour, Tick: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Stopped || res.StopReason != "interrupted" || res.Abandoned != 0 {
+			t.Fatalf("result %+v", res)
+		}
+		if d := res.End.Sub(res.Start); d != 210*time.Millisecond {
+			t.Fatalf("stopped after %s, want 210ms", d)
+		}
+		ok, failed, _, _ := col.total()
+		if ok != 84 || failed != 0 {
+			t.Fatalf("committed %d failed %d, want 84 (4 × 21) and 0: a transaction cancelled by our own stop is neither", ok, failed)
+		}
+	})
 }
 
 func TestDrainDeadline(t *testing.T) {
-	// One transaction outlives the run by far: it is cancelled at the drain
-	// deadline and the run still ends.
-	w := &sleepWorkload{sleep: time.Hour}
-	t0 := time.Now()
-	res, _, err := run(t, context.Background(), w, nilDialer,
-		Config{Clients: 1, Duration: 100 * time.Millisecond, Drain: 200 * time.Millisecond, Tick: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Abandoned != 1 {
-		t.Fatalf("abandoned %d, want 1 (the fake cannot be interrupted through a socket)", res.Abandoned)
-	}
-	if d := time.Since(t0); d > abandonAfter+2*time.Second {
-		t.Fatalf("run took %s despite the drain deadline", d)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// One transaction outlives the run by far: it is cancelled at the
+		// drain deadline, and when it does not stop (the fake cannot be
+		// interrupted through a socket) the run ends without it at the
+		// abandon deadline.
+		clk := clock.NewFake(fakeStart)
+		w := &sleepWorkload{sleep: time.Hour, clk: clk}
+		res, _, err := stepped(t, context.Background(), clk, w, nilDialer,
+			Config{Clients: 1, Duration: 100 * time.Millisecond, Drain: 200 * time.Millisecond, Tick: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Abandoned != 1 {
+			t.Fatalf("abandoned %d, want 1", res.Abandoned)
+		}
+		if d, want := res.End.Sub(res.Start), 100*time.Millisecond+200*time.Millisecond+abandonAfter; d != want {
+			t.Fatalf("run took %s, want %s (length + drain + abandon deadline)", d, want)
+		}
+		// Let the abandoned client finish so that the bubble ends.
+		clk.Advance(time.Hour)
+		synctest.Wait()
+	})
 }
 
 func TestValidate(t *testing.T) {

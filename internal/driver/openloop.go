@@ -1,6 +1,10 @@
 package driver
 
-import "time"
+import (
+	"time"
+
+	"github.com/pgarena/pgarena/internal/clock"
+)
 
 // dispatch feeds the open-loop queue: each arrival is sent when it is due,
 // carrying its scheduled time, so a transaction that waits for a free
@@ -8,10 +12,10 @@ import "time"
 // queue is full the dispatcher blocks, and the arrivals it then sends late
 // still carry their scheduled times. It closes the queue when the schedule
 // ends.
-func dispatch(start time.Time, s Schedule, process string, seed uint64, queue chan<- time.Time, stop <-chan struct{}) {
+func dispatch(clk clock.Clock, start time.Time, s Schedule, process string, seed uint64, queue chan<- time.Time, stop <-chan struct{}) {
 	defer close(queue)
 	arr := newArrivals(s, process, seed)
-	timer := time.NewTimer(time.Hour)
+	timer := clk.NewTimer(time.Hour)
 	timer.Stop()
 	for {
 		off, ok := arr.next()
@@ -19,7 +23,7 @@ func dispatch(start time.Time, s Schedule, process string, seed uint64, queue ch
 			return
 		}
 		due := start.Add(off)
-		if d := time.Until(due); d > 0 {
+		if d := clock.Until(clk, due); d > 0 {
 			timer.Reset(d)
 			select {
 			case <-timer.C:

@@ -5,10 +5,12 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
 )
 
@@ -178,28 +180,48 @@ func TestParseRule(t *testing.T) {
 }
 
 func TestOpenLoopRate(t *testing.T) {
-	w := &sleepWorkload{sleep: time.Millisecond}
-	res, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 4, Tick: 100 * time.Millisecond,
-		Schedule: mustSchedule(t, "const(200,1s)"), Arrival: ArrivalUniform})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ok, failed, _, _ := col.total()
-	if ok < 195 || ok > 200 || failed != 0 {
-		t.Fatalf("committed %d (failed %d), want ~200", ok, failed)
-	}
-	// An arrival due in the last moment may find the run ended on a
-	// loaded machine (race detector); more would mean clients fall behind.
-	if res.Unstarted > 2 {
-		t.Fatalf("unstarted %d", res.Unstarted)
-	}
-	var target float64
-	for _, iv := range col.ivs[:5] {
-		target += iv.TargetRate
-	}
-	if math.Abs(target/5-200) > 1 {
-		t.Fatalf("target rate per interval %v, want 200", target/5)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// An arrival every 5 ms up to 1 s; the schedule lasts 1002 ms so
+		// that the last arrival is not due at the very instant the run ends.
+		clk := clock.NewFake(fakeStart)
+		w := &sleepWorkload{sleep: time.Millisecond, clk: clk}
+		res, col, err := stepped(t, context.Background(), clk, w, nilDialer, Config{Clients: 4, Tick: 100 * time.Millisecond,
+			Schedule: mustSchedule(t, "const(200,1002ms)"), Arrival: ArrivalUniform})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok, failed, _, _ := col.total()
+		if ok != 200 || failed != 0 || res.Unstarted != 0 {
+			t.Fatalf("committed %d (failed %d, unstarted %d), want 200", ok, failed, res.Unstarted)
+		}
+		// The last arrival (1 s) ends at 1001 ms, and with it the run.
+		if d := res.End.Sub(res.Start); d != 1001*time.Millisecond || len(col.ivs) != 11 {
+			t.Fatalf("run lasted %s in %d intervals, want 1001ms in 11", d, len(col.ivs))
+		}
+		for i, iv := range col.ivs {
+			tot := iv.Total()
+			// Interval i holds the arrivals of the previous 100 ms ending
+			// 1 ms after them: 19 in the first (5 … 95 ms), 20 in the
+			// others, the arrival at 1 s in the last.
+			want := int64(20)
+			switch i {
+			case 0:
+				want = 19
+			case 10:
+				want = 1
+			}
+			if tot.Count != want {
+				t.Fatalf("interval %d: %d transactions, want %d", i+1, tot.Count, want)
+			}
+			// Served at once: latency is the 1 ms transaction.
+			if !exactly(tot.Latency, 1000) {
+				t.Fatalf("interval %d: latency %d..%dµs, want 1000", i+1, tot.Latency.Min(), tot.Latency.Max())
+			}
+			if i < 10 && iv.TargetRate != 200 {
+				t.Fatalf("interval %d: target rate %v, want 200", i+1, iv.TargetRate)
+			}
+		}
+	})
 }
 
 // TestOpenLoopCountsQueueing is the coordinated-omission check without a
@@ -207,90 +229,149 @@ func TestOpenLoopRate(t *testing.T) {
 // client can serve 50/s, so arrivals queue up; their latency must grow with
 // the queue while the service time stays at 20 ms.
 func TestOpenLoopCountsQueueing(t *testing.T) {
-	w := &sleepWorkload{sleep: 20 * time.Millisecond}
-	_, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 1, Tick: 100 * time.Millisecond,
-		Schedule: mustSchedule(t, "const(100,600ms)"), Arrival: ArrivalUniform, Drain: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var acc metrics.Accumulator
-	for _, iv := range col.ivs {
-		acc.Add(iv)
-	}
-	total := metrics.MergeTx("t", acc.Tx)
-	lat, svc := metrics.Stats(total.Latency), metrics.Stats(total.Service)
-	if svc.P99 > 40 {
-		t.Fatalf("service p99 %v ms, want ~20", svc.P99)
-	}
-	if lat.Max < 100 || lat.Max < 3*svc.Max {
-		t.Fatalf("latency max %v ms vs service max %v ms: queueing was not counted", lat.Max, svc.Max)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// 60 arrivals (every 10 ms up to 600 ms), then a quiet second for
+		// the client to work off the queue before the run ends.
+		clk := clock.NewFake(fakeStart)
+		w := &sleepWorkload{sleep: 20 * time.Millisecond, clk: clk}
+		res, col, err := stepped(t, context.Background(), clk, w, nilDialer, Config{Clients: 1, Tick: 100 * time.Millisecond,
+			Schedule: mustSchedule(t, "const(100,600ms) const(0,1s)"), Arrival: ArrivalUniform})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acc metrics.Accumulator
+		for _, iv := range col.ivs {
+			acc.Add(iv)
+		}
+		total := metrics.MergeTx("t", acc.Tx)
+		// Transaction i (from 0) arrives at 10·(i+1) ms and runs from
+		// 10 + 20·i to 30 + 20·i ms: its latency is 20 + 10·i ms.
+		if total.Count != 60 || res.End.Sub(res.Start) != 1210*time.Millisecond {
+			t.Fatalf("committed %d by %s, want 60 by 1210ms", total.Count, res.End.Sub(res.Start))
+		}
+		if !exactly(total.Service, 20000) {
+			t.Fatalf("service %d..%dµs, want 20000", total.Service.Min(), total.Service.Max())
+		}
+		lat := total.Latency
+		if !lat.ValuesAreEquivalent(lat.Min(), 20000) || !lat.ValuesAreEquivalent(lat.Max(), 610000) {
+			t.Fatalf("latency %d..%dµs, want 20000..610000: queueing was not counted", lat.Min(), lat.Max())
+		}
+		if p50 := lat.ValueAtQuantile(50); !lat.ValuesAreEquivalent(p50, 310000) {
+			t.Fatalf("latency p50 %dµs, want 310000", p50)
+		}
+	})
 }
 
 func TestLatencyLimitSkipsLateArrivals(t *testing.T) {
-	w := &sleepWorkload{sleep: 20 * time.Millisecond}
-	_, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 1, Tick: 100 * time.Millisecond,
-		Schedule: mustSchedule(t, "const(200,500ms)"), Arrival: ArrivalUniform, LatencyLimit: 30 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var skipped, late, ok int64
-	for _, iv := range col.ivs {
-		t := iv.Total()
-		skipped, late, ok = skipped+t.Skipped, late+t.Late, ok+t.Count
-	}
-	if skipped == 0 || ok == 0 || ok+skipped > 100 {
-		t.Fatalf("ok %d skipped %d late %d", ok, skipped, late)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		// 100 arrivals (every 5 ms up to 500 ms), then a quiet second for
+		// the queue to empty.
+		clk := clock.NewFake(fakeStart)
+		w := &sleepWorkload{sleep: 20 * time.Millisecond, clk: clk}
+		const limit, tx = 30 * time.Millisecond, 20 * time.Millisecond
+		_, col, err := stepped(t, context.Background(), clk, w, nilDialer, Config{Clients: 1, Tick: 100 * time.Millisecond,
+			Schedule: mustSchedule(t, "const(200,500ms) const(0,1s)"), Arrival: ArrivalUniform, LatencyLimit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var skipped, late, ok int64
+		for _, iv := range col.ivs {
+			t := iv.Total()
+			skipped, late, ok = skipped+t.Skipped, late+t.Late, ok+t.Count
+		}
+		// The same rule by hand: an arrival taken more than the limit
+		// after it was due is skipped (no time spent), one that ends more
+		// than the limit after it was due is late.
+		var wantSkipped, wantLate, wantOK int64
+		var free time.Duration
+		for k := 1; k <= 100; k++ {
+			due := time.Duration(k) * 5 * time.Millisecond
+			start := max(due, free)
+			if start-due > limit {
+				wantSkipped++
+				continue
+			}
+			free = start + tx
+			wantOK++
+			if free-due > limit {
+				wantLate++
+			}
+		}
+		if ok != wantOK || skipped != wantSkipped || late != wantLate {
+			t.Fatalf("ok %d skipped %d late %d, want %d %d %d", ok, skipped, late, wantOK, wantSkipped, wantLate)
+		}
+		if skipped == 0 || late == 0 {
+			t.Fatalf("the test shows nothing: skipped %d late %d", skipped, late)
+		}
+	})
 }
 
 func TestAutostopOnErrorStorm(t *testing.T) {
-	storm := &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}
-	w := &sleepWorkload{sleep: time.Millisecond, fail: func(int, int) error { return storm }}
-	rule, err := ParseRule("errors.too_many_connections>10/s for 300ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	res, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 2, Duration: time.Minute,
-		Tick: 100 * time.Millisecond, Autostop: []Rule{rule}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Autostopped || !res.Stopped || !strings.Contains(res.StopReason, "too_many_connections") {
-		t.Fatalf("result %+v", res)
-	}
-	if d := time.Since(t0); d > 5*time.Second {
-		t.Fatalf("autostop took %s", d)
-	}
-	_, failed, _, _ := col.total()
-	if failed == 0 || len(col.ivs) < 3 {
-		t.Fatalf("failed %d over %d intervals: results incomplete", failed, len(col.ivs))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		storm := &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}
+		clk := clock.NewFake(fakeStart)
+		// 7 ms transactions: none ends on a 100 ms tick before 700 ms.
+		w := &sleepWorkload{sleep: 7 * time.Millisecond, clk: clk, fail: func(int, int) error { return storm }}
+		rule, err := ParseRule("errors.too_many_connections>10/s for 300ms")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, col, err := stepped(t, context.Background(), clk, w, nilDialer, Config{Clients: 2, Duration: time.Minute,
+			Tick: 100 * time.Millisecond, Autostop: []Rule{rule}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Autostopped || !res.Stopped || !strings.Contains(res.StopReason, "too_many_connections") {
+			t.Fatalf("result %+v", res)
+		}
+		// The rule holds over the first three ticks; the transactions in
+		// flight then end at 301 ms, and so does the run.
+		if d := res.End.Sub(res.Start); d != 301*time.Millisecond || len(col.ivs) != 4 {
+			t.Fatalf("autostop after %s and %d intervals, want 301ms and 4", d, len(col.ivs))
+		}
+		ok, failed, _, errs := col.total()
+		if ok != 0 || failed != 86 || errs[metrics.ClassTooManyConnections] != 86 { // 2 clients × 43
+			t.Fatalf("ok %d failed %d errors %v, want 0, 86 and 86 too_many_connections", ok, failed, errs)
+		}
+	})
 }
 
 func TestWarmupAndRamp(t *testing.T) {
-	w := &sleepWorkload{sleep: 5 * time.Millisecond}
-	_, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 4, Duration: 300 * time.Millisecond,
-		Warmup: 300 * time.Millisecond, Ramp: 400 * time.Millisecond, Tick: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	warm := 0
-	for _, iv := range col.ivs {
-		if iv.Warmup {
-			warm++
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(fakeStart)
+		const tx = 7 * time.Millisecond // never ends on a 100 ms tick
+		w := &sleepWorkload{sleep: tx, clk: clk}
+		res, col, err := stepped(t, context.Background(), clk, w, nilDialer, Config{Clients: 4, Duration: 300 * time.Millisecond,
+			Warmup: 300 * time.Millisecond, Ramp: 400 * time.Millisecond, Tick: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if warm != 3 || len(col.ivs) < 6 {
-		t.Fatalf("%d warm-up intervals of %d, want 3 of ≥6", warm, len(col.ivs))
-	}
-	// Ramp: in the first 100 ms only the first client runs (~20 tx); later
-	// all four (~80 per 100 ms).
-	first, last := col.ivs[0].Total().Count, col.ivs[5].Total().Count
-	if first*2 > last {
-		t.Fatalf("first interval %d tx, sixth %d: clients did not ramp up", first, last)
-	}
+		warm := 0
+		for _, iv := range col.ivs {
+			if iv.Warmup {
+				warm++
+			}
+		}
+		// 6 ticks and the final interval when the last transaction in
+		// flight at 600 ms ends (client 2's, at 606 ms).
+		if warm != 3 || len(col.ivs) != 7 || res.End.Sub(res.Start) != 606*time.Millisecond {
+			t.Fatalf("%d warm-up intervals of %d, run of %s; want 3 of 7, 606ms", warm, len(col.ivs), res.End.Sub(res.Start))
+		}
+		// Ramp: client i starts at i·100 ms.
+		for i, iv := range col.ivs[:6] {
+			from, to := iv.Start.Sub(res.Start), iv.End.Sub(res.Start)
+			var want int64
+			for c := range 4 {
+				want += endsIn(time.Duration(c)*100*time.Millisecond, tx, from, to)
+			}
+			if got := iv.Total().Count; got != want {
+				t.Fatalf("interval %d: %d transactions, want %d", i+1, got, want)
+			}
+		}
+		if first, last := col.ivs[0].Total().Count, col.ivs[5].Total().Count; first != 14 || last != 57 {
+			t.Fatalf("first interval %d tx, sixth %d; want 14 (one client) and 57 (all four)", first, last)
+		}
+	})
 }
 
 // TestRuleWindow feeds synthetic one-second intervals: errors arriving in

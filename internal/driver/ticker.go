@@ -1,28 +1,31 @@
 package driver
 
-import "time"
+import (
+	"time"
+
+	"github.com/pgarena/pgarena/internal/clock"
+)
 
 // ticker fires at start+k·every for k = 1, 2, … measured from the absolute
 // start, so interval boundaries do not drift however late a tick is served.
 type ticker struct {
-	C     chan time.Time
-	quit  chan struct{}
-	timer *time.Timer
+	C    chan time.Time
+	quit chan struct{}
 }
 
-func newTicker(start time.Time, every time.Duration, now func() time.Time) *ticker {
+func newTicker(start time.Time, every time.Duration, clk clock.Clock) *ticker {
 	t := &ticker{C: make(chan time.Time), quit: make(chan struct{})}
 	go func() {
 		for k := 1; ; k++ {
 			next := start.Add(time.Duration(k) * every)
-			timer := time.NewTimer(time.Until(next))
+			timer := clk.NewTimer(clock.Until(clk, next))
 			select {
 			case <-timer.C:
 			case <-t.quit:
 				timer.Stop()
 				return
 			}
-			n := now()
+			n := clk.Now()
 			if n.Before(next) {
 				n = next
 			}
