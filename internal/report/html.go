@@ -58,6 +58,7 @@ type page struct {
 	Data      chartSet     // embedded as JSON for report.js
 	HasServer bool         // sampled server series are charted
 	HasHost   bool         // sampled host series are charted
+	HasSteps  bool         // a run is a sweep: its steps are charted and tabled
 	UplotJS   template.JS
 	UplotCSS  template.CSS
 	ReportJS  template.JS
@@ -151,6 +152,7 @@ func buildPage(runs []*store.Run) *page {
 	for _, c := range p.Data.Charts {
 		p.HasServer = p.HasServer || c.Section == "server"
 		p.HasHost = p.HasHost || c.Section == "host"
+		p.HasSteps = p.HasSteps || c.Section == "steps"
 	}
 	return p
 }
