@@ -444,9 +444,60 @@ func compareText(w io.Writer, groups []*Group, metric Metric) {
 	} else {
 		fmt.Fprintf(w, "noise: 95%% CI (t-distribution) from %d batch means of each run's measured intervals; repeat runs for a firmer verdict\n", batches)
 	}
+	if limitsText(w, groups) {
+		return
+	}
 	for _, g := range groups[1:] {
 		fmt.Fprintln(w, "verdict: "+Judge(base, g, metric).String())
 	}
+}
+
+// limitsText compares the load limits of open-loop schedule runs with an
+// autostop rule, when every run has them, and reports whether it did: their
+// mean tps covers different stretches of the schedule, so the verdict is on
+// the highest rate held instead.
+func limitsText(w io.Writer, groups []*Group) bool {
+	type lims struct{ reached, held float64 }
+	vals := make([]lims, len(groups))
+	rule := ""
+	for i, g := range groups {
+		for _, r := range g.Runs {
+			l, ok := RunLoadLimits(r)
+			if !ok || (rule != "" && l.Rule != rule) {
+				return false
+			}
+			rule = l.Rule
+			vals[i].reached += l.Reached / float64(len(g.Runs))
+			vals[i].held += l.Held / float64(len(g.Runs))
+		}
+	}
+	fmt.Fprintf(w, "load limits (open loop on a schedule, autostop %q; means over a group's runs):\n", rule)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head, reached, held := "\t"+groups[0].Name+"\t", "rate reached when stopped tx/s\t"+fmtNum(vals[0].reached)+"\t",
+		"highest rate held tx/s\t"+fmtNum(vals[0].held)+"\t"
+	for i, g := range groups[1:] {
+		head += g.Name + "\tΔ\t"
+		reached += fmtNum(vals[i+1].reached) + "\t" + fmtRel(relTo(vals[i+1].reached, vals[0].reached)) + "\t"
+		held += fmtNum(vals[i+1].held) + "\t" + fmtRel(relTo(vals[i+1].held, vals[0].held)) + "\t"
+	}
+	fmt.Fprintln(tw, head)
+	fmt.Fprintln(tw, reached)
+	fmt.Fprintln(tw, held)
+	tw.Flush()
+	fmt.Fprintln(w, "these runs stopped at different points of their schedule: their mean tps and latency above cover different loads and are not judged")
+	for i, g := range groups[1:] {
+		rel := relTo(vals[i+1].held, vals[0].held)
+		word := "the same highest rate as"
+		switch {
+		case rel > 0:
+			word = "a higher rate than"
+		case rel < 0:
+			word = "a lower rate than"
+		}
+		fmt.Fprintf(w, "verdict: %s held %s %s: %s (highest rate held; one figure per run, no noise estimate)\n",
+			g.Name, word, groups[0].Name, fmtRel(rel))
+	}
+	return true
 }
 
 func cell(g *Group, m Metric, withCI bool) string {

@@ -76,6 +76,7 @@ type runView struct {
 	Findings    []store.Finding // warnings and worse from the samplers
 	Color       string
 	Summary     metrics.Summary
+	Limits      *LoadLimits // open loop on a schedule with autostop
 	Target      string
 	Env         []kv
 	KeySettings []kv
@@ -167,6 +168,9 @@ func relTo(v, base float64) float64 {
 func newRunView(i int, name string, r *store.Run) runView {
 	v := runView{Index: i, Name: name, ID: r.ID, Label: r.Spec.Label, Status: r.Status, Color: palette[i%len(palette)],
 		Summary: r.Summary, Target: r.Spec.Target}
+	if l, ok := RunLoadLimits(r); ok {
+		v.Limits = &l
+	}
 	for _, f := range r.Findings {
 		if f.Severity != store.SeverityInfo {
 			v.Findings = append(v.Findings, f)
