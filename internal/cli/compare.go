@@ -31,8 +31,12 @@ metric: faster, slower, or within noise. The noise band is a 95% confidence
 interval from the t-distribution: over repeats when runs are grouped
 (--group-by label), else over 10 batch means of each run's intervals.
 
-Runs of different workloads or scales are refused unless --force; different
-client hosts, server versions or settings are warned about.
+Runs of different workloads, scales or load models (closed or open loop,
+rate, schedule, autostop rules), or a sweep beside a run that is not one,
+are refused (exit 2) unless --force. Two sweeps are compared step by step,
+steps matched by clients and rate. Different client hosts, server versions,
+settings, run lengths, workload parameters or measured durations of runs
+cut short are warned about.
 
 ` + selectionHelp,
 		Example: "  pgarena compare last~1 last\n  pgarena compare --group-by label --metric p95 'label~pool-*'",
@@ -83,7 +87,7 @@ client hosts, server versions or settings are warned about.
 	cmd.Flags().StringVar(&groupBy, "group-by", "run", "label: treat runs with the same label as repeats of one setup; run: every run on its own")
 	cmd.Flags().StringVar(&metric, "metric", "tps", "metric of the verdict: "+strings.Join(keys, ", "))
 	cmd.Flags().StringVar(&baseline, "baseline", "", "the run id or label (with --group-by label) to compare against (default: the first)")
-	cmd.Flags().BoolVar(&force, "force", false, "compare runs of different workloads or scales")
+	cmd.Flags().BoolVar(&force, "force", false, "compare runs of different workloads, scales or load models")
 	return cmd
 }
 

@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/pgarena/pgarena/internal/report/reporttest"
 )
 
 func TestCompareGolden(t *testing.T) {
@@ -51,4 +53,28 @@ func TestCompareRefusesAndWarns(t *testing.T) {
 	if !strings.Contains(r.stdout, ids[7]+" (interrupted)") {
 		t.Errorf("interrupted run not marked:\n%s", r.stdout)
 	}
+}
+
+// TestCompareSweeps: two sweeps compare step by step; a sweep and a
+// single-level run are refused unless --force.
+func TestCompareSweeps(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	faster := reporttest.Sweep()
+	faster.Label, faster.Speed = "sweep-b", 1.2
+	single := reporttest.Standard()[0]
+	ids, err := reporttest.Write(dir, []reporttest.Fixture{reporttest.Sweep(), faster, single})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, "compare", "--results", dir, ids[0], ids[1])
+	for _, want := range []string{"== step 1: 2 clients ==", "== step 2: 4 clients ==", "== step 3: 8 clients =="} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("compare of two sweeps lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "verdict: "); n != 3 {
+		t.Errorf("%d verdicts, want one per step:\n%s", n, r.stdout)
+	}
+	wantUsage(t, pgarena(t, nil, "compare", "--results", dir, ids[0], ids[2]), "refusing to compare", "sweeps", "--force")
 }

@@ -137,10 +137,11 @@ func (a *app) exportCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "export [RUN...]",
-		Short: "Export runs as CSV (one row per run) or JSON (everything about each run)",
-		Long: `Export runs to stdout. CSV has one row per run with a stable column order
-(columns are only ever added at the end); without runs it exports every run,
-oldest first. Latencies are in milliseconds, err_* count failed transactions
+		Short: "Export runs as CSV (one row per run or sweep step) or JSON (everything about each run)",
+		Long: `Export runs to stdout. CSV has one row per run, or one per step of a sweep
+(-c 2,4,8: the step column numbers them and each row holds that step's own
+clients and numbers), with a stable column order (columns are only ever
+added at the end); without runs it exports every run, oldest first. Latencies are in milliseconds, err_* count failed transactions
 by class, params is key=value pairs joined by ';'. JSON writes, for each run,
 one object with its spec, server, summary, every interval and the full
 latency histogram of each transaction type (base64 HdrHistogram V2).

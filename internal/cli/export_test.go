@@ -134,3 +134,44 @@ func TestExportJSONGolden(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestExportSweep: a sweep exports one CSV row per step, each with its own
+// clients and numbers, and its JSON summary carries every step in full.
+func TestExportSweep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ids, err := reporttest.Write(dir, []reporttest.Fixture{reporttest.Sweep()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, "export", "--results", dir, "--format", "csv")
+	recs, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, c := range recs[0] {
+		col[c] = i
+	}
+	if len(recs) != 4 {
+		t.Fatalf("%d CSV records, want a header and 3 steps:\n%s", len(recs), r.stdout)
+	}
+	prevTPS := ""
+	for i, rec := range recs[1:] {
+		if rec[col["step"]] != []string{"1", "2", "3"}[i] || rec[col["clients"]] != []string{"2", "4", "8"}[i] {
+			t.Errorf("row %d: step %s clients %s", i, rec[col["step"]], rec[col["clients"]])
+		}
+		if rec[col["tps"]] == prevTPS {
+			t.Errorf("row %d has the tps of the row before (%s): a blend?", i, prevTPS)
+		}
+		prevTPS = rec[col["tps"]]
+	}
+	r = mustRun(t, "export", "--results", dir, "--format", "json", ids[0])
+	var e struct{ Summary metrics.Summary }
+	if err := json.Unmarshal([]byte(r.stdout), &e); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Summary.Steps) != 3 || len(e.Summary.Steps[2].Tx) != 2 || e.Summary.Steps[2].Clients != 8 {
+		t.Errorf("JSON steps: %+v", e.Summary.Steps)
+	}
+}

@@ -68,6 +68,9 @@ interrupted, summarised from the intervals it recorded.`,
 			}
 			fmt.Fprintf(a.Stdout, "started: %s, %d intervals recorded\n", run.Spec.Created.Local().Format("2006-01-02 15:04:05"), len(run.Intervals))
 			report.SummaryText(a.Stdout, &run.Summary)
+			if l, ok := report.RunLoadLimits(run); ok {
+				report.LoadLimitsText(a.Stdout, l)
+			}
 			if run.Truncated {
 				fmt.Fprintln(a.Stdout, "note: the last interval line was torn (the process was killed while writing it) and is ignored")
 			}

@@ -179,7 +179,9 @@ type Figure struct {
 	Tx    string  `json:"tx,omitempty"` // the transaction type it belongs to; empty: the run
 }
 
-// StepSummary is one step of a sweep.
+// StepSummary is one step of a sweep. The fields after Status came later
+// (summary.json files without them still load; Steps fills them from the
+// intervals of a stored run).
 type StepSummary struct {
 	Step         int          `json:"step"`
 	Clients      int          `json:"clients"`
@@ -191,14 +193,78 @@ type StepSummary struct {
 	Latency      LatencyStats `json:"latency_ms"`
 	Status       string       `json:"status"`
 	StopReason   string       `json:"stop_reason,omitempty"`
+
+	Start   time.Time    `json:"start,omitzero"`
+	End     time.Time    `json:"end,omitzero"`
+	WarmupS float64      `json:"warmup_s,omitempty"`
+	Errors  ErrorCounts  `json:"errors,omitzero"`
+	Retries int64        `json:"retries,omitempty"`
+	Service LatencyStats `json:"service_ms,omitzero"`
+	// TargetRate is the mean scheduled rate over the step's measured
+	// intervals (open loop); Rate is what the sweep asked for.
+	TargetRate float64     `json:"target_rate,omitempty"`
+	Tx         []TxSummary `json:"tx,omitempty"`
 }
 
 // Step summarises what a accumulated as one sweep step.
 func (a *Accumulator) Step(step, clients int, rate float64) StepSummary {
 	var s Summary
 	a.Fill(&s)
+	start := a.First
+	if !start.IsZero() {
+		start = start.Add(-a.Warmup)
+	}
 	return StepSummary{Step: step, Clients: clients, Rate: rate, DurationS: s.DurationS,
-		Transactions: s.Transactions, Failed: s.Failed, TPS: s.TPS, Latency: s.Latency, Status: StatusComplete}
+		Transactions: s.Transactions, Failed: s.Failed, TPS: s.TPS, Latency: s.Latency, Status: StatusComplete,
+		Start: start, End: a.Last, WarmupS: s.WarmupS, Errors: s.Errors, Retries: s.Retries, Service: s.Service,
+		TargetRate: a.TargetRate(), Tx: s.Tx}
+}
+
+// TargetRate is the mean scheduled rate over the measured intervals,
+// weighted by their length; 0 in a closed loop.
+func (a *Accumulator) TargetRate() float64 {
+	if a.Measured <= 0 || a.targetSum == 0 {
+		return 0
+	}
+	return round3(a.targetSum / a.Measured.Seconds())
+}
+
+// StepsOf summarises the intervals of a sweep, one StepSummary per step
+// number (Interval.Step > 0) in order of first appearance; nil when no
+// interval belongs to a step. Clients and Rate are left for the caller
+// (they are not in the intervals) except that Clients is the highest
+// connected count seen; Status is StatusComplete.
+func StepsOf(ivs []Interval) []StepSummary {
+	var order []int
+	accs := map[int]*Accumulator{}
+	conn := map[int]int{}
+	start := map[int]time.Time{}
+	for _, iv := range ivs {
+		if iv.Step <= 0 {
+			continue
+		}
+		a := accs[iv.Step]
+		if a == nil {
+			a = &Accumulator{}
+			accs[iv.Step] = a
+			order = append(order, iv.Step)
+		}
+		if _, ok := start[iv.Step]; !ok {
+			start[iv.Step] = iv.Start // warm-up included
+		}
+		a.Add(iv)
+		conn[iv.Step] = max(conn[iv.Step], iv.Connected)
+	}
+	out := make([]StepSummary, 0, len(order))
+	for _, n := range order {
+		st := accs[n].Step(n, conn[n], 0)
+		st.Start = start[n]
+		out = append(out, st)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Run statuses.
@@ -236,6 +302,8 @@ type Accumulator struct {
 	Warmup   time.Duration
 	First    time.Time // start of the first measured interval
 	Last     time.Time // end of the last interval
+
+	targetSum float64 // Σ TargetRate × duration of measured intervals
 }
 
 // Add merges iv unless it is a warm-up interval.
@@ -251,6 +319,7 @@ func (a *Accumulator) Add(iv Interval) {
 		a.First = iv.Start
 	}
 	a.Measured += iv.Duration()
+	a.targetSum += iv.TargetRate * iv.Duration().Seconds()
 	if a.Tx == nil {
 		a.Tx = make([]TxStats, len(iv.Tx))
 		for i, t := range iv.Tx {

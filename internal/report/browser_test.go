@@ -14,6 +14,7 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pgarena/pgarena/internal/report/reporttest"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -158,6 +159,7 @@ func TestHTMLInChromium(t *testing.T) {
 	}{
 		{"one-run", []*store.Run{runs[7]}}, // interrupted, with an outage
 		{"several-runs", []*store.Run{runs[0], runs[3], runs[6], runs[8]}},
+		{"sweep", loadFixtures(t, reporttest.Sweep())},
 	} {
 		html := filepath.Join(out, "report-"+tc.name+".html")
 		if err := os.WriteFile(html, []byte(renderHTML(t, tc.runs)), 0o644); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -43,6 +44,11 @@ type chart struct {
 	Title   string   `json:"title"`
 	Unit    string   `json:"unit"`
 	Series  []series `json:"series"`
+	// X, when set, is the chart's own x axis (not time: the sweep charts),
+	// labelled XLabel, with points drawn.
+	X      nums   `json:"x,omitempty"`
+	XLabel string `json:"xlabel,omitempty"`
+	Points bool   `json:"points,omitempty"`
 }
 
 type series struct {
@@ -53,7 +59,16 @@ type series struct {
 	agg    string // how points consolidate
 }
 
-// nums encodes as a JSON array with null for NaN (no value), compactly.
+// gap marks a point of a run where there is no data (an interval without
+// transactions for a latency, a stretch without samples, time with no
+// intervals): lines break there. NaN is different: no point at this x (it
+// is another run's time), and lines join over it.
+var gap = math.Inf(-1)
+
+func isGap(v float64) bool { return math.IsInf(v, -1) }
+
+// nums encodes as a JSON array with null for NaN (no value at this x) and
+// "gap" for gap, compactly.
 type nums []float64
 
 func (n nums) MarshalJSON() ([]byte, error) {
@@ -63,7 +78,9 @@ func (n nums) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if isGap(v) {
+			b = append(b, `"gap"`...)
+		} else if math.IsNaN(v) || math.IsInf(v, 0) {
 			b = append(b, "null"...)
 		} else {
 			b = strconv.AppendFloat(b, v, 'g', 6, 64)
@@ -77,16 +94,37 @@ type timeline struct {
 	x    []float64
 	runX [][]float64 // runX[run][interval] = its x
 	idx  [][]int     // idx[run][interval] = position in x
+	gaps [][]int     // gaps[run] = positions in x inside a stretch of that run without intervals
+}
+
+// gapFactor: consecutive points of a run further apart than this many
+// ticks (or sample intervals) have a gap between them.
+const gapFactor = 2
+
+// runGaps returns an x inside each stretch longer than gapFactor ticks
+// between consecutive points xs of a run.
+func runGaps(xs []float64, tick float64) []float64 {
+	var out []float64
+	for i := 1; i < len(xs); i++ {
+		if xs[i]-xs[i-1] > gapFactor*tick {
+			out = append(out, math.Round((xs[i-1]+tick)*1000)/1000)
+		}
+	}
+	return out
+}
+
+func tickOf(r *store.Run) float64 {
+	if r.Spec.TickS > 0 {
+		return r.Spec.TickS
+	}
+	return 1
 }
 
 // runXs places each interval of r at the time its end is due: seconds since
 // the run's start, snapped to the tick so that runs overlay point for point
 // (ticks fire a little late); a short last interval keeps its own time.
 func runXs(r *store.Run) []float64 {
-	tick := r.Spec.TickS
-	if tick <= 0 {
-		tick = 1
-	}
+	tick := tickOf(r)
 	xs := make([]float64, len(r.Intervals))
 	prev := math.Inf(-1)
 	for i := range r.Intervals {
@@ -104,9 +142,11 @@ func newTimeline(runs []*store.Run) *timeline {
 	seen := map[float64]bool{}
 	var xs []float64
 	perRun := make([][]float64, len(runs))
+	gapXs := make([][]float64, len(runs))
 	for ri, r := range runs {
 		perRun[ri] = runXs(r)
-		for _, x := range perRun[ri] {
+		gapXs[ri] = runGaps(perRun[ri], tickOf(r))
+		for _, x := range slices.Concat(perRun[ri], gapXs[ri]) {
 			if !seen[x] {
 				seen[x] = true
 				xs = append(xs, x)
@@ -118,33 +158,56 @@ func newTimeline(runs []*store.Run) *timeline {
 	for i, x := range xs {
 		pos[x] = i
 	}
-	t := &timeline{x: xs, runX: perRun, idx: make([][]int, len(runs))}
+	t := &timeline{x: xs, runX: perRun, idx: make([][]int, len(runs)), gaps: make([][]int, len(runs))}
 	for ri := range runs {
 		t.idx[ri] = make([]int, len(perRun[ri]))
 		for i, x := range perRun[ri] {
 			t.idx[ri][i] = pos[x]
 		}
+		for _, x := range gapXs[ri] {
+			t.gaps[ri] = append(t.gaps[ri], pos[x])
+		}
 	}
 	return t
 }
 
-// values fills a series of run ri from f applied to each of its intervals.
-func (t *timeline) values(r *store.Run, ri int, f func(iv *metrics.Interval) float64) nums {
+// empty returns a series of run ri with no value at other runs' x and a
+// gap wherever run ri has no interval.
+func (t *timeline) empty(ri int) nums {
 	v := make(nums, len(t.x))
 	for i := range v {
 		v[i] = math.NaN()
 	}
-	for i := range r.Intervals {
-		v[t.idx[ri][i]] = f(&r.Intervals[i])
+	for _, k := range t.gaps[ri] {
+		v[k] = gap
 	}
 	return v
 }
 
-func rate(n int64, iv *metrics.Interval) float64 {
-	if d := iv.Duration().Seconds(); d > 0 {
-		return float64(n) / d
+// values fills a series of run ri from f applied to each of its intervals;
+// an interval for which f has no value (NaN) is a gap.
+func (t *timeline) values(r *store.Run, ri int, f func(iv *metrics.Interval) float64) nums {
+	v := t.empty(ri)
+	for i := range r.Intervals {
+		y := f(&r.Intervals[i])
+		if math.IsNaN(y) {
+			y = gap
+		}
+		v[t.idx[ri][i]] = y
 	}
-	return math.NaN()
+	return v
+}
+
+// rate is n per second of iv, or NaN (no point: a gap) for an interval
+// shorter than half a tick: the last interval of a run or step is cut short
+// by its end, and 64 transactions in 0.053 s would draw as 1,200 tx/s. Its
+// transactions still count in every summary.
+func rate(n int64, iv *metrics.Interval, tick float64) float64 {
+	d := iv.Duration().Seconds()
+	if d <= 0 || d < tick/2 {
+		return math.NaN()
+	}
+	return float64(n) / d
 }
 
 // txNames is the union of the runs' transaction types, in first-seen order.
@@ -192,6 +255,9 @@ func consolidate(cs *chartSet) int {
 		x[g] = cs.X[min((g+1)*per, n)-1]
 	}
 	for ci := range cs.Charts {
+		if cs.Charts[ci].X != nil {
+			continue // its own axis, a point per step
+		}
 		for si := range cs.Charts[ci].Series {
 			s := &cs.Charts[ci].Series[si]
 			v := make(nums, groups)
@@ -208,6 +274,12 @@ func consolidate(cs *chartSet) int {
 func aggregate(how string, vs []float64) float64 {
 	out, k := math.NaN(), 0
 	for _, v := range vs {
+		if isGap(v) {
+			if k == 0 {
+				out = gap // stays a gap unless a value follows
+			}
+			continue
+		}
 		if math.IsNaN(v) {
 			continue
 		}
@@ -288,7 +360,7 @@ func buildCharts(runs []*store.Run, names []string) chartSet {
 			for _, x := range iv.Tx {
 				n += x.Count
 			}
-			return rate(n, iv)
+			return rate(n, iv, tickOf(r))
 		})})
 		if slices.ContainsFunc(r.Intervals, func(iv metrics.Interval) bool { return iv.TargetRate > 0 }) {
 			tp.Series = append(tp.Series, series{Name: prefix(ri) + "target rate", Color: color(ri, 1), Dash: true,
@@ -328,14 +400,14 @@ func buildCharts(runs []*store.Run, names []string) chartSet {
 			for ri, r := range runs {
 				vs := make([]nums, len(pcts))
 				for k := range vs {
-					vs[k] = make(nums, len(t.x))
-					for i := range vs[k] {
-						vs[k][i] = math.NaN()
-					}
+					vs[k] = t.empty(ri)
 				}
 				for j := range r.Intervals {
 					h := lc.hist(&r.Intervals[j])
 					if h == nil || h.TotalCount() == 0 {
+						for k := range vs {
+							vs[k][t.idx[ri][j]] = gap // no commit, no latency
+						}
 						continue
 					}
 					// One pass over the histogram for all percentiles; 100
@@ -401,6 +473,7 @@ func buildCharts(runs []*store.Run, names []string) chartSet {
 	}
 	cs.Charts = append(cs.Charts, cc)
 	cs.Charts = append(cs.Charts, sampleCharts(runs, t, prefix, color)...)
+	cs.Charts = append(cs.Charts, stepCharts(runs, prefix, color)...)
 	if per := consolidate(&cs); per > 1 {
 		cs.Note = fmt.Sprintf("Each point covers %d intervals: throughput is their mean, failures their sum, "+
 			"connected clients their minimum, latency percentiles the highest of the intervals' values.", per)
@@ -449,13 +522,17 @@ func sampleCharts(runs []*store.Run, t *timeline, prefix func(int) string, color
 					continue
 				}
 				at := make(map[int64]float64, len(r.Intervals))
+				// A sample older than gapFactor sample intervals is stale:
+				// no sample came (the server was down), so no value, not
+				// the last one drawn flat across the outage.
+				fresh := time.Duration(gapFactor * float64(sampleSpacing(pts)))
 				p := 0
 				for j := range r.Intervals {
 					end := r.Intervals[j].End
 					for p < len(pts) && !pts[p].Time.After(end) {
 						p++
 					}
-					if p > 0 {
+					if p > 0 && (fresh <= 0 || end.Sub(pts[p-1].Time) <= fresh) {
 						at[end.UnixNano()] = pts[p-1].Value * sc.scale
 					}
 				}
@@ -474,6 +551,20 @@ func sampleCharts(runs []*store.Run, t *timeline, prefix func(int) string, color
 		}
 	}
 	return out
+}
+
+// sampleSpacing is the usual time between consecutive samples of a series
+// (the median spacing); 0 with fewer than two samples.
+func sampleSpacing(pts []store.Point) time.Duration {
+	if len(pts) < 2 {
+		return 0
+	}
+	d := make([]time.Duration, len(pts)-1)
+	for i := 1; i < len(pts); i++ {
+		d[i-1] = pts[i].Time.Sub(pts[i-1].Time)
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 // expandSeries resolves the chart's names for one run: "pg.wait.*" is the

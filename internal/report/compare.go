@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -133,6 +134,18 @@ func Comparability(runs []*store.Run) (refuse string, warnings []string) {
 			refusals = append(refusals, d)
 		}
 	}
+	sweeps := 0
+	for _, r := range runs {
+		if len(r.Summary.Steps) > 0 {
+			sweeps++
+		}
+	}
+	if sweeps > 0 && sweeps < len(runs) {
+		refusals = append(refusals, fmt.Sprintf("load differs: %d of %d runs are sweeps (each step is its own result; compare a step with a run by exporting it)", sweeps, len(runs)))
+	}
+	if d := differ("load models", func(r *store.Run) string { return loadModel(r) }); d != "" {
+		refusals = append(refusals, d)
+	}
 	if len(refusals) > 0 {
 		refuse = "refusing to compare runs whose " + strings.Join(refusals, " and ") + " (use --force to compare anyway)"
 	}
@@ -145,6 +158,20 @@ func Comparability(runs []*store.Run) (refuse string, warnings []string) {
 		}
 		return r.Server.Version
 	}); d != "" {
+		warnings = append(warnings, d)
+	}
+	if d := differ("run lengths", func(r *store.Run) string {
+		if r.Spec.Transactions > 0 {
+			return fmt.Sprintf("%d transactions per client", r.Spec.Transactions)
+		}
+		return fmt.Sprintf("%gs", r.Spec.DurationS)
+	}); d != "" {
+		warnings = append(warnings, d)
+	}
+	if d := differ("measured durations", func(r *store.Run) string { return fmt.Sprintf("%.0fs", r.Summary.DurationS) }); d != "" && stoppedEarly(runs) {
+		warnings = append(warnings, d+": a run cut short is compared over a different stretch of its load")
+	}
+	if d := differ("workload parameters", func(r *store.Run) string { return paramString(r.Spec.Params) }); d != "" && refuse == "" {
 		warnings = append(warnings, d)
 	}
 	if d := differ("client counts", func(r *store.Run) string { return fmt.Sprint(r.Spec.Clients) }); d != "" {
@@ -166,6 +193,16 @@ func Comparability(runs []*store.Run) (refuse string, warnings []string) {
 		warnings = append(warnings, "server settings differ: "+strings.Join(names, ", ")+more)
 	}
 	return refuse, warnings
+}
+
+// stoppedEarly reports whether a run of runs did not run its full length.
+func stoppedEarly(runs []*store.Run) bool {
+	for _, r := range runs {
+		if r.Status != metrics.StatusComplete {
+			return true
+		}
+	}
+	return false
 }
 
 func differentSettings(a, b *store.ServerInfo) []string {
@@ -256,14 +293,107 @@ func fmtRel(r float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*r)
 }
 
+// loadModel describes how a run loaded the server for comparability:
+// closed or open loop, the rate or schedule and the autostop rules (sweeps
+// are checked apart; ramp and warm-up are left out: they change how a run
+// starts, not what it measures).
+func loadModel(r *store.Run) string {
+	l := r.Spec.Load
+	if len(l) == 0 {
+		return "closed"
+	}
+	parts := []string{cmp.Or(l["model"], "closed")}
+	for _, k := range []string{"rate", "schedule", "autostop"} {
+		if v := l[k]; v != "" {
+			parts = append(parts, k+" "+v)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stepGroups returns, for each step of the baseline's first run, the
+// groups restricted to that step (matched by clients and rate); a group
+// without the step is left out of it.
+func stepGroups(groups []*Group) (titles []string, out [][]*Group) {
+	if len(groups[0].Runs) == 0 {
+		return nil, nil
+	}
+	for _, st := range groups[0].Runs[0].Summary.Steps {
+		var gs []*Group
+		for _, g := range groups {
+			sg := &Group{Name: g.Name}
+			for _, r := range g.Runs {
+				if sr := stepRun(r, st.Clients, st.Rate); sr != nil {
+					sg.Runs = append(sg.Runs, sr)
+				}
+			}
+			if len(sg.Runs) > 0 {
+				gs = append(gs, sg)
+			}
+		}
+		title := fmt.Sprintf("step %d: %d clients", st.Step, st.Clients)
+		if st.Rate > 0 {
+			title += fmt.Sprintf(" at %g tx/s", st.Rate)
+		}
+		titles = append(titles, title)
+		out = append(out, gs)
+	}
+	return titles, out
+}
+
+// stepRun is the step of sweep run r with the given clients and rate as a
+// run of its own (summary and intervals of that step only); nil if r has
+// no such step.
+func stepRun(r *store.Run, clients int, rate float64) *store.Run {
+	for i := range r.Summary.Steps {
+		st := &r.Summary.Steps[i]
+		if st.Clients != clients || st.Rate != rate {
+			continue
+		}
+		sr := *r
+		sr.Summary = StepAsSummary(&r.Summary, st)
+		sr.Status = st.Status
+		sr.Intervals = nil
+		for _, iv := range r.Intervals {
+			if iv.Step == st.Step {
+				sr.Intervals = append(sr.Intervals, iv)
+			}
+		}
+		return &sr
+	}
+	return nil
+}
+
 // CompareText writes the comparison of groups (the first is the baseline):
 // one column per group with each metric's value and, for the verdict
 // metric, its 95% confidence interval; the relative difference of each
 // group from the baseline; and a verdict per group on metric.
+//
+// Sweeps are compared step by step: one comparison per step of the
+// baseline, matched by clients and rate.
 func CompareText(w io.Writer, groups []*Group, metric Metric) {
 	if len(groups) == 0 {
 		return
 	}
+	if len(groups[0].Runs) > 0 && len(groups[0].Runs[0].Summary.Steps) > 0 {
+		titles, sgs := stepGroups(groups)
+		for i, gs := range sgs {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "== %s ==\n", titles[i])
+			if len(gs) < 2 || gs[0].Name != groups[0].Name {
+				fmt.Fprintln(w, "only one of the runs has this step: nothing to compare")
+				continue
+			}
+			compareText(w, gs, metric)
+		}
+		return
+	}
+	compareText(w, groups, metric)
+}
+
+func compareText(w io.Writer, groups []*Group, metric Metric) {
 	base := groups[0]
 	repeats := false
 	for _, g := range groups {
@@ -314,9 +444,60 @@ func CompareText(w io.Writer, groups []*Group, metric Metric) {
 	} else {
 		fmt.Fprintf(w, "noise: 95%% CI (t-distribution) from %d batch means of each run's measured intervals; repeat runs for a firmer verdict\n", batches)
 	}
+	if limitsText(w, groups) {
+		return
+	}
 	for _, g := range groups[1:] {
 		fmt.Fprintln(w, "verdict: "+Judge(base, g, metric).String())
 	}
+}
+
+// limitsText compares the load limits of open-loop schedule runs with an
+// autostop rule, when every run has them, and reports whether it did: their
+// mean tps covers different stretches of the schedule, so the verdict is on
+// the highest rate held instead.
+func limitsText(w io.Writer, groups []*Group) bool {
+	type lims struct{ reached, held float64 }
+	vals := make([]lims, len(groups))
+	rule := ""
+	for i, g := range groups {
+		for _, r := range g.Runs {
+			l, ok := RunLoadLimits(r)
+			if !ok || (rule != "" && l.Rule != rule) {
+				return false
+			}
+			rule = l.Rule
+			vals[i].reached += l.Reached / float64(len(g.Runs))
+			vals[i].held += l.Held / float64(len(g.Runs))
+		}
+	}
+	fmt.Fprintf(w, "load limits (open loop on a schedule, autostop %q; means over a group's runs):\n", rule)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head, reached, held := "\t"+groups[0].Name+"\t", "rate reached when stopped tx/s\t"+fmtNum(vals[0].reached)+"\t",
+		"highest rate held tx/s\t"+fmtNum(vals[0].held)+"\t"
+	for i, g := range groups[1:] {
+		head += g.Name + "\tΔ\t"
+		reached += fmtNum(vals[i+1].reached) + "\t" + fmtRel(relTo(vals[i+1].reached, vals[0].reached)) + "\t"
+		held += fmtNum(vals[i+1].held) + "\t" + fmtRel(relTo(vals[i+1].held, vals[0].held)) + "\t"
+	}
+	fmt.Fprintln(tw, head)
+	fmt.Fprintln(tw, reached)
+	fmt.Fprintln(tw, held)
+	tw.Flush()
+	fmt.Fprintln(w, "these runs stopped at different points of their schedule: their mean tps and latency above cover different loads and are not judged")
+	for i, g := range groups[1:] {
+		rel := relTo(vals[i+1].held, vals[0].held)
+		word := "the same highest rate as"
+		switch {
+		case rel > 0:
+			word = "a higher rate than"
+		case rel < 0:
+			word = "a lower rate than"
+		}
+		fmt.Fprintf(w, "verdict: %s held %s %s: %s (highest rate held; one figure per run, no noise estimate)\n",
+			g.Name, word, groups[0].Name, fmtRel(rel))
+	}
+	return true
 }
 
 func cell(g *Group, m Metric, withCI bool) string {

@@ -17,8 +17,11 @@ import (
 	"github.com/pgarena/pgarena/internal/store"
 )
 
-// CSVColumns is the header of the CSV export, one row per run. The order is
-// stable: columns are only ever appended. Latencies are milliseconds
+// CSVColumns is the header of the CSV export, one row per run, or one per
+// step of a sweep (step 1, 2, ...; empty for a run that is not a sweep,
+// whose clients, counts, rates and latencies are then the step's own). The
+// order is stable: columns are only ever appended. target_rate is the mean
+// open-loop rate asked for (empty in a closed loop). Latencies are milliseconds
 // (end − intended start); err_* count failed transactions by class; params
 // is the workload's parameters as sorted key=value pairs joined by ';'.
 var CSVColumns = []string{
@@ -33,6 +36,7 @@ var CSVColumns = []string{
 	"server_version", "target", "client_host", "client_cores", "pgarena_version", "seed",
 	// Error classes added after err_other.
 	"err_tls", "err_starting", "err_prepared_statements",
+	"step", "target_rate",
 }
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
@@ -42,8 +46,17 @@ func WriteCSV(w io.Writer, runs []*store.Run) error {
 		return err
 	}
 	for _, r := range runs {
-		if err := cw.Write(csvRow(r)); err != nil {
-			return err
+		if len(r.Summary.Steps) == 0 {
+			if err := cw.Write(csvRow(r, &r.Summary, r.Spec.Clients, "")); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, st := range r.Summary.Steps {
+			ss := StepAsSummary(&r.Summary, &st)
+			if err := cw.Write(csvRow(r, &ss, st.Clients, strconv.Itoa(st.Step))); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()
@@ -52,8 +65,9 @@ func WriteCSV(w io.Writer, runs []*store.Run) error {
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-func csvRow(r *store.Run) []string {
-	s := &r.Summary
+// csvRow is the row of run r with the numbers of s (the run's summary, or
+// one step's) and the step's number (empty when not a sweep).
+func csvRow(r *store.Run, s *metrics.Summary, clients int, step string) []string {
 	l := s.Latency
 	server := ""
 	if r.Server != nil {
@@ -62,7 +76,7 @@ func csvRow(r *store.Run) []string {
 	row := []string{
 		r.ID, r.Spec.Created.UTC().Format(time.RFC3339), r.Status, r.Spec.Label, r.Spec.Workload,
 		r.Spec.Params["scale"], paramString(r.Spec.Params), r.Spec.QueryMode,
-		strconv.Itoa(r.Spec.Clients), strconv.Itoa(r.Spec.Threads), ftoa(s.DurationS), ftoa(s.WarmupS),
+		strconv.Itoa(clients), strconv.Itoa(r.Spec.Threads), ftoa(s.DurationS), ftoa(s.WarmupS),
 		strconv.FormatInt(s.Transactions, 10), strconv.FormatInt(s.Failed, 10), strconv.FormatInt(s.Retries, 10), ftoa(s.TPS),
 		ftoa(l.Avg), ftoa(l.Stddev), ftoa(l.P50), ftoa(l.P90), ftoa(l.P95), ftoa(l.P99), ftoa(l.P999), ftoa(l.Max),
 		ftoa(s.Service.Avg), ftoa(s.Service.P99), ftoa(s.InitialConnectMS), strconv.FormatInt(s.Reconnects, 10),
@@ -75,7 +89,28 @@ func csvRow(r *store.Run) []string {
 	for c := metrics.ClassOther + 1; c < metrics.ErrorClass(metrics.NumClasses); c++ {
 		row = append(row, strconv.FormatInt(s.Errors[c], 10))
 	}
+	target := ""
+	if s.TargetRate > 0 {
+		target = ftoa(s.TargetRate)
+	}
+	row = append(row, step, target)
 	return row
+}
+
+// StepAsSummary is one step of the sweep run as a Summary of its own: the
+// run's metadata with the step's clients, times, counts, rates, latencies
+// and status.
+func StepAsSummary(run *metrics.Summary, st *metrics.StepSummary) metrics.Summary {
+	s := metrics.Summary{RunID: run.RunID, Status: st.Status, StopReason: st.StopReason, Workload: run.Workload,
+		Label: run.Label, QueryMode: run.QueryMode, Clients: st.Clients, Threads: run.Threads, Params: run.Params,
+		Start: st.Start, End: st.End, DurationS: st.DurationS, WarmupS: st.WarmupS,
+		Transactions: st.Transactions, Failed: st.Failed, Errors: st.Errors, Retries: st.Retries, TPS: st.TPS,
+		Latency: st.Latency, Service: st.Service, InitialConnectMS: run.InitialConnectMS, Tx: st.Tx,
+		TargetRate: st.TargetRate}
+	if s.TargetRate == 0 {
+		s.TargetRate = st.Rate
+	}
+	return s
 }
 
 // paramString renders parameters as sorted key=value pairs joined by ';'.

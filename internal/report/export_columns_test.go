@@ -18,7 +18,7 @@ func TestCSVColumnsCoverEveryClass(t *testing.T) {
 	}
 	var r store.Run
 	r.Summary.Errors[metrics.ClassPreparedStatements] = 7
-	row := csvRow(&r)
+	row := csvRow(&r, &r.Summary, 0, "")
 	if len(row) != len(CSVColumns) {
 		t.Fatalf("%d fields for %d columns", len(row), len(CSVColumns))
 	}

@@ -59,6 +59,7 @@ type page struct {
 	HasServer      bool         // sampled server series are charted
 	HasHost        bool         // sampled host series are charted
 	HasFailureText bool         // some run kept what its failures said
+	HasSteps       bool         // a run is a sweep: its steps are charted and tabled
 	UplotJS        template.JS
 	UplotCSS       template.CSS
 	ReportJS       template.JS
@@ -78,6 +79,7 @@ type runView struct {
 	Failures    []failureRow // what the failures said
 	Advice      []kv         // per failed class with advice: what to do
 	Summary     metrics.Summary
+	Limits      *LoadLimits // open loop on a schedule with autostop
 	Target      string
 	Env         []kv
 	KeySettings []kv
@@ -194,6 +196,7 @@ func buildPage(runs []*store.Run) *page {
 	for _, c := range p.Data.Charts {
 		p.HasServer = p.HasServer || c.Section == "server"
 		p.HasHost = p.HasHost || c.Section == "host"
+		p.HasSteps = p.HasSteps || c.Section == "steps"
 	}
 	return p
 }
@@ -209,6 +212,9 @@ func newRunView(i int, name string, r *store.Run) runView {
 	v := runView{Index: i, Name: name, ID: r.ID, Label: r.Spec.Label, Status: r.Status, Color: palette[i%len(palette)],
 		Summary: r.Summary, Target: r.Spec.Target}
 	v.Failures, v.Advice = failureRows(&r.Summary)
+	if l, ok := RunLoadLimits(r); ok {
+		v.Limits = &l
+	}
 	for _, f := range r.Findings {
 		if f.Severity != store.SeverityInfo {
 			v.Findings = append(v.Findings, f)

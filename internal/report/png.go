@@ -96,31 +96,59 @@ func linePlot(x nums, c chart) *plot.Plot {
 	p := newPlot(c.Title, "elapsed s", c.Unit)
 	ymax := 0.0
 	for _, s := range c.Series {
-		var xys plotter.XYs
-		for i, v := range s.Values {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
-				xys = append(xys, plotter.XY{X: x[i], Y: v})
-				ymax = max(ymax, v)
+		var first *plotter.Line
+		for _, xys := range segments(x, s.Values) {
+			ymax = max(ymax, maxY(xys))
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				continue
+			}
+			l.Color = parseColor(s.Color)
+			l.Width = vg.Points(1.5)
+			if s.Dash {
+				l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+			}
+			p.Add(l)
+			if first == nil {
+				first = l
+				p.Legend.Add(s.Name, l)
 			}
 		}
-		if len(xys) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			continue
-		}
-		l.Color = parseColor(s.Color)
-		l.Width = vg.Points(1.5)
-		if s.Dash {
-			l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
-		}
-		p.Add(l)
-		p.Legend.Add(s.Name, l)
 	}
 	// Headroom for the legend, one line per series.
 	p.Y.Max = max(ymax, 1) * (1.1 + 0.06*float64(len(c.Series)))
 	return p
+}
+
+// segments splits a series into the runs of points between its gaps (a
+// line breaks at a gap); points without a value (NaN) are joined over.
+func segments(x, vs nums) []plotter.XYs {
+	var out []plotter.XYs
+	var cur plotter.XYs
+	for i, v := range vs {
+		switch {
+		case isGap(v):
+			if len(cur) > 0 {
+				out = append(out, cur)
+				cur = nil
+			}
+		case math.IsNaN(v) || math.IsInf(v, 0):
+		default:
+			cur = append(cur, plotter.XY{X: x[i], Y: v})
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func maxY(xys plotter.XYs) float64 {
+	m := 0.0
+	for _, p := range xys {
+		m = max(m, p.Y)
+	}
+	return m
 }
 
 func tpsBars(runs []*store.Run, names []string) (*plot.Plot, error) {

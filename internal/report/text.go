@@ -155,8 +155,14 @@ func pct(n, of int64) float64 {
 
 // SummaryText writes the end-of-run summary in pgbench's layout, with
 // pgarena's additions (percentiles, error classes, per-type rows, status).
+//
+// A sweep (-c 2,4,8) is several results, not one: its steps come first,
+// one row each, and the numbers of all steps together follow indented
+// under a heading that says so (a "tps = " line at the start of a line is
+// what pgbench parsers read as the result).
 func SummaryText(w io.Writer, s *metrics.Summary) {
-	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	ind := "" // the indent of the lines of the run's totals
+	p := func(format string, args ...any) { fmt.Fprintf(w, ind+format+"\n", args...) }
 	script := s.Params["script"]
 	if script == "" && len(s.Tx) == 1 {
 		script = s.Tx[0].Name
@@ -172,11 +178,19 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		p("scaling factor: %s", sc)
 	}
 	p("query mode: %s", s.QueryMode)
-	p("number of clients: %d", s.Clients)
+	sweep := len(s.Steps) > 0
+	if !sweep {
+		p("number of clients: %d", s.Clients)
+	}
 	if s.NotConnected > 0 {
-		p("  %d of them could not connect (the server refused them) and sat the run out", s.NotConnected)
+		p("  %d clients could not connect (the server refused them) and sat the run out", s.NotConnected)
 	}
 	p("number of threads: %d", s.Threads)
+	if sweep {
+		stepsText(w, s.Steps)
+		p("all steps together (%d load levels blended, not one result):", len(s.Steps))
+		ind = "  "
+	}
 	p("duration: %.1f s", s.DurationS)
 	if s.WarmupS > 0 {
 		p("warm-up excluded: %.1f s", s.WarmupS)
@@ -248,26 +262,34 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 	if s.TargetRate > 0 {
 		p("target rate = %.3f tx/s (open loop); not started when the run ended: %d", s.TargetRate, s.Unstarted)
 	}
-	if len(s.Steps) > 0 {
-		p("sweep:")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  step\tclients\trate\ttps\tfailed\tavg ms\tp95 ms\tp99 ms\tstatus\t")
-		for _, st := range s.Steps {
-			rate := "-"
-			if st.Rate > 0 {
-				rate = fmt.Sprintf("%g", st.Rate)
-			}
-			fmt.Fprintf(tw, "  %d\t%d\t%s\t%.1f\t%d\t%.3f\t%.3f\t%.3f\t%s\t\n", st.Step, st.Clients, rate, st.TPS,
-				st.Failed, st.Latency.Avg, st.Latency.P95, st.Latency.P99, st.Status)
-		}
-		tw.Flush()
-	}
+	ind = ""
 	groupsText(w, s)
 	status := s.Status
 	if s.StopReason != "" {
 		status += ": " + s.StopReason
 	}
 	p("status: %s", status)
+}
+
+// stepsText writes the steps of a sweep, one row each.
+func stepsText(w io.Writer, steps []metrics.StepSummary) {
+	fmt.Fprintf(w, "sweep: %d steps, each its own result (latency in ms):\n", len(steps))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  step\tclients\trate\tduration s\ttransactions\tfailed\ttps\tavg\tp50\tp95\tp99\tstatus\t")
+	for _, st := range steps {
+		rate := "-"
+		if st.Rate > 0 {
+			rate = strconv.FormatFloat(st.Rate, 'g', -1, 64)
+		}
+		status := st.Status
+		if st.StopReason != "" {
+			status += ": " + st.StopReason
+		}
+		l := st.Latency
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%.1f\t%d\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n", st.Step, st.Clients, rate,
+			st.DurationS, st.Transactions, st.Failed, st.TPS, l.Avg, l.P50, l.P95, l.P99, status)
+	}
+	tw.Flush()
 }
 
 // RunRow is one line of a run listing.

@@ -51,12 +51,20 @@ type analyzer struct {
 	diskBusy    map[string]int
 	diskMax     map[string]float64
 
-	commits []float64 // pg.xact_commit_per_s
+	commits []timedValue // pg.xact_commit_per_s
+	// stepStarts are the starts of a sweep's steps (Sampler.MarkStep), in
+	// order: steadiness is judged within each step.
+	stepStarts []time.Time
 
 	active, lockWaits float64 // sums over samples
 	waits             map[string]float64
 
 	replLag map[string]float64 // max lag_bytes per standby
+}
+
+type timedValue struct {
+	at time.Time
+	v  float64
 }
 
 type connDrop struct {
@@ -113,7 +121,7 @@ func (a *analyzer) add(batch []store.Sample) {
 			}
 		case "pg_stat_database":
 			if c, ok := v["pg.xact_commit_per_s"]; ok {
-				a.commits = append(a.commits, c)
+				a.commits = append(a.commits, timedValue{s.Time, c})
 			}
 		case "host_cpu":
 			busy, ok := v["host.cpu.busy_pct"]
@@ -296,13 +304,39 @@ func (a *analyzer) waitFindings(add addFunc) {
 
 // steadiness compares the server's commit rate in the first and last
 // thirds of the run, leaving out the quiet samples before the load starts
-// and after it ends.
+// and after it ends. In a sweep each step is judged on its own: the rise
+// from one step to the next is the sweep, not drift.
 func (a *analyzer) steadiness(add addFunc) {
-	cs := a.commits
-	for len(cs) > 0 && cs[0] < 0.1*a.commitPeak {
+	if len(a.stepStarts) == 0 {
+		a.steadySegment(add, "", a.commits)
+		return
+	}
+	for i, from := range a.stepStarts {
+		var seg []timedValue
+		for _, c := range a.commits {
+			if !c.at.Before(from) && (i+1 == len(a.stepStarts) || c.at.Before(a.stepStarts[i+1])) {
+				seg = append(seg, c)
+			}
+		}
+		a.steadySegment(add, fmt.Sprintf("step %d: ", i+1), seg)
+	}
+}
+
+// steadySegment judges one stretch of commit-rate samples; prefix names
+// it in the message.
+func (a *analyzer) steadySegment(add addFunc, prefix string, seg []timedValue) {
+	peak := 0.0
+	for _, c := range seg {
+		peak = max(peak, c.v)
+	}
+	cs := make([]float64, 0, len(seg))
+	for _, c := range seg {
+		cs = append(cs, c.v)
+	}
+	for len(cs) > 0 && cs[0] < 0.1*peak {
 		cs = cs[1:]
 	}
-	for len(cs) > 0 && cs[len(cs)-1] < 0.1*a.commitPeak {
+	for len(cs) > 0 && cs[len(cs)-1] < 0.1*peak {
 		cs = cs[:len(cs)-1]
 	}
 	n := len(cs)
@@ -327,8 +361,8 @@ func (a *analyzer) steadiness(add addFunc) {
 			dir = "higher"
 		}
 		add(store.SeverityWarning, "not_steady", time.Time{},
-			"not steady: the server's commit rate in the last third is %.0f%% %s than in the first (%.0f/s vs %.0f/s: caching, burst credits, bloat?)",
-			100*max(d, -d), dir, last, first)
+			"%snot steady: the server's commit rate in the last third is %.0f%% %s than in the first (%.0f/s vs %.0f/s: caching, burst credits, bloat?)",
+			prefix, 100*max(d, -d), dir, last, first)
 	}
 }
 

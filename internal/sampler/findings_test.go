@@ -180,3 +180,51 @@ func TestSeriesWord(t *testing.T) {
 		}
 	}
 }
+
+// TestSteadinessPerStep: a sweep whose steps are each steady is not "not
+// steady" once the steps are marked (unmarked, its rise reads as drift);
+// a step that drifts is named.
+func TestSteadinessPerStep(t *testing.T) {
+	rates := []float64{300, 600, 1200}
+	feed := func(a *analyzer, drift int) {
+		for step, r := range rates {
+			for i := range 10 {
+				v := r
+				if step+1 == drift && i >= 5 {
+					v = r * 0.6
+				}
+				a.add(batch(step*10+i, 8, v, 4, 0, 20, 10))
+			}
+		}
+	}
+	mark := func(a *analyzer) {
+		s := &Sampler{an: a}
+		for step := range rates {
+			s.MarkStep(t0.Add(time.Duration(step*10) * time.Second))
+		}
+		a.stepStarts = s.marks // what Stop hands over
+	}
+
+	a := newAnalyzer(false)
+	feed(a, 0)
+	if f, ok := kinds(a.findings(nil, nil))["not_steady"]; !ok {
+		t.Errorf("unmarked sweep: want the whole-run view to call the ramp not steady")
+	} else {
+		t.Logf("unmarked: %s", f.Message)
+	}
+
+	a = newAnalyzer(false)
+	feed(a, 0)
+	mark(a)
+	if f, ok := kinds(a.findings(nil, nil))["not_steady"]; ok {
+		t.Errorf("steady steps: unexpected finding %q", f.Message)
+	}
+
+	a = newAnalyzer(false)
+	feed(a, 2)
+	mark(a)
+	f, ok := kinds(a.findings(nil, nil))["not_steady"]
+	if !ok || !strings.HasPrefix(f.Message, "step 2: not steady") || !strings.Contains(f.Message, "40% lower") {
+		t.Errorf("drifting step 2: got %q (found %v)", f.Message, ok)
+	}
+}

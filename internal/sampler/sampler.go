@@ -58,6 +58,20 @@ type Sampler struct {
 
 	stopOnce sync.Once
 	findings []store.Finding
+
+	marksMu sync.Mutex
+	marks   []time.Time // step starts, from MarkStep
+}
+
+// MarkStep records that a step of a sweep starts at at (call it at each
+// step's start, the first included). The findings then judge each step on
+// its own where a whole-run view would mistake the sweep for drift: "not
+// steady" compares the thirds of a step, not of the run. Safe to call from
+// any goroutine while sampling.
+func (s *Sampler) MarkStep(at time.Time) {
+	s.marksMu.Lock()
+	s.marks = append(s.marks, at)
+	s.marksMu.Unlock()
 }
 
 // Start connects to the server (if opts.ConnConfig is set), takes a first
@@ -164,6 +178,9 @@ func (s *Sampler) Stop() []store.Finding {
 		if s.log != nil {
 			logTotals = s.log.totals
 		}
+		s.marksMu.Lock()
+		s.an.stepStarts = append([]time.Time(nil), s.marks...)
+		s.marksMu.Unlock()
 		s.findings = s.an.findings(srvTotals, logTotals)
 	})
 	return s.findings

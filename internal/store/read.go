@@ -355,6 +355,9 @@ func (s *Store) Load(ref string) (*Run, error) {
 	} else {
 		r.Summary = r.computeSummary(status)
 	}
+	// Each step of a sweep with its full detail, also for an interrupted
+	// run or an older summary.json.
+	r.Summary.Steps = r.Steps()
 	return r, nil
 }
 
@@ -430,4 +433,56 @@ func ReadHistogramLog(rd io.Reader) (map[string]*hdr.Histogram, error) {
 // readIntervals reads intervals.jsonl (see readJSONLines).
 func readIntervals(path string) (ivs []metrics.Interval, truncated bool, err error) {
 	return readJSONLines[metrics.Interval](path)
+}
+
+// Steps returns one summary per step of a sweep run (nil for a run that is
+// not a sweep), computed from the intervals so that an interrupted run and a
+// summary.json written before steps carried per-type rows give the same
+// detail. What the intervals do not hold (clients, asked-for rate, status,
+// stop reason) comes from summary.json, else from the spec's load model
+// ("2 clients, 4 clients at 100 tx/s"); a step the summary does not know is
+// complete unless it is the last one of a run that did not finish.
+func (r *Run) Steps() []metrics.StepSummary {
+	steps := metrics.StepsOf(r.Intervals)
+	if len(steps) == 0 {
+		return r.Summary.Steps
+	}
+	saved := map[int]metrics.StepSummary{}
+	for _, st := range r.Summary.Steps {
+		saved[st.Step] = st
+	}
+	planned := parseSweep(r.Spec.Load["sweep"])
+	for i := range steps {
+		st := &steps[i]
+		if sv, ok := saved[st.Step]; ok {
+			st.Clients, st.Rate, st.Status, st.StopReason = sv.Clients, sv.Rate, sv.Status, sv.StopReason
+			continue
+		}
+		if st.Step <= len(planned) {
+			st.Clients, st.Rate = planned[st.Step-1].Clients, planned[st.Step-1].Rate
+		}
+		if i == len(steps)-1 && r.Status != metrics.StatusComplete {
+			st.Status = r.Status
+		}
+	}
+	return steps
+}
+
+// parseSweep reads the spec's description of sweep steps, as the run
+// command writes it: "2 clients, 4 clients at 100 tx/s". Parts it cannot
+// read are left zero.
+func parseSweep(v string) []metrics.StepSummary {
+	if v == "" {
+		return nil
+	}
+	parts := strings.Split(v, ",")
+	out := make([]metrics.StepSummary, len(parts))
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if n, err := fmt.Sscanf(p, "%d clients at %g tx/s", &out[i].Clients, &out[i].Rate); err == nil && n == 2 {
+			continue
+		}
+		_, _ = fmt.Sscanf(p, "%d clients", &out[i].Clients)
+	}
+	return out
 }

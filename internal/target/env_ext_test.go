@@ -82,4 +82,3 @@ func TestParseDSNTakesPGFromEnv(t *testing.T) {
 		t.Errorf("error with PGPASSWORD in the environment: %v", err)
 	}
 }
-

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
 )
 
 func TestRedactDSN(t *testing.T) {

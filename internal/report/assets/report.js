@@ -11,6 +11,13 @@
     return a >= 1000 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(3);
   }
 
+  // Values: a number; null, no value at this x (another run's point: the
+  // line joins over it); "gap", no data here (the line breaks). uPlot
+  // joins over undefined and breaks at null.
+  function column(vs) {
+    return vs.map(function (v) { return v === "gap" ? null : v === null ? undefined : v; });
+  }
+
   // Shade warm-up intervals under the series.
   function shadeWarmup(u) {
     if (!data.warmup || !data.warmup.length) return;
@@ -32,32 +39,35 @@
   data.charts.forEach(function (c) {
     var el = document.getElementById("chart-" + c.id);
     if (!el) return;
-    var series = [{ label: "s", value: function (u, v) { return v == null ? "-" : v.toFixed(1) + " s"; } }];
-    var cols = [data.x];
+    var ownX = !!c.x;
+    var series = [{ label: ownX ? (c.xlabel || "x") : "s", value: function (u, v) {
+      return v == null ? "-" : ownX ? fmt(v) : v.toFixed(1) + " s";
+    } }];
+    var cols = [ownX ? c.x : data.x];
     c.series.forEach(function (s) {
       series.push({
         label: s.name,
         stroke: s.color,
         width: 1.5,
         dash: s.dash ? [6, 4] : undefined,
-        spanGaps: true,
-        points: { show: false },
+        spanGaps: false,
+        points: { show: !!c.points, size: 7 },
         value: function (u, v) { return fmt(v); }
       });
-      cols.push(s.values);
+      cols.push(column(s.values));
     });
     var opts = {
       width: width(el),
       height: height,
       scales: { x: { time: false }, y: { range: function (u, min, max) { return [Math.min(0, min || 0), (max || 1) * 1.05]; } } },
       axes: [
-        { label: "elapsed s", stroke: "#5d6b78" },
+        { label: ownX ? c.xlabel : "elapsed s", stroke: "#5d6b78" },
         { label: c.unit, stroke: "#5d6b78", size: 60 }
       ],
       series: series,
       cursor: { drag: { x: true, y: false } },
       legend: { live: true },
-      hooks: { drawClear: [shadeWarmup] }
+      hooks: { drawClear: ownX ? [] : [shadeWarmup] }
     };
     var u = new uPlot(opts, cols, el);
     u.pgarenaId = c.id;

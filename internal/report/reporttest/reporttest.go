@@ -6,6 +6,7 @@ package reporttest
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
@@ -37,6 +38,15 @@ type Fixture struct {
 	// "bench1").
 	ServerVersion, Host string
 	Settings            map[string]string
+	// Steps makes a sweep: one step per entry (its client count), each of
+	// Intervals intervals (the first Warmup of them warm-up), throughput
+	// growing with the clients and latency with it.
+	Steps []int
+}
+
+// Sweep is a closed-loop sweep over 2, 4 and 8 clients.
+func Sweep() Fixture {
+	return Fixture{Label: "sweep", Workload: "tpcb", Scale: "10", Clients: 8, Speed: 1, Intervals: 6, Warmup: 1, Steps: []int{2, 4, 8}}
 }
 
 // Standard is the set of runs the golden tests use, oldest first: three
@@ -111,6 +121,13 @@ func write(st *store.Store, created time.Time, n int, fx Fixture) (string, error
 		Target:         "postgres://bench@db1/bench",
 		Host:           store.HostInfo{Hostname: host, Cores: 8, MemoryBytes: 32 << 30, Kernel: "Linux 6.1.0", OS: "Debian GNU/Linux 12 (bookworm)", Arch: "amd64", GoVersion: "go1.26.0"},
 	}
+	if len(fx.Steps) > 0 {
+		var parts []string
+		for _, c := range fx.Steps {
+			parts = append(parts, fmt.Sprintf("%d clients", c))
+		}
+		spec.Load = map[string]string{"model": "closed", "sweep": strings.Join(parts, ", ")}
+	}
 	w, err := st.Create(spec)
 	if err != nil {
 		return "", err
@@ -120,11 +137,51 @@ func write(st *store.Store, created time.Time, n int, fx Fixture) (string, error
 		return "", err
 	}
 	start := created.Add(2 * time.Second)
+	steps := fx.Steps
+	if len(steps) == 0 {
+		steps = []int{fx.Clients}
+	}
+	var acc metrics.Accumulator
+	var stepSums []metrics.StepSummary
+	seq := 0
+	for k, clients := range steps {
+		speed := fx.Speed * float64(clients) / float64(steps[0])
+		stepNo := 0
+		if len(fx.Steps) > 0 {
+			stepNo = k + 1
+		}
+		stepStart := start.Add(time.Duration(k*(fx.Intervals+1)) * time.Second)
+		var stepAcc metrics.Accumulator
+		// Latency grows with the clients of a sweep (a closed loop queues).
+		slow := float64(clients) / float64(steps[0])
+		if err := writeIntervals(w, fx, stepStart, speed, slow, clients, stepNo, &seq, &acc, &stepAcc); err != nil {
+			return "", err
+		}
+		if stepNo > 0 {
+			stepSums = append(stepSums, stepAcc.Step(stepNo, clients, 0))
+		}
+	}
+	end := acc.Last
+	if !fx.Interrupted {
+		sum := metrics.Summary{Status: metrics.StatusComplete, Workload: fx.Workload, Label: fx.Label,
+			QueryMode: spec.QueryMode, Clients: fx.Clients, Threads: spec.Threads, Params: spec.Params,
+			Start: start, End: end, InitialConnectMS: 3.5, Steps: stepSums}
+		acc.Fill(&sum)
+		if err := w.Finish(sum, &acc); err != nil {
+			return "", err
+		}
+	}
+	return w.ID(), w.Close()
+}
+
+// writeIntervals writes the intervals of one step (the whole run when not a
+// sweep) starting at start.
+func writeIntervals(w *store.Writer, fx Fixture, start time.Time, speed, slow float64, clients, stepNo int, seq *int,
+	acc, stepAcc *metrics.Accumulator) error {
 	rec := metrics.NewRecorder([]string{"a", "b"}, start)
 	rec.SetWarmupEnd(start.Add(time.Duration(fx.Warmup) * time.Second))
 	h := rec.NewHandle()
-	var acc metrics.Accumulator
-	na, nb := int(100*fx.Speed), int(10*fx.Speed)
+	na, nb := int(100*speed), int(10*speed)
 	for s := 0; s < fx.Intervals; s++ {
 		base := start.Add(time.Duration(s) * time.Second)
 		outage := fx.Outage && s == 5
@@ -132,11 +189,11 @@ func write(st *store.Store, created time.Time, n int, fx Fixture) (string, error
 			// type a: (1+i%10)/Speed ms, rising a little over the run;
 			// type b: 20/Speed ms, queued 5 ms.
 			for i := 0; i < na+s%3; i++ {
-				d := time.Duration(float64(time.Duration(1+i%10)*time.Millisecond+time.Duration(s)*50*time.Microsecond) / fx.Speed)
+				d := time.Duration(slow * float64(time.Duration(1+i%10)*time.Millisecond+time.Duration(s)*50*time.Microsecond) / fx.Speed)
 				h.Record(0, base, base, base.Add(d), metrics.ClassNone)
 			}
 			for i := 0; i < nb; i++ {
-				d := time.Duration(float64(20*time.Millisecond) / fx.Speed)
+				d := time.Duration(slow * float64(20*time.Millisecond) / fx.Speed)
 				h.Record(1, base, base.Add(5*time.Millisecond), base.Add(d), metrics.ClassNone)
 			}
 			for i := 0; i < fx.Deadlocks; i++ {
@@ -150,23 +207,17 @@ func write(st *store.Store, created time.Time, n int, fx Fixture) (string, error
 				Message: "failed to receive message: unexpected EOF"})
 		}
 		iv := rec.Tick(base.Add(time.Second))
-		iv.Connected = fx.Clients
+		*seq++
+		iv.Seq, iv.Step = *seq, stepNo
+		iv.Connected = clients
 		if outage {
 			iv.Connected = 0
 		}
 		if err := w.AppendIntervals(iv); err != nil {
-			return "", err
+			return err
 		}
 		acc.Add(iv)
+		stepAcc.Add(iv)
 	}
-	if !fx.Interrupted {
-		sum := metrics.Summary{Status: metrics.StatusComplete, Workload: fx.Workload, Label: fx.Label,
-			QueryMode: spec.QueryMode, Clients: fx.Clients, Threads: spec.Threads, Params: spec.Params,
-			Start: start, End: start.Add(time.Duration(fx.Intervals) * time.Second), InitialConnectMS: 3.5}
-		acc.Fill(&sum)
-		if err := w.Finish(sum, &acc); err != nil {
-			return "", err
-		}
-	}
-	return w.ID(), w.Close()
+	return nil
 }
