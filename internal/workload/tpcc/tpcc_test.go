@@ -197,6 +197,7 @@ func TestOneWarehouse(t *testing.T) {
 		})
 	}
 	t.Run("errors roll back", func(t *testing.T) { errorRollsBack(t, dsn, conn) })
+	t.Run("payment function c_data", func(t *testing.T) { paymentProcCData(t, conn) })
 	// last: it drops a function
 	t.Run("stored procedures missing", func(t *testing.T) {
 		if _, err := conn.Exec(ctx, "drop function pgarena_tpcc_delivery(int, int)"); err != nil {
@@ -393,5 +394,45 @@ func errorRollsBack(t *testing.T, dsn string, admin *pgx.Conn) {
 	}
 	if n := count(t, admin, "select count(*) from orders"); n != orders {
 		t.Errorf("orders has %d rows after failed new-orders, had %d", n, orders)
+	}
+}
+
+// paymentProcCData pays a BC and a GC customer through the payment
+// function: clause 2.5.2.2 prepends the payment's identifiers to a BC
+// customer's C_DATA (truncated to 500) and leaves a GC customer's alone.
+// The function's CASE holds no non-IMMUTABLE call, which Citus refuses.
+func paymentProcCData(t *testing.T, conn *pgx.Conn) {
+	ctx := context.Background()
+	var def string
+	if err := conn.QueryRow(ctx, "select prosrc from pg_proc where proname = 'pgarena_tpcc_payment'").Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(def, "case when"); i < 0 || strings.Contains(def[i:], "format(") {
+		t.Errorf("the payment function calls format() inside its CASE:\n%s", def)
+	}
+	for _, credit := range []string{"BC", "GC"} {
+		var c int
+		var before string
+		if err := conn.QueryRow(ctx, "select c_id, c_data from customer where c_w_id = 1 and c_d_id = 2 and c_credit = $1 order by c_id limit 1",
+			credit).Scan(&c, &before); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "select pgarena_tpcc_payment(1, 3, 1, 2, $1::int, '', 12.5)", c); err != nil {
+			t.Fatalf("payment of %s customer %d: %v", credit, c, err)
+		}
+		var after string
+		if err := conn.QueryRow(ctx, "select c_data from customer where c_w_id = 1 and c_d_id = 2 and c_id = $1", c).Scan(&after); err != nil {
+			t.Fatal(err)
+		}
+		want := before
+		if credit == "BC" {
+			want = fmt.Sprintf("%d 2 1 3 1 12.5 %s", c, before)
+			if len(want) > 500 {
+				want = want[:500]
+			}
+		}
+		if after != want {
+			t.Errorf("%s customer %d: c_data = %.60q..., want %.60q...", credit, c, after, want)
+		}
 	}
 }
