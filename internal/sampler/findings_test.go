@@ -197,7 +197,7 @@ func TestCountersRestart(t *testing.T) {
 		return false
 	}
 	obs(0, 1000, 0)
-	obs(1, 1000, 1) // a requested checkpoint in the run
+	obs(1, 1000, 1)       // a requested checkpoint in the run
 	if !obs(2, 2000, 1) { // a crash; statistics reset, then the end-of-recovery checkpoint
 		t.Fatal("restart not seen")
 	}
