@@ -108,6 +108,9 @@ type Workload struct {
 	// loadCLast is the C for C_LAST the data was loaded with, read by
 	// Prepare (-1: unknown, a database pgarena did not load).
 	loadCLast int64
+	// procsPresent says whether the database has the functions of
+	// --stored-procs, read by Prepare ("" before).
+	procsPresent string
 	// keyingThinking turns on the keying and think times of clause 5.2.5
 	// (pacing.go).
 	keyingThinking bool
@@ -294,7 +297,7 @@ func (w *Workload) Params() map[string]string {
 	if w.loadCLast < 0 {
 		load = "unknown (database not loaded by pgarena)"
 	}
-	return map[string]string{
+	p := map[string]string{
 		"warehouses":      strconv.Itoa(w.warehouses),
 		"all_warehouses":  strconv.FormatBool(w.allWarehouses),
 		"stored_procs":    strconv.FormatBool(w.storedProcs),
@@ -304,6 +307,10 @@ func (w *Workload) Params() map[string]string {
 		"c_id":            strconv.Itoa(int(c.cID)),
 		"c_ol_i_id":       strconv.Itoa(int(c.cOLIID)),
 	}
+	if w.procsPresent != "" {
+		p["stored_procs_present"] = w.procsPresent
+	}
+	return p
 }
 
 // tableNames lists the nine tables, for Prepare.
@@ -340,15 +347,14 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("the database holds %d warehouses but --warehouses %d was given: leave it out to use %d, or run `pgarena init tpcc --warehouses %d`",
 			n, w.warehouses, n, w.warehouses)
 	}
-	if w.storedProcs {
-		missing, err := workload.FirstMissing(ctx, conn, procSignatures, true)
-		if err != nil {
-			return fmt.Errorf("tpcc: look for functions: %w", err)
-		}
-		if missing != "" {
-			return fmt.Errorf("--stored-procs needs the functions pgarena creates at init, and function %s is missing: run `pgarena init tpcc` again, or leave out --stored-procs", missing)
-		}
+	missing, err = workload.FirstMissing(ctx, conn, procSignatures, true)
+	if err != nil {
+		return fmt.Errorf("tpcc: look for functions: %w", err)
 	}
+	if w.storedProcs && missing != "" {
+		return fmt.Errorf("--stored-procs needs the functions pgarena creates at init, and function %s is missing: run `pgarena init tpcc` again, or leave out --stored-procs", missing)
+	}
+	w.procsPresent = strconv.FormatBool(missing == "")
 	w.warehouses = n
 	var comment string
 	if err := conn.QueryRow(ctx, `select coalesce(col_description('customer'::regclass, attnum), '')

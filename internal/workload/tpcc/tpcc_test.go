@@ -160,6 +160,9 @@ func TestOneWarehouse(t *testing.T) {
 		if err := w.Prepare(ctx, conn); err != nil || w.warehouses != 1 {
 			t.Fatalf("Prepare = %v, warehouses %d", err, w.warehouses)
 		}
+		if p := w.Params(); p["warehouses"] != "1" || p["stored_procs_present"] != "true" || p["stored_procs"] != "false" {
+			t.Fatalf("Params after Prepare = %v, want the database's 1 warehouse and its functions present", p)
+		}
 		err := newWorkload(t, "--warehouses", "2").Prepare(ctx, conn)
 		want := "the database holds 1 warehouses but --warehouses 2 was given: leave it out to use 1, or run `pgarena init tpcc --warehouses 2`"
 		if err == nil || err.Error() != want {
@@ -203,8 +206,12 @@ func TestOneWarehouse(t *testing.T) {
 		if _, err := conn.Exec(ctx, "drop function pgarena_tpcc_delivery(int, int)"); err != nil {
 			t.Fatal(err)
 		}
-		if err := newWorkload(t).Prepare(ctx, conn); err != nil {
+		w := newWorkload(t)
+		if err := w.Prepare(ctx, conn); err != nil {
 			t.Fatalf("Prepare without --stored-procs: %v", err)
+		}
+		if p := w.Params()["stored_procs_present"]; p != "false" {
+			t.Errorf("stored_procs_present with a function missing = %q, want false", p)
 		}
 		err := newWorkload(t, "--stored-procs").Prepare(ctx, conn)
 		want := "--stored-procs needs the functions pgarena creates at init, and function pgarena_tpcc_delivery(int,int) is missing: run `pgarena init tpcc` again, or leave out --stored-procs"
