@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Installs what pgarena needs to build, test and demo on Debian/Ubuntu:
 # a Go toolchain check, the PostgreSQL server binaries (initdb, pg_ctl,
-# postgres) and pgbench, chromium (for the report tests), and the Go
-# modules. Safe to run repeatedly: it only installs what is missing.
+# postgres) and pgbench, the Go modules, and with --tests chromium (for
+# the report tests). Safe to run repeatedly: it only installs what is missing.
 set -euo pipefail
+
+# --tests: also what the test suite needs beyond pgarena (chromium).
+WITH_TESTS=0
+for arg in "$@"; do
+	case "$arg" in
+	--tests) WITH_TESTS=1 ;;
+	*) printf 'install-deps: unknown argument %s (known: --tests)\n' "$arg" >&2; exit 2 ;;
+	esac
+done
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 
@@ -65,10 +74,11 @@ if [ ! -x "$PGBIN/pgbench" ] && ! command -v pgbench >/dev/null 2>&1; then
 fi
 log "PostgreSQL server binaries: $PGBIN ($("$PGBIN/postgres" --version))"
 
-# Chromium: the HTML report tests open reports in headless Chromium (chromedp).
-# make test sets PGARENA_REQUIRE_CHROMIUM=1, so they fail rather than skip
-# without it.
-if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
+# Chromium: only the HTML report tests need it (they open reports in
+# headless Chromium through chromedp); pgarena itself does not. It is
+# installed with --tests (make test, which sets PGARENA_REQUIRE_CHROMIUM=1
+# so those tests fail rather than skip without it), not for make demo.
+if [ "$WITH_TESTS" = 1 ] && [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
 	log "chromium not found; installing chromium (for the HTML report tests)"
 	apt_install chromium fonts-liberation
 fi

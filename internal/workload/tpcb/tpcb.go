@@ -88,6 +88,10 @@ func New() *Workload {
 	fs.BoolVar(&w.unlogged, "unlogged", false, "create unlogged tables (init)")
 	fs.BoolVar(&w.unlogged, "unlogged-tables", false, "pgbench's name for --unlogged")
 	_ = fs.MarkHidden("unlogged-tables")
+	workload.ForVerbs(fs, workload.InitVerbs, "scale", "fillfactor", "partitions", "unlogged", "unlogged-tables")
+	// check reads -N/-b: simple-update runs leave tellers and branches
+	// behind the accounts (check.go).
+	workload.ForVerbs(fs, []string{workload.VerbRun, workload.VerbCheck}, "select-only", "skip-some-updates", "builtin")
 	w.flags = fs
 	return w
 }

@@ -141,6 +141,9 @@ func New() *Workload {
 	fs.StringVar(&w.sliceText, "warehouse-range", "", "load only warehouses FROM-TO of --warehouses (init; run one init per slice, from several machines at once if you like: the loader that completes the set builds the keys)")
 	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fillfactor of the tables (init; 10..100, lower leaves room in each page for HOT updates)")
 	fs.BoolVar(&w.keyingThinking, "keying-thinking", false, "emulate terminal users (TPC-C clause 5.2.5): before each transaction a keying time (new_order 18 s, payment 3 s, others 2 s), after it a think time (exponential, mean 12/12/10/5/5 s), neither in latency; a client then runs about 1 transaction per 21 s, so 10 clients per warehouse give at most 12.86 NOPM per warehouse (closed loop only: ignored with --rate/--schedule)")
+	workload.ForVerbs(fs, workload.InitVerbs, "warehouses", "citus", "shard-count", "fillfactor")
+	workload.ForVerbs(fs, []string{workload.VerbInit}, "warehouse-range")
+	workload.ForVerbs(fs, []string{workload.VerbRun}, "all-warehouses", "stored-procs", "keying-thinking")
 	w.flags = fs
 	return w
 }
