@@ -201,6 +201,21 @@ func TestOneWarehouse(t *testing.T) {
 	}
 	t.Run("errors roll back", func(t *testing.T) { errorRollsBack(t, dsn, conn) })
 	t.Run("payment function c_data", func(t *testing.T) { paymentProcCData(t, conn) })
+	t.Run("order-status without orders", func(t *testing.T) { orderStatusNoOrders(t, dsn, conn) })
+	t.Run("HammerDB types", func(t *testing.T) {
+		for col, want := range map[string]string{
+			"customer.c_since": "timestamp with time zone", "history.h_date": "timestamp with time zone",
+			"orders.o_entry_d": "timestamp with time zone", "order_line.ol_delivery_d": "timestamp with time zone",
+			"warehouse.w_ytd": "numeric(16,2)",
+		} {
+			tbl, c, _ := strings.Cut(col, ".")
+			var got string
+			if err := conn.QueryRow(ctx, `select format_type(atttypid, atttypmod) from pg_attribute
+				where attrelid = $1::regclass and attname = $2`, tbl, c).Scan(&got); err != nil || got != want {
+				t.Errorf("%s: %q %v, want %s", col, got, err, want)
+			}
+		}
+	})
 	// last: it drops a function
 	t.Run("stored procedures missing", func(t *testing.T) {
 		if _, err := conn.Exec(ctx, "drop function pgarena_tpcc_delivery(int, int)"); err != nil {
@@ -440,6 +455,39 @@ func paymentProcCData(t *testing.T, conn *pgx.Conn) {
 		}
 		if after != want {
 			t.Errorf("%s customer %d: c_data = %.60q..., want %.60q...", credit, c, after, want)
+		}
+	}
+}
+
+// orderStatusNoOrders: a customer without orders (a HammerDB-built
+// database has thousands) is read, not failed, in every mode.
+func orderStatusNoOrders(t *testing.T, dsn string, admin *pgx.Conn) {
+	ctx := context.Background()
+	if _, err := admin.Exec(ctx, `insert into customer select 3001, c_d_id, c_w_id, c_first, c_middle, 'NOORDERS',
+		c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance,
+		c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data from customer where c_w_id = 1 and c_d_id = 4 and c_id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Exec(ctx, "delete from customer where c_id = 3001") //nolint:errcheck
+	for _, mode := range modes {
+		for _, args := range [][]string{nil, {"--stored-procs"}} {
+			conn := connect(t, dsn, mode)
+			w := newWorkload(t, args...)
+			if err := w.Prepare(ctx, conn); err != nil {
+				t.Fatal(err)
+			}
+			wk := w.NewWorker(0, rand.New(rand.NewPCG(1, 2))).(*worker)
+			for _, by := range []struct {
+				c    int
+				last string
+			}{{3001, ""}, {0, "NOORDERS"}} {
+				if err := wk.orderStatusOf(ctx, conn, 1, 4, by.c, by.last); err != nil {
+					t.Errorf("%v %v: order-status of customer %d %q without orders: %v", mode, args, by.c, by.last, err)
+				}
+				if s := conn.PgConn().TxStatus(); s != 'I' {
+					t.Fatalf("left the connection in transaction status %c", s)
+				}
+			}
 		}
 	}
 }
