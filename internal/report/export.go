@@ -31,6 +31,9 @@ var CSVColumns = []string{
 	"err_admin_shutdown", "err_deadlock", "err_serialization", "err_timeout", "err_read_only",
 	"err_constraint", "err_other",
 	"server_version", "target", "client_host", "client_cores", "pgarena_version", "seed",
+	// the workload's figures of merit (TPC-C's NOPM and TPM); empty when the
+	// workload has none
+	"nopm", "tpm",
 }
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
@@ -70,7 +73,18 @@ func csvRow(r *store.Run) []string {
 	}
 	row = append(row, server, r.Spec.Target, r.Spec.Host.Hostname, strconv.Itoa(r.Spec.Host.Cores),
 		r.Spec.PgarenaVersion, strconv.FormatInt(r.Spec.Seed, 10))
+	row = append(row, figureCell(s, "nopm"), figureCell(s, "tpm"))
 	return row
+}
+
+// figureCell is the run-wide figure named name of s, "" if it has none.
+func figureCell(s *metrics.Summary, name string) string {
+	for _, f := range s.Figures {
+		if f.Name == name && f.Tx == "" {
+			return ftoa(f.Value)
+		}
+	}
+	return ""
 }
 
 // paramString renders parameters as sorted key=value pairs joined by ';'.
