@@ -6,12 +6,16 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/pgarena/pgarena/internal/cli.Version=$(VERSION)
 BIN       := bin/pgarena
 
-.PHONY: all deps build demo test test-short vet fmt bench clean
+.PHONY: all deps test-deps build demo test test-short vet fmt bench clean
 
 all: build
 
 deps:
 	./scripts/install-deps.sh
+
+# test-deps: deps, and what only the tests need (chromium for the report tests, pgbouncer).
+test-deps:
+	./scripts/install-deps.sh --tests
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pgarena
@@ -19,7 +23,7 @@ build:
 demo: deps build
 	./$(BIN) run tpcb -s 10 -c 8 -j 2 -T 30s -P 5
 
-test: deps vet
+test: test-deps vet
 	PGARENA_REQUIRE_PG=1 PGARENA_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 30m ./...
 
 test-short:

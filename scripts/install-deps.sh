@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Installs what pgarena needs to build, test and demo on Debian/Ubuntu:
 # a Go toolchain check, the PostgreSQL server binaries (initdb, pg_ctl,
-# postgres), pgbench and contrib's pg_visibility, chromium (for the report tests), and the Go
-# modules. Safe to run repeatedly: it only installs what is missing.
+# postgres), pgbench and contrib's pg_visibility, the Go modules, and with --tests
+# chromium (for the report tests). Safe to run repeatedly: it only installs what is missing.
 set -euo pipefail
+
+# --tests: also what the test suite needs beyond pgarena (chromium).
+WITH_TESTS=0
+for arg in "$@"; do
+	case "$arg" in
+	--tests) WITH_TESTS=1 ;;
+	*) printf 'install-deps: unknown argument %s (known: --tests)\n' "$arg" >&2; exit 2 ;;
+	esac
+done
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 
@@ -89,18 +98,19 @@ if ! have_pg_visibility; then
 fi
 log "PostgreSQL server binaries: $PGBIN ($("$PGBIN/postgres" --version))"
 
-# Chromium: the HTML report tests open reports in headless Chromium (chromedp).
-# make test sets PGARENA_REQUIRE_CHROMIUM=1, so they fail rather than skip
-# without it.
-if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
+# Chromium: only the HTML report tests need it (they open reports in
+# headless Chromium through chromedp); pgarena itself does not. It is
+# installed with --tests (make test, which sets PGARENA_REQUIRE_CHROMIUM=1
+# so those tests fail rather than skip without it), not for make demo.
+if [ "$WITH_TESTS" = 1 ] && [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null 2>&1; then
 	log "chromium not found; installing chromium (for the HTML report tests)"
 	apt_install chromium fonts-liberation
 fi
 
-# pgbouncer: the pooler tests start their own pgbouncer on a free port. The
+# pgbouncer (with --tests): the pooler tests start their own pgbouncer on a free port. The
 # package must not start a system service (it would hold port 6432): a
 # policy-rc.d refuses service starts while it installs.
-if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+if [ "$WITH_TESTS" = 1 ] && ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
 	log "pgbouncer not found; installing pgbouncer (for the pooler tests)"
 	if [ "$SUDO" != "__nosudo" ] && [ ! -e /usr/sbin/policy-rc.d ]; then
 		printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null

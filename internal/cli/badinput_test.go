@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -175,4 +176,73 @@ func TestWrongPassword(t *testing.T) {
 	if got := tables(t, admin); len(got) != 0 {
 		t.Errorf("tables created: %v", got)
 	}
+}
+
+// TestRefusedIsNotUsage: a server that refuses connections is not bad
+// input (a wrong password or host name is): one line, exit 1.
+func TestRefusedIsNotUsage(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close() // nothing listens there now
+	results := filepath.Join(t.TempDir(), "results")
+	dsn := fmt.Sprintf("host=127.0.0.1 port=%d user=bench dbname=bench connect_timeout=5", port)
+	for _, args := range [][]string{{"run", "tpcb", "-T", "1", "--dsn", dsn, "--results", results}, {"check", "tpcb", "--dsn", dsn}} {
+		r := pgarena(t, nil, args...)
+		lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+		if r.code != ExitFailed || len(lines) != 1 || !strings.Contains(r.stderr, "connect_refused") {
+			t.Errorf("%v: want exit %d and one line naming connect_refused:\n%s", args[:2], ExitFailed, r)
+		}
+	}
+	noRuns(t, results)
+}
+
+// TestVersionFlagAndVerbFlags: --version works like the version command; each
+// verb's help lists only the workload flags that apply to it; a flag's
+// value is named NAME, not taken from a quoted command.
+func TestVersionFlagAndVerbFlags(t *testing.T) {
+	t.Parallel()
+	v := pgarena(t, nil, "--version")
+	if v.code != 0 || v.stdout != "pgarena "+Version+"\n" {
+		t.Errorf("--version:\n%s", v)
+	}
+	help := func(args ...string) string {
+		r := pgarena(t, nil, append(args, "--help")...)
+		if r.code != 0 {
+			t.Fatalf("%v --help:\n%s", args, r)
+		}
+		return r.stdout
+	}
+	for _, c := range []struct {
+		args       []string
+		has, hasNo []string
+	}{
+		{[]string{"init", "tpcb"}, []string{"--scale", "--fillfactor", "--partitions", "--unlogged"}, []string{"--select-only", "--skip-some-updates", "--builtin"}},
+		{[]string{"run", "tpcb"}, []string{"--scale", "--fillfactor", "--select-only", "--builtin"}, nil},
+		{[]string{"check", "tpcb"}, []string{"--skip-some-updates", "--builtin"}, []string{"--scale", "--fillfactor", "--partitions"}},
+		{[]string{"drop", "tpcb"}, nil, []string{"--scale", "--builtin"}},
+		{[]string{"check", "tpcc"}, nil, []string{"--warehouses", "--stored-procs", "--warehouse-range", "--keying-thinking", "--citus"}},
+		{[]string{"init", "tpcc"}, []string{"--warehouses", "--warehouse-range", "--citus"}, []string{"--stored-procs", "--all-warehouses", "--keying-thinking"}},
+		{[]string{"run", "tpcc"}, []string{"--warehouses", "--stored-procs", "--keying-thinking"}, []string{"--warehouse-range"}},
+	} {
+		h := help(c.args...)
+		for _, f := range c.has {
+			if !strings.Contains(h, f+" ") {
+				t.Errorf("%v --help lacks %s", c.args, f)
+			}
+		}
+		for _, f := range c.hasNo {
+			if strings.Contains(h, f+" ") {
+				t.Errorf("%v --help lists %s, which does not apply to it", c.args, f)
+			}
+		}
+	}
+	if h := help("check", "tpcb"); !strings.Contains(h, "--cluster NAME ") || strings.Contains(h, "--cluster pgarena") {
+		t.Errorf("--cluster's value name:\n%s", h)
+	}
+	// A flag of another verb is an unknown flag, exit 2.
+	wantUsage(t, pgarena(t, nil, "init", "tpcb", "-S", "--dsn", "host=x"), "unknown shorthand flag: 'S'")
 }

@@ -69,6 +69,9 @@ cut short are warned about.
 			if len(groups) < 2 {
 				return usagef("compare needs at least two runs or groups, got %d (%d runs)", len(groups), len(runs))
 			}
+			if m.Figure != "" && !report.HasFigure(groups, m.Figure) {
+				return usagef("--metric %s: not every run has this figure (tpcc runs do); choose another --metric", m.Key)
+			}
 			refuse, warnings := report.Comparability(runs)
 			if refuse != "" && !force {
 				return usagef("%s", refuse)

@@ -122,6 +122,15 @@ func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload
 	fmt.Fprintf(a.Stderr, "init %s done: %d rows in %.2f s (create %.2f s, load %.2f s, keys %.2f s, vacuum %.2f s)\n",
 		name, stats.Rows, stats.Total.Seconds(), stats.Create.Seconds(), stats.Load.Seconds(),
 		stats.PostLoad.Seconds(), stats.Vacuum.Seconds())
+	if f, ok := w.(workload.Functioner); ok && (stats.Slice == nil || stats.Slice.KeysBuilt) {
+		// made with the keys, whether the runs will use them or not
+		var names []string
+		for _, sig := range f.Functions() {
+			name, _, _ := strings.Cut(sig, "(")
+			names = append(names, name)
+		}
+		fmt.Fprintf(a.Stderr, "created functions: %s (used by run --stored-procs)\n", strings.Join(names, ", "))
+	}
 	if stats.Slice != nil {
 		if stats.Slice.KeysBuilt {
 			fmt.Fprintf(a.Stderr, "this slice completed the data set: keys and indexes built; %s is ready to run\n", name)

@@ -11,9 +11,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
@@ -105,12 +108,29 @@ func isUsage(err error) bool {
 	switch {
 	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &ie),
 		errors.Is(err, local.ErrNoCluster), errors.Is(err, local.ErrNotRunning),
-		target.IsConnectError(err),
+		badConnectInput(err),
 		errors.Is(err, local.ErrNoBinaries),
 		errors.Is(err, store.ErrNotWritable):
 		return true
 	}
 	return false
+}
+
+// badConnectInput reports whether err is a failure to connect that the
+// user's input caused: credentials, a host name that does not resolve, a
+// database that does not exist. A refused, lost or full server is not bad
+// input (exit 1): the same command may work when the server is back.
+func badConnectInput(err error) bool {
+	var ce *target.ConnectError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	switch ce.Class {
+	case metrics.ClassAuth, metrics.ClassDNS:
+		return true
+	}
+	var pe *pgconn.PgError
+	return errors.As(ce.Err, &pe) && pe.Code == "3D000" // invalid_catalog_name
 }
 
 // oneLine joins a multi-line error message into one line.
@@ -162,7 +182,9 @@ workload, benchmarks it and removes the cluster.`,
   pgarena show last`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       Version, // --version, as the version command
 	}
+	root.SetVersionTemplate("pgarena {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%s (see %s --help)", err, c.CommandPath())
 	})
@@ -215,7 +237,11 @@ func (a *app) workloadCommands(parent *cobra.Command, verb string, addFlags func
 			},
 		}
 		if f, ok := w.(workload.Flagser); ok {
-			sub.Flags().AddFlagSet(f.Flags())
+			f.Flags().VisitAll(func(fl *pflag.Flag) {
+				if workload.FlagApplies(fl, verb) {
+					sub.Flags().AddFlag(fl)
+				}
+			})
 		}
 		addFlags(sub)
 		parent.AddCommand(sub)

@@ -27,7 +27,7 @@ type targetFlags struct {
 func (t *targetFlags) add(cmd *cobra.Command, embedded bool) {
 	f := cmd.Flags()
 	f.StringVar(&t.dsn, "dsn", "", "target database: libpq keyword string or postgres:// URL (PG* variables and ~/.pgpass apply)")
-	f.StringVar(&t.cluster, "cluster", "", "use the named local cluster started with `pgarena cluster start --name NAME`")
+	f.StringVar(&t.cluster, "cluster", "", "use the local cluster `NAME`, as started by 'pgarena cluster start --name NAME'")
 	f.DurationVar(&t.waitReady, "wait-ready", 0, "wait up to this long for the server to accept connections")
 	if embedded {
 		f.StringVar(&t.pgBin, "pg-bin", "", "PostgreSQL server binaries for the embedded cluster (default: highest version found)")

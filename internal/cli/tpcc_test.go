@@ -22,7 +22,8 @@ func TestTPCC(t *testing.T) {
 	wantUsage(t, pgarena(t, nil, "init", "tpcc", "-w", "1", "--citus", "--dsn", dsn), "--citus: the target has no citus extension")
 	wantUsage(t, pgarena(t, nil, "init", "tpcc", "-w", "2", "--warehouse-range", "2-3", "--dsn", dsn), "--warehouse-range \"2-3\"")
 	r := mustRun(t, "init", "tpcc", "-w", "1", "--fillfactor", "90", "--load-workers", "2", "--dsn", dsn)
-	for _, want := range []string{"loaded stock ", "loaded item ", "loaded order_line ", "primary keys...", "init tpcc done: "} {
+	for _, want := range []string{"loaded stock ", "loaded item ", "loaded order_line ", "primary keys...", "init tpcc done: ",
+		"created functions: pgarena_tpcc_new_order, pgarena_tpcc_payment, pgarena_tpcc_order_status, pgarena_tpcc_delivery, pgarena_tpcc_stock_level (used by run --stored-procs)"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("init output lacks %q:\n%s", want, r.stderr)
 		}
@@ -67,10 +68,16 @@ func TestTPCC(t *testing.T) {
 	if no, ok := byType["new_order"].(map[string]any); ok {
 		num(t, no, "rollbacks")
 	}
-	for _, want := range []string{"nopm = ", "tpm = ", "efficiency = ", "rollbacks"} {
+	for _, want := range []string{"nopm = ", "tpm = ", "efficiency = ", "rollbacks", "\nwarehouses: 1\n", "\nquery mode: prepared\n"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("text summary lacks %q:\n%s", want, r.stderr)
 		}
+	}
+
+	// The summary says the transactions ran as stored procedures.
+	r = mustRun(t, "run", "tpcc", "--stored-procs", "-c", "1", "-T", "1s", "--dsn", dsn, "--results", results)
+	if !strings.Contains(r.stdout, "\nquery mode: stored procedures (prepared calls)\n") {
+		t.Errorf("--stored-procs summary does not say so:\n%s", r)
 	}
 
 	r = mustRun(t, "check", "tpcc", "--dsn", dsn)

@@ -19,23 +19,58 @@ type Metric struct {
 	Key, Title  string
 	LowerBetter bool
 	Value       func(*metrics.Summary) float64
+	// Figure, if set, names the workload figure of merit the metric is
+	// (TPC-C's nopm): it is compared only when every run has it.
+	Figure string
 }
 
 // Metrics are the rows of a comparison, in order; their keys are what
 // compare --metric accepts.
 var Metrics = []Metric{
-	{"tps", "tps", false, func(s *metrics.Summary) float64 { return s.TPS }},
-	{"avg", "latency avg ms", true, func(s *metrics.Summary) float64 { return s.Latency.Avg }},
-	{"p50", "latency p50 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P50 }},
-	{"p95", "latency p95 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P95 }},
-	{"p99", "latency p99 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P99 }},
-	{"max", "latency max ms", true, func(s *metrics.Summary) float64 { return s.Latency.Max }},
+	{"tps", "tps", false, func(s *metrics.Summary) float64 { return s.TPS }, ""},
+	{"avg", "latency avg ms", true, func(s *metrics.Summary) float64 { return s.Latency.Avg }, ""},
+	{"p50", "latency p50 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P50 }, ""},
+	{"p95", "latency p95 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P95 }, ""},
+	{"p99", "latency p99 ms", true, func(s *metrics.Summary) float64 { return s.Latency.P99 }, ""},
+	{"max", "latency max ms", true, func(s *metrics.Summary) float64 { return s.Latency.Max }, ""},
 	{"errors", "failed/s", true, func(s *metrics.Summary) float64 {
 		if s.DurationS <= 0 {
 			return 0
 		}
 		return float64(s.Failed) / s.DurationS
-	}},
+	}, ""},
+	{Key: "nopm", Title: "nopm", Value: nopm, Figure: "nopm"},
+}
+
+// nopm is TPC-C's new orders per minute as the run's summary has it (from
+// the database, HammerDB's way); for a batch of intervals, which has no
+// figures, the new-order transactions completed per minute stand in (they
+// include the 1% rolled back, so they are only used for the noise).
+func nopm(s *metrics.Summary) float64 {
+	for _, f := range s.Figures {
+		if f.Name == "nopm" && f.Tx == "" {
+			return f.Value
+		}
+	}
+	for _, t := range s.Tx {
+		if t.Name == "new_order" {
+			return 60 * t.TPS
+		}
+	}
+	return 0
+}
+
+// HasFigure reports whether every run of groups has the figure named
+// name (a metric with Figure set is meaningless otherwise).
+func HasFigure(groups []*Group, name string) bool {
+	for _, g := range groups {
+		for _, r := range g.Runs {
+			if !slices.ContainsFunc(r.Summary.Figures, func(f metrics.Figure) bool { return f.Name == name && f.Tx == "" }) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // MetricByKey returns the metric named key.
@@ -419,6 +454,9 @@ func compareText(w io.Writer, groups []*Group, metric Metric) {
 	}
 	fmt.Fprintln(tw, head)
 	for _, m := range Metrics {
+		if m.Figure != "" && !HasFigure(groups, m.Figure) {
+			continue
+		}
 		line := m.Title + "\t" + cell(base, m, m.Key == metric.Key) + "\t"
 		bv := base.value(m)
 		for _, g := range groups[1:] {
@@ -445,6 +483,10 @@ func compareText(w io.Writer, groups []*Group, metric Metric) {
 		fmt.Fprintf(w, "noise: 95%% CI (t-distribution) from %d batch means of each run's measured intervals; repeat runs for a firmer verdict\n", batches)
 	}
 	if limitsText(w, groups) {
+		return
+	}
+	if metric.Figure != "" && !HasFigure(groups, metric.Figure) {
+		fmt.Fprintf(w, "verdict: none on %s: not every run has it (use another --metric)\n", metric.Key)
 		return
 	}
 	for _, g := range groups[1:] {

@@ -37,6 +37,9 @@ var CSVColumns = []string{
 	// Error classes added after err_other.
 	"err_tls", "err_starting", "err_prepared_statements",
 	"step", "target_rate",
+	// the workload's figures of merit (TPC-C's NOPM and TPM); empty when the
+	// workload has none
+	"nopm", "tpm",
 }
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
@@ -94,7 +97,18 @@ func csvRow(r *store.Run, s *metrics.Summary, clients int, step string) []string
 		target = ftoa(s.TargetRate)
 	}
 	row = append(row, step, target)
+	row = append(row, figureCell(s, "nopm"), figureCell(s, "tpm"))
 	return row
+}
+
+// figureCell is the run-wide figure named name of s, "" if it has none.
+func figureCell(s *metrics.Summary, name string) string {
+	for _, f := range s.Figures {
+		if f.Name == name && f.Tx == "" {
+			return ftoa(f.Value)
+		}
+	}
+	return ""
 }
 
 // StepAsSummary is one step of the sweep run as a Summary of its own: the

@@ -153,6 +153,23 @@ func pct(n, of int64) float64 {
 	return 100 * float64(n) / float64(of)
 }
 
+// workloadParamLines prints the workload parameters that shape the
+// numbers, as the database had them (workload.Parameterizer after
+// Prepare): tpcb's partitions and fill factor as pgbench prints them when
+// not the defaults, tpcc's warehouses.
+func workloadParamLines(p func(string, ...any), params map[string]string) {
+	if n := params["partitions"]; n != "" && n != "0" {
+		p("partition method: range")
+		p("partitions: %s", n)
+	}
+	if ff := params["fillfactor"]; ff != "" && ff != "100" {
+		p("fillfactor: %s", ff)
+	}
+	if wh, ok := params["warehouses"]; ok {
+		p("warehouses: %s", wh)
+	}
+}
+
 // SummaryText writes the end-of-run summary in pgbench's layout, with
 // pgarena's additions (percentiles, error classes, per-type rows, status).
 //
@@ -177,7 +194,13 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 	if sc, ok := s.Params["scale"]; ok {
 		p("scaling factor: %s", sc)
 	}
-	p("query mode: %s", s.QueryMode)
+	workloadParamLines(p, s.Params)
+	mode := s.QueryMode
+	if s.Params["stored_procs"] == "true" {
+		// -M still sets the protocol of the calls.
+		mode = "stored procedures (" + s.QueryMode + " calls)"
+	}
+	p("query mode: %s", mode)
 	sweep := len(s.Steps) > 0
 	if !sweep {
 		p("number of clients: %d", s.Clients)

@@ -86,6 +86,28 @@ func TestSummaryTextGolden(t *testing.T) {
 	}
 }
 
+// TestSummaryTextTPCCGolden: a tpcc run says how many warehouses the
+// database had, that transactions ran as stored procedures, and its NOPM
+// and TPM.
+func TestSummaryTextTPCCGolden(t *testing.T) {
+	var acc metrics.Accumulator
+	for _, iv := range fixedIntervals() {
+		acc.Add(iv)
+	}
+	s := metrics.Summary{RunID: "20261122-031512-tpcc", Status: metrics.StatusComplete, Workload: "tpcc",
+		QueryMode: "prepared", Clients: 8, Threads: 2, InitialConnectMS: 12.5,
+		Params: map[string]string{"warehouses": "4", "stored_procs": "true", "stored_procs_present": "true", "all_warehouses": "false"},
+		Figures: []metrics.Figure{
+			{Name: "nopm", Value: 2970, Unit: "new orders/min"},
+			{Name: "tpm", Value: 6600, Unit: "transactions/min", Note: "server-wide commits and rollbacks"},
+			{Name: "rollbacks", Value: 1, Unit: "transactions", Tx: "a"},
+		}}
+	acc.Fill(&s)
+	var b bytes.Buffer
+	SummaryText(&b, &s)
+	golden(t, "summary_tpcc", b.Bytes())
+}
+
 func TestRunListGolden(t *testing.T) {
 	var b bytes.Buffer
 	RunList(&b, []RunRow{

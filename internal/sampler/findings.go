@@ -14,6 +14,7 @@ import (
 const (
 	cpuBusyPct       = 90   // client-bound: host CPU busy above this...
 	cpuBusyShare     = 0.5  // ...in at least this share of the samples
+	clientShare      = 0.5  // ...and pgarena used at least this share of the busy CPU
 	diskUtilPct      = 90   // IO-bound: a device's %util above this...
 	diskUtilShare    = 0.25 // ...in at least this share of the samples
 	iowaitPct        = 20   // or mean iowait above this
@@ -28,6 +29,8 @@ const (
 // analyzer follows the samples of a run and turns them into findings. The
 // sampler's goroutine feeds it; Stop reads it once that goroutine is done.
 type analyzer struct {
+	// dbLocal: the server, or a pooler in front of it, shares this host
+	// (Options.DBHostLocal, or a loopback or Unix-socket address).
 	dbLocal bool
 
 	notes    []store.Finding
@@ -44,6 +47,7 @@ type analyzer struct {
 	connLimitAt   time.Time
 
 	cpuSamples, cpuBusy int
+	busy                float64 // sum of host.cpu.busy_pct
 	pgarenaCPU          float64 // sum of host.pgarena.cpu_pct
 	iowait              float64 // sum of host.cpu.iowait_pct
 
@@ -132,6 +136,7 @@ func (a *analyzer) add(batch []store.Sample) {
 			if busy > cpuBusyPct {
 				a.cpuBusy++
 			}
+			a.busy += busy
 			a.pgarenaCPU += v["host.pgarena.cpu_pct"]
 			a.iowait += v["host.cpu.iowait_pct"]
 		case "host_disk":
@@ -198,8 +203,11 @@ func (a *analyzer) findings(srv *totals, logs map[string]float64) []store.Findin
 			add(store.SeverityInfo, "rollbacks", time.Time{}, "%.1f%% of transactions rolled back (%.0f of %.0f)",
 				100*rollback/(commit+rollback), rollback, commit+rollback)
 		}
+		// Counted only between samples of one server life (see
+		// counters.restarted): an end-of-recovery checkpoint is requested
+		// too, but not by WAL volume.
 		if n := c["checkpoints_req"]; n > 0 {
-			add(store.SeverityWarning, "checkpoints_requested", time.Time{}, "checkpoints requested %.0f (max_wal_size too small?)", n)
+			add(store.SeverityWarning, "checkpoints_requested", time.Time{}, "checkpoints requested %.0f (by WAL volume, a CHECKPOINT or a backup: max_wal_size too small?)", n)
 		}
 		if n := c["checkpoints_timed"]; n > 0 {
 			add(store.SeverityInfo, "checkpoints_timed", time.Time{}, "%s during the run", plural(n, "timed checkpoint"))
@@ -236,12 +244,20 @@ func (a *analyzer) cpuFindings(add addFunc) {
 		return
 	}
 	own := a.pgarenaCPU / float64(a.cpuSamples)
+	busy := a.busy / float64(a.cpuSamples)
 	if float64(a.cpuBusy) >= cpuBusyShare*float64(a.cpuSamples) {
-		if a.dbLocal {
-			add(store.SeverityWarning, "cpu_bound", time.Time{},
-				"host CPU busy over %d%% in %d of %d samples: CPU-bound (client and server share this host; pgarena used %.0f%% of it)",
+		switch {
+		case a.dbLocal:
+			// The server (or a pooler in front of it) burns the same CPUs:
+			// the host is the limit, not necessarily the client.
+			add(store.SeverityWarning, "host_saturated", time.Time{},
+				"host CPU busy over %d%% in %d of %d samples: host saturated, pgarena used %.0f%%: client and server share this host",
 				cpuBusyPct, a.cpuBusy, a.cpuSamples, own)
-		} else {
+		case own < clientShare*busy:
+			add(store.SeverityWarning, "host_saturated", time.Time{},
+				"client host CPU busy over %d%% in %d of %d samples: host saturated, pgarena used %.0f%%: other processes on this host (a local server, pooler or other load?) took the rest",
+				cpuBusyPct, a.cpuBusy, a.cpuSamples, own)
+		default:
 			add(store.SeverityWarning, "client_bound", time.Time{},
 				"client host CPU busy over %d%% in %d of %d samples: client-bound, the numbers may understate the server (pgarena used %.0f%% of it)",
 				cpuBusyPct, a.cpuBusy, a.cpuSamples, own)

@@ -56,7 +56,7 @@ func TestFindings(t *testing.T) {
 	want := map[string]string{
 		"connections_dropped":   "connections dropped from 950 to 628 at 12:00:10 UTC",
 		"deadlocks":             "3 deadlocks",
-		"checkpoints_requested": "checkpoints requested 5 (max_wal_size too small?)",
+		"checkpoints_requested": "checkpoints requested 5 (by WAL volume, a CHECKPOINT or a backup: max_wal_size too small?)",
 		"client_bound":          "client host CPU busy over 90% in 30 of 30 samples",
 		"io_bound":              "device nvme0n1 %util over 90% in 30 of 30 samples",
 		"lock_bound":            "60% of active sessions were waiting on locks (top: Lock:transactionid)",
@@ -146,6 +146,66 @@ func TestLogScanner(t *testing.T) {
 	}
 	if s := missing.sample(t0); len(s) != 0 {
 		t.Errorf("missing log noted twice: %+v", s)
+	}
+}
+
+// TestFindingsHostSaturated: a busy host is client-bound only when
+// pgarena used most of the CPU; when the server or a pooler shares the
+// host, or pgarena used little of it, the finding says the host is
+// saturated and how much pgarena used.
+func TestFindingsHostSaturated(t *testing.T) {
+	for _, tc := range []struct {
+		dbLocal    bool
+		own        float64
+		kind, text string
+	}{
+		{true, 9, "host_saturated", "host CPU busy over 90% in 10 of 10 samples: host saturated, pgarena used 9%: client and server share this host"},
+		{true, 80, "host_saturated", "host saturated, pgarena used 80%: client and server share this host"},
+		{false, 9, "host_saturated", "client host CPU busy over 90% in 10 of 10 samples: host saturated, pgarena used 9%: other processes"},
+		{false, 80, "client_bound", "client-bound, the numbers may understate the server (pgarena used 80% of it)"},
+	} {
+		a := newAnalyzer(tc.dbLocal)
+		for s := range 10 {
+			a.add([]store.Sample{{Time: t0.Add(time.Duration(s) * time.Second), Source: "host_cpu",
+				Values: map[string]float64{"host.cpu.busy_pct": 96, "host.pgarena.cpu_pct": tc.own}}})
+		}
+		got := kinds(a.findings(nil, nil))
+		if f, ok := got[tc.kind]; !ok || !strings.Contains(f.Message, tc.text) || len(got) != 1 {
+			t.Errorf("dbLocal %v, pgarena %v%%: findings %v, want %s containing %q", tc.dbLocal, tc.own, got, tc.kind, tc.text)
+		}
+	}
+	for host, want := range map[string]bool{"/var/run/postgresql": true, "localhost": true, "127.0.0.1": true, "::1": true,
+		"db.example.com": false, "10.0.0.5": false} {
+		if got := hostIsLocal(host); got != want {
+			t.Errorf("hostIsLocal(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+// TestCountersRestart: checkpoints across a server restart (its
+// end-of-recovery checkpoint, counted as requested by the server) are not
+// the run's; counting resumes from the first observation after it.
+func TestCountersRestart(t *testing.T) {
+	c := newCounters()
+	obs := func(sec int, started, req float64) bool {
+		cur := map[string]float64{startedKey: started, "checkpoints_req": req}
+		now := t0.Add(time.Duration(sec) * time.Second)
+		if c.restarted(now, cur) {
+			return true
+		}
+		c.update(now, cur)
+		return false
+	}
+	obs(0, 1000, 0)
+	obs(1, 1000, 1)       // a requested checkpoint in the run
+	if !obs(2, 2000, 1) { // a crash; statistics reset, then the end-of-recovery checkpoint
+		t.Fatal("restart not seen")
+	}
+	if obs(3, 2000, 3) {
+		t.Fatal("restart seen twice")
+	}
+	if got := c.total["checkpoints_req"]; got != 3 {
+		t.Fatalf("checkpoints_req total %v, want 3 (1 before the restart, 2 after)", got)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,7 +92,7 @@ func Start(ctx context.Context, opts Options) (*Sampler, error) {
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = min(max(opts.Interval, 500*time.Millisecond), 5*time.Second)
 	}
-	s := &Sampler{opts: opts, done: make(chan struct{}), an: newAnalyzer(opts.DBHostLocal)}
+	s := &Sampler{opts: opts, done: make(chan struct{}), an: newAnalyzer(opts.DBHostLocal || opts.ConnConfig != nil && hostIsLocal(opts.ConnConfig.Host))}
 	if opts.ConnConfig != nil {
 		srv, err := newServer(ctx, opts)
 		if err != nil {
@@ -188,3 +190,14 @@ func (s *Sampler) Stop() []store.Finding {
 
 // errSkip marks a source that is not available: its message is the note.
 var errSkip = errors.New("skipped")
+
+// hostIsLocal reports whether a server address is on this host: a Unix
+// socket directory, localhost or a loopback address. What listens there
+// (the server, a pooler, a tunnel) shares this host's CPUs with pgarena.
+func hostIsLocal(host string) bool {
+	if strings.HasPrefix(host, "/") || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -242,6 +242,24 @@ type counters struct {
 
 func newCounters() *counters { return &counters{total: map[string]float64{}} }
 
+// startedKey is the observation of the server's start time (seconds since
+// the epoch) that counters.restarted compares.
+const startedKey = "postmaster_start"
+
+// restarted reports whether the server started again since the previous
+// observation (cur[startedKey] is pg_postmaster_start_time). Then cur
+// replaces the previous observation without counting: what happened
+// across the restart (crash recovery, its end-of-recovery checkpoint, reset
+// statistics) is not the run's.
+func (c *counters) restarted(now time.Time, cur map[string]float64) bool {
+	prev, had := c.prev[startedKey]
+	if !had || prev == cur[startedKey] {
+		return false
+	}
+	c.prev, c.prevAt = cur, now
+	return true
+}
+
 // update records cur and returns the deltas since the previous observation
 // and the seconds between them; ok is false on the first observation.
 func (c *counters) update(now time.Time, cur map[string]float64) (d map[string]float64, secs float64, ok bool) {
@@ -406,15 +424,17 @@ func (s *server) sampleWAL() func(context.Context, *pgx.Conn, time.Time) (store.
 
 func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
 	query := `select checkpoints_timed::float8, checkpoints_req::float8, checkpoint_write_time, checkpoint_sync_time,
-		buffers_checkpoint::float8, buffers_clean::float8, maxwritten_clean::float8, buffers_backend::float8
+		buffers_checkpoint::float8, buffers_clean::float8, maxwritten_clean::float8, buffers_backend::float8,
+		extract(epoch from pg_postmaster_start_time())::float8
 		from pg_stat_bgwriter`
 	if s.version >= 170000 {
 		query = `select c.num_timed::float8, c.num_requested::float8, c.write_time, c.sync_time,
-			c.buffers_written::float8, b.buffers_clean::float8, b.maxwritten_clean::float8, 0::float8
+			c.buffers_written::float8, b.buffers_clean::float8, b.maxwritten_clean::float8, 0::float8,
+			extract(epoch from pg_postmaster_start_time())::float8
 			from pg_stat_checkpointer c, pg_stat_bgwriter b`
 	}
 	names := []string{"checkpoints_timed", "checkpoints_req", "checkpoint_write_ms", "checkpoint_sync_ms",
-		"buffers_checkpoint", "buffers_clean", "maxwritten_clean", "buffers_backend"}
+		"buffers_checkpoint", "buffers_clean", "maxwritten_clean", "buffers_backend", startedKey}
 	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
 		vals := make([]float64, len(names))
 		ptrs := make([]any, len(vals))
@@ -427,6 +447,13 @@ func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time)
 		cur := make(map[string]float64, len(names))
 		for i, n := range names {
 			cur[n] = vals[i]
+		}
+		if s.ckpt.restarted(time.Now(), cur) {
+			// The checkpoints since the last sample include the restart's
+			// (end-of-recovery, shutdown): none of them is counted.
+			at := time.Unix(int64(cur[startedKey]), 0).UTC().Format("15:04:05")
+			return noteSample(now, "checkpoints", "checkpoints: the server restarted at "+at+
+				" UTC; its restart checkpoints are not counted", store.SeverityInfo), true, nil
 		}
 		d, secs, ok := s.ckpt.update(time.Now(), cur)
 		if !ok {

@@ -40,4 +40,13 @@
 // which Load ignores (Run.Truncated). A run without summary.json is reported
 // as running while its lock is held and as interrupted otherwise; its summary
 // is then computed from the intervals that reached the disk.
+//
+// # Full disk
+//
+// Open refuses a results directory with less than 64 kB free; Create that
+// meets a full disk removes the run directory it made. Every write that
+// finds no room (ENOSPC, EDQUOT) fails with one line naming the results
+// directory and wrapping ErrDiskFull; an append is cut back to its last
+// whole line, so a run whose disk filled reads as interrupted with every
+// interval appended before.
 package store

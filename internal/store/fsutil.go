@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -124,4 +125,59 @@ func flock(f *os.File, how int) error {
 			return err
 		}
 	}
+}
+
+// ErrDiskFull is wrapped by the errors of Create, Open and the Writer's
+// methods when the results directory's filesystem has no room left
+// (ENOSPC, or EDQUOT: the user's quota). A run that meets it while going
+// should end as interrupted: every interval appended before is whole and
+// readable.
+var ErrDiskFull = errors.New("results directory is full")
+
+// diskFullError is the one-line error of a write that found no room. It
+// wraps ErrDiskFull and the cause.
+type diskFullError struct {
+	dir string // the results directory
+	op  string // what failed, e.g. "append interval 12 to RUN/intervals.jsonl"
+	err error
+}
+
+func (e *diskFullError) Error() string {
+	cause := e.err.Error()
+	var pe *fs.PathError
+	if errors.As(e.err, &pe) {
+		cause = pe.Err.Error()
+	}
+	return fmt.Sprintf("results directory %q is full: %s: %s (free space there or use --results DIR or %s)", e.dir, e.op, cause, EnvResults)
+}
+
+func (e *diskFullError) Unwrap() []error { return []error{ErrDiskFull, e.err} }
+
+// isNoSpace reports whether err says the filesystem (or the user's quota)
+// is full.
+func isNoSpace(err error) bool {
+	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT)
+}
+
+// noSpace wraps err as a diskFullError of the results directory dir when
+// it is one (op says what was being written), and returns it as is
+// otherwise.
+func noSpace(dir, op string, err error) error {
+	if err == nil || !isNoSpace(err) {
+		return err
+	}
+	return &diskFullError{dir: dir, op: op, err: err}
+}
+
+// minFree is the room Open wants in the results directory: spec.json, a
+// few intervals and the summary of a run.
+const minFree = 64 << 10
+
+// freeBytes returns the bytes available to this user in dir's filesystem.
+func freeBytes(dir string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
 }

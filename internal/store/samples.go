@@ -103,18 +103,7 @@ func (w *Writer) AppendSamples(ss ...Sample) error {
 		}
 		w.samples, w.samplesSize = f, fi.Size()
 	}
-	n, err := w.samples.Write(buf.Bytes())
-	if err != nil {
-		if n > 0 {
-			_ = w.samples.Truncate(w.samplesSize)
-		}
-		return fmt.Errorf("append to %s: %w", path, err)
-	}
-	if err := w.samples.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	w.samplesSize += int64(n)
-	return nil
+	return w.appendLines(w.samples, &w.samplesSize, &w.samplesTorn, buf.Bytes(), "samples")
 }
 
 // finiteSample returns s without its non-finite values (which JSON cannot
@@ -149,7 +138,7 @@ func (w *Writer) SetFindings(fs []Finding) error {
 	if w.closed {
 		return errClosed
 	}
-	return writeJSONAtomic(w.dir, FindingsFile, fs)
+	return w.full("write "+FindingsFile, writeJSONAtomic(w.dir, FindingsFile, fs))
 }
 
 // closeSamples syncs and closes samples.jsonl if it was opened. w.mu is held.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // File names inside a run directory.
@@ -77,7 +79,8 @@ func DefaultDir(env func(string) string) string {
 
 // Open opens the results directory dir, creating it (mode 0755) if missing,
 // and checks that it is writable by creating and removing a temporary file.
-// Failure gives a one-line error wrapping ErrNotWritable.
+// Failure gives a one-line error wrapping ErrNotWritable, or ErrDiskFull
+// when its filesystem has less than 64 kB left.
 func Open(dir string) (*Store, error) {
 	if dir == "" {
 		dir = DefaultDirName
@@ -95,6 +98,9 @@ func Open(dir string) (*Store, error) {
 	}
 	f, err := os.CreateTemp(dir, ".pgarena-probe-*")
 	if err != nil {
+		if isNoSpace(err) {
+			return nil, noSpace(dir, "create a file", err)
+		}
 		return fail(err)
 	}
 	name := f.Name()
@@ -102,6 +108,9 @@ func Open(dir string) (*Store, error) {
 	rerr := os.Remove(name)
 	if err := errors.Join(cerr, rerr); err != nil {
 		return fail(err)
+	}
+	if free, err := freeBytes(dir); err == nil && free < minFree {
+		return nil, &diskFullError{dir: dir, op: fmt.Sprintf("%d kB free, a run needs at least %d kB", free>>10, minFree>>10), err: unix.ENOSPC}
 	}
 	return &Store{dir: filepath.Clean(dir)}, nil
 }

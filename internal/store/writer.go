@@ -88,20 +88,28 @@ func (s *Store) Create(spec RunSpec) (*Writer, error) {
 			break
 		}
 		if !errors.Is(err, os.ErrExist) {
+			if isNoSpace(err) {
+				return nil, noSpace(s.dir, "create run "+id, err)
+			}
 			return nil, fmt.Errorf("create run: %w", err)
 		}
 	}
 	spec.ID = id
 	w, err := s.initRun(dir, spec)
 	if err != nil {
+		// Nothing half-written is left looking like a run.
 		_ = os.RemoveAll(dir) // ours alone: just made by Mkdir
+		if isNoSpace(err) {
+			return nil, noSpace(s.dir, "create run "+id, err)
+		}
 		return nil, fmt.Errorf("create run %s: %w", id, err)
 	}
 	return w, nil
 }
 
-func (s *Store) initRun(dir string, spec RunSpec) (w *Writer, err error) {
-	w = &Writer{id: spec.ID, dir: dir}
+func (s *Store) initRun(dir string, spec RunSpec) (*Writer, error) {
+	w := &Writer{id: spec.ID, dir: dir}
+	var err error
 	if w.lock, err = lockExclusive(filepath.Join(dir, LockFile)); err != nil {
 		return nil, err
 	}
@@ -153,10 +161,14 @@ type Writer struct {
 	lock      *os.File // holds the flock; nil once closed
 	intervals *os.File
 	size      int64 // bytes of intervals.jsonl known to be whole lines
-	closed    bool
+	// torn is set when a failed append could not be cut back to size:
+	// later appends would follow a torn line, so they are refused.
+	torn   error
+	closed bool
 
 	samples     *os.File // samples.jsonl, opened by the first AppendSamples
 	samplesSize int64    // bytes of samples.jsonl known to be whole lines
+	samplesTorn error    // as torn, for samples.jsonl
 }
 
 // ID returns the run id.
@@ -177,13 +189,44 @@ func (w *Writer) SetServer(info ServerInfo) error {
 	if w.closed {
 		return errClosed
 	}
-	return writeJSONAtomic(w.dir, ServerFile, info)
+	return w.full("write "+ServerFile, writeJSONAtomic(w.dir, ServerFile, info))
+}
+
+// full wraps err as ErrDiskFull when the disk is full; op says what was
+// being written.
+func (w *Writer) full(op string, err error) error {
+	return noSpace(filepath.Dir(w.dir), "run "+w.id+": "+op, err)
+}
+
+// appendLines writes buf, whole lines, at the end of f, whose whole lines
+// end at *size, and fsyncs. If the write or the fsync fails, f is cut back
+// to *size so that nothing follows a torn line; if even that fails, *torn
+// keeps the error and later appends are refused.
+func (w *Writer) appendLines(f *os.File, size *int64, torn *error, buf []byte, what string) error {
+	if *torn != nil {
+		return *torn
+	}
+	path := f.Name()
+	n, err := f.Write(buf)
+	if err == nil {
+		if err = f.Sync(); err == nil {
+			*size += int64(n)
+			return nil
+		}
+		err = fmt.Errorf("sync: %w", err)
+	}
+	if n > 0 {
+		if terr := f.Truncate(*size); terr != nil {
+			*torn = fmt.Errorf("%s is torn at byte %d and could not be cut back (%v): no more appends", path, *size, terr)
+		}
+	}
+	return w.full("append "+what+" to "+filepath.Base(path), fmt.Errorf("append to %s: %w", path, err))
 }
 
 // AppendIntervals appends one compact JSON line per interval to
 // intervals.jsonl in a single write, then fsyncs once. If the write fails
 // part-way the file is cut back to its last whole line, so later appends
-// never follow a torn one.
+// never follow a torn one. A full disk gives an error wrapping ErrDiskFull.
 func (w *Writer) AppendIntervals(ivs ...metrics.Interval) error {
 	if len(ivs) == 0 {
 		return nil
@@ -202,19 +245,11 @@ func (w *Writer) AppendIntervals(ivs ...metrics.Interval) error {
 	if w.closed {
 		return errClosed
 	}
-	path := w.Path(IntervalsFile)
-	n, err := w.intervals.Write(buf.Bytes())
-	if err != nil {
-		if n > 0 {
-			_ = w.intervals.Truncate(w.size)
-		}
-		return fmt.Errorf("append to %s: %w", path, err)
+	what := fmt.Sprintf("interval %d", ivs[0].Seq)
+	if len(ivs) > 1 {
+		what = fmt.Sprintf("intervals %d-%d", ivs[0].Seq, ivs[len(ivs)-1].Seq)
 	}
-	if err := w.intervals.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	w.size += int64(n)
-	return nil
+	return w.appendLines(w.intervals, &w.size, &w.torn, buf.Bytes(), what)
 }
 
 // Finish records the end of the run: histograms.hlog with the full latency
@@ -236,12 +271,12 @@ func (w *Writer) Finish(sum metrics.Summary, acc *metrics.Accumulator) error {
 		return errClosed
 	}
 	if err := w.intervals.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", w.Path(IntervalsFile), err)
+		return w.full("sync "+IntervalsFile, fmt.Errorf("sync %s: %w", w.Path(IntervalsFile), err))
 	}
 	if err := writeFileAtomic(w.dir, HistogramsFile, hlog); err != nil {
-		return fmt.Errorf("write %s: %w", w.Path(HistogramsFile), err)
+		return w.full("write "+HistogramsFile, fmt.Errorf("write %s: %w", w.Path(HistogramsFile), err))
 	}
-	return writeJSONAtomic(w.dir, SummaryFile, sum)
+	return w.full("write "+SummaryFile, writeJSONAtomic(w.dir, SummaryFile, sum))
 }
 
 // Close closes intervals.jsonl (and samples.jsonl) and releases the run's lock. It is safe to

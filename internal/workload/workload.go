@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -117,9 +118,41 @@ type Batches struct {
 // Flagser is implemented by workloads that take parameters.
 type Flagser interface {
 	// Flags returns the workload's flags, bound to its fields. Flags that
-	// only matter to init or to run may be annotated; the CLI shows all of
-	// them in help.
+	// apply to some verbs only are annotated with ForVerbs; the CLI gives
+	// each verb's command (and its help) only the flags that apply to it.
 	Flags() *pflag.FlagSet
+}
+
+// The CLI's verbs that take a workload.
+const (
+	VerbInit  = "init"
+	VerbRun   = "run"
+	VerbCheck = "check"
+	VerbDrop  = "drop"
+)
+
+// InitVerbs are the verbs of a flag that shapes the loaded data: init, and
+// run, which loads the embedded cluster itself.
+var InitVerbs = []string{VerbInit, VerbRun}
+
+// verbsAnnotation is the pflag annotation holding a flag's verbs.
+const verbsAnnotation = "pgarena_verbs"
+
+// ForVerbs says that the flags names of fs apply to verbs only. A flag not
+// named in any ForVerbs call applies to every verb. An unknown name is a
+// programming error: ForVerbs panics.
+func ForVerbs(fs *pflag.FlagSet, verbs []string, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, verbsAnnotation, verbs); err != nil {
+			panic(fmt.Sprintf("workload flag %q: %v", n, err))
+		}
+	}
+}
+
+// FlagApplies reports whether the workload flag f applies to verb.
+func FlagApplies(f *pflag.Flag, verb string) bool {
+	verbs, ok := f.Annotations[verbsAnnotation]
+	return !ok || slices.Contains(verbs, verb)
 }
 
 // Preparer is implemented by workloads that must read state from the

@@ -88,6 +88,10 @@ func New() *Workload {
 	fs.BoolVar(&w.unlogged, "unlogged", false, "create unlogged tables (init)")
 	fs.BoolVar(&w.unlogged, "unlogged-tables", false, "pgbench's name for --unlogged")
 	_ = fs.MarkHidden("unlogged-tables")
+	workload.ForVerbs(fs, workload.InitVerbs, "scale", "fillfactor", "partitions", "unlogged", "unlogged-tables")
+	// check reads -N/-b: simple-update runs leave tellers and branches
+	// behind the accounts (check.go).
+	workload.ForVerbs(fs, []string{workload.VerbRun, workload.VerbCheck}, "select-only", "skip-some-updates", "builtin")
 	w.flags = fs
 	return w
 }
@@ -180,8 +184,8 @@ func (w *Workload) TxTypes() []string {
 	return []string{s}
 }
 
-// Params implements workload.Parameterizer. After Prepare, scale and
-// partitions are the database's.
+// Params implements workload.Parameterizer. After Prepare, scale,
+// fillfactor, partitions and unlogged are the database's, not the flags'.
 func (w *Workload) Params() map[string]string {
 	p := map[string]string{
 		"scale":      strconv.Itoa(w.scale),
@@ -200,8 +204,9 @@ func (w *Workload) Params() map[string]string {
 
 // Prepare implements workload.Preparer. It reads the scale from the
 // database as pgbench does (select count(*) from pgbench_branches), and the
-// number of partitions of pgbench_accounts. The database's scale wins over
-// --scale; if --scale was given and differs, Params carries a note saying
+// number of partitions, the fill factor and the persistence of
+// pgbench_accounts. The database wins over --scale, --fillfactor and
+// --partitions; if one was given and differs, Params carries a note saying
 // so (pgbench prints "scale option ignored, using count from
 // pgbench_branches table").
 func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
@@ -226,11 +231,33 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 		where inhparent = 'pgbench_accounts'::regclass`).Scan(&parts); err != nil {
 		return fmt.Errorf("tpcb: read partitions: %w", err)
 	}
-	if w.flags.Changed("scale") && int64(w.scale) != branches {
-		w.note = fmt.Sprintf("--scale %d ignored: the database has scale %d", w.scale, branches)
+	// The storage options of pgbench_accounts, or of its first partition
+	// (a partitioned parent has none).
+	var ff int
+	var unlogged bool
+	if err := conn.QueryRow(ctx, `select coalesce((select option_value::int from pg_options_to_table(c.reloptions)
+			where option_name = 'fillfactor'), 100), c.relpersistence = 'u'
+		from pg_class c
+		where c.oid = 'pgbench_accounts'::regclass and c.relkind = 'r'
+			or c.oid = (select i.inhrelid from pg_inherits i join pg_class p on p.oid = i.inhrelid
+				where i.inhparent = 'pgbench_accounts'::regclass order by p.relname limit 1)
+		limit 1`).Scan(&ff, &unlogged); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("tpcb: read the fill factor of pgbench_accounts: %w", err)
+	} else if err != nil {
+		ff = 100 // a partitioned table without partitions
 	}
-	w.scale = int(branches)
-	w.partitions = parts
+	var notes []string
+	if w.flags.Changed("scale") && int64(w.scale) != branches {
+		notes = append(notes, fmt.Sprintf("--scale %d ignored: the database has scale %d", w.scale, branches))
+	}
+	if w.flags.Changed("fillfactor") && w.fillfactor != ff {
+		notes = append(notes, fmt.Sprintf("--fillfactor %d ignored: pgbench_accounts has fillfactor %d", w.fillfactor, ff))
+	}
+	if w.flags.Changed("partitions") && w.partitions != parts {
+		notes = append(notes, fmt.Sprintf("--partitions %d ignored: pgbench_accounts has %d", w.partitions, parts))
+	}
+	w.note = strings.Join(notes, "; ")
+	w.scale, w.partitions, w.fillfactor, w.unlogged = int(branches), parts, ff, unlogged
 	return nil
 }
 

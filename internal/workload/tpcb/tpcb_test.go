@@ -422,6 +422,30 @@ func TestPrepare(t *testing.T) {
 			t.Errorf("Params after Prepare without --scale = %v", p)
 		}
 	})
+	// The run records what the database has, not the flags' defaults.
+	for _, args := range [][]string{{"--fillfactor", "90"}, {"--fillfactor", "85", "--partitions", "3", "--unlogged"}} {
+		t.Run(fmt.Sprint("storage from the database ", args), func(t *testing.T) {
+			loaded := newWorkload(t, args...)
+			conn := connect(t, initDB(t, loaded), pgx.QueryExecModeSimpleProtocol)
+			w := newWorkload(t)
+			if err := w.Prepare(ctx, conn); err != nil {
+				t.Fatal(err)
+			}
+			got, want := w.Params(), loaded.Params()
+			for _, k := range []string{"scale", "fillfactor", "partitions", "unlogged"} {
+				if got[k] != want[k] {
+					t.Errorf("Params after Prepare: %s = %q, want the database's %q (%v)", k, got[k], want[k], got)
+				}
+			}
+			w = newWorkload(t, "--fillfactor", "70")
+			if err := w.Prepare(ctx, conn); err != nil {
+				t.Fatal(err)
+			}
+			if p := w.Params(); p["fillfactor"] != want["fillfactor"] || !strings.Contains(p["note"], "--fillfactor 70 ignored") {
+				t.Errorf("Params after Prepare with --fillfactor 70 = %v", p)
+			}
+		})
+	}
 }
 
 func TestPgbenchRunsOnPgarenaDatabase(t *testing.T) {

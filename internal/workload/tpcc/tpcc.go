@@ -108,6 +108,9 @@ type Workload struct {
 	// loadCLast is the C for C_LAST the data was loaded with, read by
 	// Prepare (-1: unknown, a database pgarena did not load).
 	loadCLast int64
+	// procsPresent says whether the database has the functions of
+	// --stored-procs, read by Prepare ("" before).
+	procsPresent string
 	// keyingThinking turns on the keying and think times of clause 5.2.5
 	// (pacing.go).
 	keyingThinking bool
@@ -138,6 +141,9 @@ func New() *Workload {
 	fs.StringVar(&w.sliceText, "warehouse-range", "", "load only warehouses FROM-TO of --warehouses (init; run one init per slice, from several machines at once if you like: the loader that completes the set builds the keys)")
 	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fillfactor of the tables (init; 10..100, lower leaves room in each page for HOT updates)")
 	fs.BoolVar(&w.keyingThinking, "keying-thinking", false, "emulate terminal users (TPC-C clause 5.2.5): before each transaction a keying time (new_order 18 s, payment 3 s, others 2 s), after it a think time (exponential, mean 12/12/10/5/5 s), neither in latency; a client then runs about 1 transaction per 21 s, so 10 clients per warehouse give at most 12.86 NOPM per warehouse (closed loop only: ignored with --rate/--schedule)")
+	workload.ForVerbs(fs, workload.InitVerbs, "warehouses", "citus", "shard-count", "fillfactor")
+	workload.ForVerbs(fs, []string{workload.VerbInit}, "warehouse-range")
+	workload.ForVerbs(fs, []string{workload.VerbRun}, "all-warehouses", "stored-procs", "keying-thinking")
 	w.flags = fs
 	return w
 }
@@ -294,7 +300,7 @@ func (w *Workload) Params() map[string]string {
 	if w.loadCLast < 0 {
 		load = "unknown (database not loaded by pgarena)"
 	}
-	return map[string]string{
+	p := map[string]string{
 		"warehouses":      strconv.Itoa(w.warehouses),
 		"all_warehouses":  strconv.FormatBool(w.allWarehouses),
 		"stored_procs":    strconv.FormatBool(w.storedProcs),
@@ -304,6 +310,10 @@ func (w *Workload) Params() map[string]string {
 		"c_id":            strconv.Itoa(int(c.cID)),
 		"c_ol_i_id":       strconv.Itoa(int(c.cOLIID)),
 	}
+	if w.procsPresent != "" {
+		p["stored_procs_present"] = w.procsPresent
+	}
+	return p
 }
 
 // tableNames lists the nine tables, for Prepare.
@@ -340,15 +350,14 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("the database holds %d warehouses but --warehouses %d was given: leave it out to use %d, or run `pgarena init tpcc --warehouses %d`",
 			n, w.warehouses, n, w.warehouses)
 	}
-	if w.storedProcs {
-		missing, err := workload.FirstMissing(ctx, conn, procSignatures, true)
-		if err != nil {
-			return fmt.Errorf("tpcc: look for functions: %w", err)
-		}
-		if missing != "" {
-			return fmt.Errorf("--stored-procs needs the functions pgarena creates at init, and function %s is missing: run `pgarena init tpcc` again, or leave out --stored-procs", missing)
-		}
+	missing, err = workload.FirstMissing(ctx, conn, procSignatures, true)
+	if err != nil {
+		return fmt.Errorf("tpcc: look for functions: %w", err)
 	}
+	if w.storedProcs && missing != "" {
+		return fmt.Errorf("--stored-procs needs the functions pgarena creates at init, and function %s is missing: run `pgarena init tpcc` again, or leave out --stored-procs", missing)
+	}
+	w.procsPresent = strconv.FormatBool(missing == "")
 	w.warehouses = n
 	var comment string
 	if err := conn.QueryRow(ctx, `select coalesce(col_description('customer'::regclass, attnum), '')

@@ -160,6 +160,9 @@ func TestOneWarehouse(t *testing.T) {
 		if err := w.Prepare(ctx, conn); err != nil || w.warehouses != 1 {
 			t.Fatalf("Prepare = %v, warehouses %d", err, w.warehouses)
 		}
+		if p := w.Params(); p["warehouses"] != "1" || p["stored_procs_present"] != "true" || p["stored_procs"] != "false" {
+			t.Fatalf("Params after Prepare = %v, want the database's 1 warehouse and its functions present", p)
+		}
 		err := newWorkload(t, "--warehouses", "2").Prepare(ctx, conn)
 		want := "the database holds 1 warehouses but --warehouses 2 was given: leave it out to use 1, or run `pgarena init tpcc --warehouses 2`"
 		if err == nil || err.Error() != want {
@@ -197,13 +200,33 @@ func TestOneWarehouse(t *testing.T) {
 		})
 	}
 	t.Run("errors roll back", func(t *testing.T) { errorRollsBack(t, dsn, conn) })
+	t.Run("payment function c_data", func(t *testing.T) { paymentProcCData(t, conn) })
+	t.Run("order-status without orders", func(t *testing.T) { orderStatusNoOrders(t, dsn, conn) })
+	t.Run("HammerDB types", func(t *testing.T) {
+		for col, want := range map[string]string{
+			"customer.c_since": "timestamp with time zone", "history.h_date": "timestamp with time zone",
+			"orders.o_entry_d": "timestamp with time zone", "order_line.ol_delivery_d": "timestamp with time zone",
+			"warehouse.w_ytd": "numeric(16,2)",
+		} {
+			tbl, c, _ := strings.Cut(col, ".")
+			var got string
+			if err := conn.QueryRow(ctx, `select format_type(atttypid, atttypmod) from pg_attribute
+				where attrelid = $1::regclass and attname = $2`, tbl, c).Scan(&got); err != nil || got != want {
+				t.Errorf("%s: %q %v, want %s", col, got, err, want)
+			}
+		}
+	})
 	// last: it drops a function
 	t.Run("stored procedures missing", func(t *testing.T) {
 		if _, err := conn.Exec(ctx, "drop function pgarena_tpcc_delivery(int, int)"); err != nil {
 			t.Fatal(err)
 		}
-		if err := newWorkload(t).Prepare(ctx, conn); err != nil {
+		w := newWorkload(t)
+		if err := w.Prepare(ctx, conn); err != nil {
 			t.Fatalf("Prepare without --stored-procs: %v", err)
+		}
+		if p := w.Params()["stored_procs_present"]; p != "false" {
+			t.Errorf("stored_procs_present with a function missing = %q, want false", p)
 		}
 		err := newWorkload(t, "--stored-procs").Prepare(ctx, conn)
 		want := "--stored-procs needs the functions pgarena creates at init, and function pgarena_tpcc_delivery(int,int) is missing: run `pgarena init tpcc` again, or leave out --stored-procs"
@@ -393,5 +416,78 @@ func errorRollsBack(t *testing.T, dsn string, admin *pgx.Conn) {
 	}
 	if n := count(t, admin, "select count(*) from orders"); n != orders {
 		t.Errorf("orders has %d rows after failed new-orders, had %d", n, orders)
+	}
+}
+
+// paymentProcCData pays a BC and a GC customer through the payment
+// function: clause 2.5.2.2 prepends the payment's identifiers to a BC
+// customer's C_DATA (truncated to 500) and leaves a GC customer's alone.
+// The function's CASE holds no non-IMMUTABLE call, which Citus refuses.
+func paymentProcCData(t *testing.T, conn *pgx.Conn) {
+	ctx := context.Background()
+	var def string
+	if err := conn.QueryRow(ctx, "select prosrc from pg_proc where proname = 'pgarena_tpcc_payment'").Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(def, "case when"); i < 0 || strings.Contains(def[i:], "format(") {
+		t.Errorf("the payment function calls format() inside its CASE:\n%s", def)
+	}
+	for _, credit := range []string{"BC", "GC"} {
+		var c int
+		var before string
+		if err := conn.QueryRow(ctx, "select c_id, c_data from customer where c_w_id = 1 and c_d_id = 2 and c_credit = $1 order by c_id limit 1",
+			credit).Scan(&c, &before); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "select pgarena_tpcc_payment(1, 3, 1, 2, $1::int, '', 12.5)", c); err != nil {
+			t.Fatalf("payment of %s customer %d: %v", credit, c, err)
+		}
+		var after string
+		if err := conn.QueryRow(ctx, "select c_data from customer where c_w_id = 1 and c_d_id = 2 and c_id = $1", c).Scan(&after); err != nil {
+			t.Fatal(err)
+		}
+		want := before
+		if credit == "BC" {
+			want = fmt.Sprintf("%d 2 1 3 1 12.5 %s", c, before)
+			if len(want) > 500 {
+				want = want[:500]
+			}
+		}
+		if after != want {
+			t.Errorf("%s customer %d: c_data = %.60q..., want %.60q...", credit, c, after, want)
+		}
+	}
+}
+
+// orderStatusNoOrders: a customer without orders (a HammerDB-built
+// database has thousands) is read, not failed, in every mode.
+func orderStatusNoOrders(t *testing.T, dsn string, admin *pgx.Conn) {
+	ctx := context.Background()
+	if _, err := admin.Exec(ctx, `insert into customer select 3001, c_d_id, c_w_id, c_first, c_middle, 'NOORDERS',
+		c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance,
+		c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data from customer where c_w_id = 1 and c_d_id = 4 and c_id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Exec(ctx, "delete from customer where c_id = 3001") //nolint:errcheck
+	for _, mode := range modes {
+		for _, args := range [][]string{nil, {"--stored-procs"}} {
+			conn := connect(t, dsn, mode)
+			w := newWorkload(t, args...)
+			if err := w.Prepare(ctx, conn); err != nil {
+				t.Fatal(err)
+			}
+			wk := w.NewWorker(0, rand.New(rand.NewPCG(1, 2))).(*worker)
+			for _, by := range []struct {
+				c    int
+				last string
+			}{{3001, ""}, {0, "NOORDERS"}} {
+				if err := wk.orderStatusOf(ctx, conn, 1, 4, by.c, by.last); err != nil {
+					t.Errorf("%v %v: order-status of customer %d %q without orders: %v", mode, args, by.c, by.last, err)
+				}
+				if s := conn.PgConn().TxStatus(); s != 'I' {
+					t.Fatalf("left the connection in transaction status %c", s)
+				}
+			}
+		}
 	}
 }
