@@ -49,9 +49,9 @@ type client struct {
 	reconnects int64
 	backoff    time.Duration
 	done       int
-	jitter     *rand.Rand     // backoff jitter
-	startAt    time.Time      // ramp-up: no transaction before
-	queue      chan time.Time // open loop: scheduled arrivals; nil in a closed loop
+	jitter     *rand.Rand // backoff jitter
+	startAt    time.Time  // ramp-up: no transaction before
+	model      loadModel  // when the next transaction is due
 	// pacingIgnored is set (shared by all clients) when an open-loop run's
 	// worker asked for keying or think times, for a note.
 	pacingIgnored *atomic.Bool
@@ -64,35 +64,16 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 	}
 	limit := c.group.LatencyLimit
 	for {
-		var intended time.Time
-		if c.queue != nil {
-			// Open loop: the transaction was due at its arrival, however
-			// long it waited for this client.
-			select {
-			case t, ok := <-c.queue:
-				if !ok {
-					return
-				}
-				intended = t
-			case <-stopNew:
-				return
-			}
-		} else {
-			select {
-			case <-stopNew:
-				return
-			default:
-			}
-			if c.cfg.Transactions > 0 && c.done >= c.cfg.Transactions {
-				return
-			}
+		intended, ok := c.model.next(stopNew, c.done)
+		if !ok {
+			return
 		}
 		tx := c.worker.Next()
 		var thinking time.Duration
 		if c.pacer != nil {
 			var keying time.Duration
 			keying, thinking = c.pacer.Pauses(tx)
-			if c.queue != nil {
+			if c.model.open() {
 				// Open loop: the schedule sets the arrivals, pauses of an
 				// emulated user do not apply. Asked once, for the note.
 				if keying > 0 || thinking > 0 {

@@ -337,7 +337,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	rules := append([]Rule(nil), cfg.Autostop...)
 	for i, c := range clients {
 		if cfg.Ramp > 0 && len(clients) > 1 {
-			c.startAt = start.Add(cfg.Ramp * time.Duration(i) / time.Duration(len(clients)))
+			c.startAt = rampStart(start, cfg.Ramp, i, len(clients))
 		}
 	}
 
@@ -374,7 +374,10 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	for _, c := range clients {
 		wg.Add(1)
 		c.started = true
-		c.queue = queues[groupIndex(groups, c.group)]
+		c.model = closedLoop{transactions: cfg.Transactions}
+		if q := queues[groupIndex(groups, c.group)]; q != nil {
+			c.model = openLoop{queue: q}
+		}
 		go func() {
 			defer wg.Done()
 			c.loop(runCtx, stopNew)

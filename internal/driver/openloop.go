@@ -39,3 +39,28 @@ func dispatch(clk clock.Clock, start time.Time, s Schedule, process string, seed
 		}
 	}
 }
+
+// openLoop takes a client's transactions from its group's arrival queue:
+// each was due at its scheduled time, however long it waited for a free
+// client (no coordinated omission).
+type openLoop struct {
+	queue <-chan time.Time
+}
+
+func (l openLoop) next(stopNew <-chan struct{}, _ int) (time.Time, bool) {
+	// A stopping run wins over queued arrivals: a select between the two
+	// would pick at random and keep starting transactions after the stop.
+	select {
+	case <-stopNew:
+		return time.Time{}, false
+	default:
+	}
+	select {
+	case t, ok := <-l.queue:
+		return t, ok
+	case <-stopNew:
+		return time.Time{}, false
+	}
+}
+
+func (openLoop) open() bool { return true }

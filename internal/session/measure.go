@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,7 +43,11 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	r.sum.Params = Params(r.spec.Groups[0].Workload)
 
-	rec := &storeOutput{w: r.writer, notef: r.notef}
+	// A full results disk ends the run (as interrupted): what is written
+	// stays readable, and nothing more could be kept.
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	rec := &storeOutput{w: r.writer, notef: r.notef, diskFull: func(err error) { stop(err) }}
 	fan := newFanout(r.notef, append([]Output{rec}, outs...)...)
 	latest := &latestSamples{m: map[string]float64{}}
 	smp := r.startSampler(ctx, fan, latest)
@@ -52,7 +57,11 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	fan.add(figs)
 
-	sr, err := r.runSteps(ctx, fan, latest.get)
+	var markStep func(time.Time)
+	if smp != nil {
+		markStep = smp.MarkStep
+	}
+	sr, err := r.runSteps(runCtx, fan, latest.get, markStep)
 	fan.close()
 	if err == nil {
 		r.sum.Figures = figs.end(ctx, r.notef)

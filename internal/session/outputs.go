@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -158,6 +159,8 @@ func (f *fanout) close() {
 type storeOutput struct {
 	w     *store.Writer
 	notef func(string, ...any)
+	// diskFull is called once when the results disk is full.
+	diskFull func(error)
 
 	mu  sync.Mutex
 	err error // the first interval that could not be recorded
@@ -172,6 +175,9 @@ func (s *storeOutput) Write(r Record) error {
 			if s.err == nil {
 				s.err = err
 				s.notef("could not record interval %d: %v", r.Interval.Seq, err)
+				if errors.Is(err, store.ErrDiskFull) && s.diskFull != nil {
+					s.diskFull(err)
+				}
 			}
 		}
 	case r.Samples != nil:

@@ -3,9 +3,12 @@ package session
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgtest"
@@ -175,4 +178,41 @@ func TestSlowOutputDoesNotHoldTheClock(t *testing.T) {
 	if !slowNoted {
 		t.Errorf("the slow output was not reported: notes %q", notes)
 	}
+}
+
+// TestDiskFullEndsTheRun: a results disk that fills during a run ends it
+// early; every interval written before stays readable.
+func TestDiskFullEndsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=160k"); err != nil {
+		t.Skipf("cannot mount a small tmpfs on %s to fill (needs root): %v", dir, err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, 0) })
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{
+		Groups:   []Group{{Workload: tpcbWorkload(t, tpcb.ScriptSelectOnly), Clients: 2, QueryMode: "prepared"}},
+		Duration: time.Minute, Tick: 20 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
+	}
+	t0 := time.Now()
+	res, err := Run(context.Background(), spec, provider(t), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); !res.Stopped || took > 45*time.Second {
+		t.Fatalf("stopped %v after %s: a full disk should end the run early", res.Stopped, took)
+	}
+	if !strings.Contains(res.Summary.StopReason, "full") {
+		t.Errorf("stop reason %q does not name the full disk", res.Summary.StopReason)
+	}
+	run, err := st.Load(res.RunID)
+	if err != nil {
+		t.Fatalf("the run on the full disk does not load: %v", err)
+	}
+	if len(run.Intervals) == 0 {
+		t.Errorf("no interval survived")
+	}
+	t.Logf("status %s with %d intervals readable", run.Summary.Status, len(run.Intervals))
 }

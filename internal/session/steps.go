@@ -19,7 +19,7 @@ type stepsResult struct {
 
 // runSteps runs the load model, one driver run per step (one step unless
 // sweeping), publishing every interval, and fills the summary.
-func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled) (stepsResult, error) {
+func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled, markStep func(time.Time)) (stepsResult, error) {
 	spec := &r.spec
 	res := stepsResult{acc: &metrics.Accumulator{}}
 	sweep := len(spec.Steps) > 1
@@ -31,6 +31,9 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled)
 		if sweep {
 			stepNo = i + 1
 			fan.publish(Record{Step: &StepStart{N: i + 1, Of: len(spec.Steps), Step: st}})
+			if markStep != nil {
+				markStep(time.Now()) // findings are judged per step
+			}
 		}
 		groups, rec := r.groups(st)
 		var stepAcc metrics.Accumulator
