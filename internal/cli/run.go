@@ -109,7 +109,21 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	case err != nil:
 		return err
 	}
-	return a.printResult(res, f.jsonOut)
+	var limits func(io.Writer)
+	if f.load.schedule != "" && len(f.rules) > 0 {
+		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
+	}
+	return a.printResult(res, f.jsonOut, limits)
+}
+
+// printLoadLimits prints, for an open-loop schedule run with autostop
+// rules, the rate reached and the highest rate held (from the stored run).
+func printLoadLimits(w io.Writer, st *store.Store, id string) {
+	if run, err := st.Load(id); err == nil {
+		if l, ok := report.RunLoadLimits(run); ok {
+			report.LoadLimitsText(w, l)
+		}
+	}
 }
 
 // setThreads applies -j: GOMAXPROCS is capped to it (and to the cores),
@@ -142,13 +156,16 @@ func (a *app) setThreads(jobs, clients int) (threads int, restore func(), err er
 
 // printResult prints the summary, findings and checks, and maps how the
 // run ended to an exit code.
-func (a *app) printResult(res session.Result, jsonOut bool) error {
+func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer)) error {
 	sum := res.Summary
 	out := a.Stdout
 	if jsonOut {
 		out = a.Stderr
 	}
 	report.SummaryText(out, &sum)
+	if extra != nil {
+		extra(out)
+	}
 	printFindings(a.Stderr, res.Findings)
 	if jsonOut {
 		if err := writeJSON(a.Stdout, sum); err != nil {

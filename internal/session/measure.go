@@ -48,27 +48,28 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	rec := &storeOutput{w: r.writer, notef: r.notef, diskFull: func(err error) { stop(err) }}
-	fan := newFanout(r.notef, append([]Output{rec}, outs...)...)
-	latest := &latestSamples{m: map[string]float64{}}
-	smp := r.startSampler(ctx, fan, latest)
 	figs := newFigureWindow(r.spec, r.conn)
 	if err := figs.begin(ctx); err != nil {
 		r.notef("%v", err)
 	}
-	fan.add(figs)
-
+	// The outputs are fixed before anything publishes: the store first.
+	fan := newFanout(r.notef, append([]Output{rec, figs}, outs...)...)
+	latest := &latestSamples{m: map[string]float64{}}
+	smp := r.startSampler(ctx, fan, latest)
 	var markStep func(time.Time)
 	if smp != nil {
 		markStep = smp.MarkStep
 	}
 	sr, err := r.runSteps(runCtx, fan, latest.get, markStep)
-	fan.close()
-	if err == nil {
-		r.sum.Figures = figs.end(ctx, r.notef)
-	}
+	// The samplers stop before the outputs drain: their last samples are
+	// recorded too.
 	var findings []store.Finding
 	if smp != nil {
 		findings = smp.Stop()
+	}
+	fan.close()
+	if err == nil {
+		r.sum.Figures = figs.end(ctx, r.notef)
 	}
 	if err != nil {
 		return res, err

@@ -77,9 +77,6 @@ func newFanout(notef func(string, ...any), outs ...Output) *fanout {
 	return f
 }
 
-// add adds an output after the start (it sees only later records).
-func (f *fanout) add(o Output) { f.addOutput(o, false) }
-
 func (f *fanout) addOutput(o Output, durable bool) {
 	q := &outQueue{out: o, durable: durable, name: outputName(o), done: make(chan struct{})}
 	q.cond = sync.NewCond(&q.mu)
