@@ -164,7 +164,7 @@ func TestParseRule(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 	r, err = ParseRule("errors.too_many_connections>1/s for 5s")
-	if err != nil || r.class != metrics.ClassTooManyConnections {
+	if err != nil || r.Class != metrics.ClassTooManyConnections {
 		t.Fatalf("%+v %v", r, err)
 	}
 	for in, want := range map[string]string{
