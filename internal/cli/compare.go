@@ -10,6 +10,21 @@ import (
 	"github.com/pgarena/pgarena/internal/store"
 )
 
+const compareLong = `Compare runs: throughput, latency percentiles and errors side by side, the
+relative difference from the first run (the baseline), and a verdict on one
+metric: faster, slower, or within noise. The noise band is a 95% confidence
+interval from the t-distribution: over repeats when runs are grouped
+(--group-by label), else over 10 batch means of each run's intervals.
+
+Runs of different workloads, scales or load models (closed or open loop,
+rate, schedule, autostop rules), or a sweep beside a run that is not one,
+are refused (exit 2) unless --force. Two sweeps are compared step by step,
+steps matched by clients and rate. Different client hosts, server versions,
+settings, run lengths, workload parameters or measured durations of runs
+cut short are warned about.
+
+`
+
 func (a *app) compareCommand() *cobra.Command {
 	var (
 		sel      runSelection
@@ -23,22 +38,9 @@ func (a *app) compareCommand() *cobra.Command {
 		keys[i] = m.Key
 	}
 	cmd := &cobra.Command{
-		Use:   "compare RUN_A RUN_B [RUN...]",
-		Short: "Compare runs (or groups of repeats) side by side with deltas and a verdict",
-		Long: `Compare runs: throughput, latency percentiles and errors side by side, the
-relative difference from the first run (the baseline), and a verdict on one
-metric: faster, slower, or within noise. The noise band is a 95% confidence
-interval from the t-distribution: over repeats when runs are grouped
-(--group-by label), else over 10 batch means of each run's intervals.
-
-Runs of different workloads, scales or load models (closed or open loop,
-rate, schedule, autostop rules), or a sweep beside a run that is not one,
-are refused (exit 2) unless --force. Two sweeps are compared step by step,
-steps matched by clients and rate. Different client hosts, server versions,
-settings, run lengths, workload parameters or measured durations of runs
-cut short are warned about.
-
-` + selectionHelp,
+		Use:     "compare RUN_A RUN_B [RUN...]",
+		Short:   "Compare runs (or groups of repeats) side by side with deltas and a verdict",
+		Long:    compareLong + selectionHelp,
 		Example: "  pgarena compare last~1 last\n  pgarena compare --group-by label --metric p95 'label~pool-*'",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,17 +56,8 @@ cut short are warned about.
 				return err
 			}
 			groups := groupRuns(runs, groupBy)
-			if baseline != "" {
-				i := -1
-				for j, g := range groups {
-					if g.Name == baseline || len(g.Runs) == 1 && g.Runs[0].ID == baseline {
-						i = j
-					}
-				}
-				if i < 0 {
-					return usagef("--baseline %q is not one of the compared runs or groups", baseline)
-				}
-				groups[0], groups[i] = groups[i], groups[0]
+			if err := pickBaseline(groups, baseline); err != nil {
+				return err
 			}
 			if len(groups) < 2 {
 				return usagef("compare needs at least two runs or groups, got %d (%d runs)", len(groups), len(runs))
@@ -124,4 +117,18 @@ func runName(r *store.Run) string {
 		return r.ID + " [" + r.Spec.Label + "]"
 	}
 	return r.ID
+}
+
+// pickBaseline moves the group or run named baseline to the front.
+func pickBaseline(groups []*report.Group, baseline string) error {
+	if baseline == "" {
+		return nil
+	}
+	for j, g := range groups {
+		if g.Name == baseline || len(g.Runs) == 1 && g.Runs[0].ID == baseline {
+			groups[0], groups[j] = groups[j], groups[0]
+			return nil
+		}
+	}
+	return usagef("--baseline %q is not one of the compared runs or groups", baseline)
 }

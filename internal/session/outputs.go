@@ -3,7 +3,6 @@ package session
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
@@ -190,8 +189,6 @@ func (s *storeOutput) failed() error {
 	defer s.mu.Unlock()
 	return s.err
 }
-
-func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 
 // outputName names an output in notes: its String method, else its type.
 func outputName(o Output) string {

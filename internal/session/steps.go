@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/driver"
@@ -68,7 +69,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 		}
 		var procs *netio.Procs // nil: GOMAXPROCS stays as the caller set it
 		if spec.AdaptProcs {
-			procs = netio.AdaptProcs(runtimeProcs())
+			procs = netio.AdaptProcs(runtime.GOMAXPROCS(0))
 		}
 		dr, err := driver.RunGroups(ctx, groups, dcfg, rec)
 		procs.Stop()
