@@ -3,6 +3,8 @@ package metrics
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 )
 
 // ErrorClass is the kind of a failed transaction or connection attempt, as
@@ -167,4 +169,27 @@ func (e *ErrorCounts) UnmarshalJSON(b []byte) error {
 		e[c] += v
 	}
 	return nil
+}
+
+// BySize lists the classes with failures, the most frequent first.
+func (e *ErrorCounts) BySize() []ErrorClass {
+	var l []ErrorClass
+	for c := 1; c < NumClasses; c++ {
+		if e[c] > 0 {
+			l = append(l, ErrorClass(c))
+		}
+	}
+	sort.SliceStable(l, func(i, j int) bool { return e[l[i]] > e[l[j]] })
+	return l
+}
+
+// List renders the failures by class, the most frequent first:
+// "deadlock 2, other 1".
+func (e *ErrorCounts) List() string {
+	l := e.BySize()
+	parts := make([]string, len(l))
+	for i, c := range l {
+		parts[i] = fmt.Sprintf("%s %d", c, e[c])
+	}
+	return strings.Join(parts, ", ")
 }

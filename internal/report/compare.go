@@ -584,5 +584,5 @@ func failed(g *Group) string {
 	if len(g.Runs) > 1 {
 		s = fmt.Sprintf("%d in %d runs", n, len(g.Runs))
 	}
-	return s + " (" + classList(&e) + ")"
+	return s + " (" + (&e).List() + ")"
 }

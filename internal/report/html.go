@@ -101,7 +101,7 @@ type failureRow struct {
 func failureRows(s *metrics.Summary) ([]failureRow, []kv) {
 	var rows []failureRow
 	var advice []kv
-	for _, c := range classesBySize(&s.Errors) {
+	for _, c := range (&s.Errors).BySize() {
 		for _, t := range s.Tx {
 			ex, ok := t.ErrorExamples.Get(c)
 			if !ok {

@@ -14,19 +14,7 @@ import (
 // fixtureRuns writes reporttest.Standard runs and loads them, oldest first.
 func fixtureRuns(t testing.TB) []*store.Run {
 	t.Helper()
-	dir := t.TempDir()
-	ids, err := reporttest.Write(dir, reporttest.Standard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := store.OpenReadOnly(dir)
-	runs := make([]*store.Run, len(ids))
-	for i, id := range ids {
-		if runs[i], err = st.Load(id); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return runs
+	return loadFixtures(t, reporttest.Standard()...)
 }
 
 func renderHTML(t testing.TB, runs []*store.Run) string {

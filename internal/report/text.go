@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -42,7 +41,7 @@ func ProgressLine(elapsed time.Duration, ivs []metrics.Interval, extra ...string
 	fmt.Fprintf(&b, ", lat %.1f ms stddev %.1f, p95 %.1f ms, p99 %.1f ms, failed %d",
 		lat.Avg, lat.Stddev, lat.P95, lat.P99, total.Failed())
 	if n := total.Failed(); n > 0 {
-		b.WriteString(" (" + classList(&total.Errors) + ")")
+		b.WriteString(" (" + (&total.Errors).List() + ")")
 	}
 	if total.Retries > 0 {
 		fmt.Fprintf(&b, ", retried %d", total.Retries)
@@ -53,23 +52,12 @@ func ProgressLine(elapsed time.Duration, ivs []metrics.Interval, extra ...string
 	return b.String()
 }
 
-// classList renders non-zero error counts as "deadlock 2, other 1", largest
-// first.
-func classList(e *metrics.ErrorCounts) string {
-	l := classesBySize(e)
-	parts := make([]string, len(l))
-	for i, c := range l {
-		parts[i] = fmt.Sprintf("%s %d", c, e[c])
-	}
-	return strings.Join(parts, ", ")
-}
-
 // errorLines says what the failures of s said: per class (largest first)
 // and transaction type, the first and the last failure's text (one line
 // when they said the same), then what to do about the class, once.
 func errorLines(s *metrics.Summary) []string {
 	var lines []string
-	for _, c := range classesBySize(&s.Errors) {
+	for _, c := range (&s.Errors).BySize() {
 		for _, t := range s.Tx {
 			ex, ok := t.ErrorExamples.Get(c)
 			if !ok {
@@ -132,18 +120,6 @@ func sinceStart(s *metrics.Summary, t time.Time) string {
 		return t.UTC().Format("15:04:05.000")
 	}
 	return fmt.Sprintf("%.1f s", t.Sub(s.Start).Seconds())
-}
-
-// classesBySize lists the classes that failed, largest count first.
-func classesBySize(e *metrics.ErrorCounts) []metrics.ErrorClass {
-	var l []metrics.ErrorClass
-	for c := 1; c < metrics.NumClasses; c++ {
-		if e[c] > 0 {
-			l = append(l, metrics.ErrorClass(c))
-		}
-	}
-	sort.SliceStable(l, func(i, j int) bool { return e[l[i]] > e[l[j]] })
-	return l
 }
 
 func pct(n, of int64) float64 {
@@ -222,7 +198,7 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 	p("number of transactions actually processed: %d", s.Transactions)
 	p("number of failed transactions: %d (%.3f%%)", s.Failed, pct(s.Failed, processed))
 	if s.Failed > 0 {
-		p("  failed by class: %s", classList(&s.Errors))
+		p("  failed by class: %s", (&s.Errors).List())
 		for _, l := range errorLines(s) {
 			p("    %s", l)
 		}
@@ -274,7 +250,7 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		tw.Flush()
 		for _, t := range s.Tx {
 			if t.Failed > 0 {
-				p("  %s failed by class: %s", t.Name, classList(&t.Errors))
+				p("  %s failed by class: %s", t.Name, (&t.Errors).List())
 			}
 		}
 	}

@@ -77,7 +77,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if r.sum.Failed > 0 {
 		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "errors",
 			Message: fmt.Sprintf("%d transactions failed (%.2f%%): %s%s", r.sum.Failed,
-				100*float64(r.sum.Failed)/float64(r.sum.Failed+r.sum.Transactions), ErrorClasses(r.sum.Errors),
+				100*float64(r.sum.Failed)/float64(r.sum.Failed+r.sum.Transactions), r.sum.Errors.List(),
 				lastFailure(r.sum.Tx))}}, findings...)
 	}
 	if len(findings) > 0 {
@@ -166,17 +166,6 @@ func (l *latestSamples) get(name string) (float64, bool) {
 	defer l.mu.Unlock()
 	v, ok := l.m[name]
 	return v, ok
-}
-
-// ErrorClasses renders failures by class: "deadlock 2, other 1".
-func ErrorClasses(e metrics.ErrorCounts) string {
-	var parts []string
-	for c := 1; c < metrics.NumClasses; c++ {
-		if e[c] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", metrics.ErrorClass(c), e[c]))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // copyFile copies src to dst (created or truncated).
