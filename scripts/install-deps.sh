@@ -107,18 +107,33 @@ if [ "$WITH_TESTS" = 1 ] && [ ! -x /usr/bin/chromium ] && ! command -v chromium 
 	apt_install chromium fonts-liberation
 fi
 
-# pgbouncer (with --tests): the pooler tests start their own pgbouncer on a free port. The
-# package must not start a system service (it would hold port 6432): a
-# policy-rc.d refuses service starts while it installs.
-if [ "$WITH_TESTS" = 1 ] && ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
-	log "pgbouncer not found; installing pgbouncer (for the pooler tests)"
-	if [ "$SUDO" != "__nosudo" ] && [ ! -e /usr/sbin/policy-rc.d ]; then
-		printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
-		$SUDO chmod +x /usr/sbin/policy-rc.d
-		apt_install pgbouncer
-		$SUDO rm -f /usr/sbin/policy-rc.d
-	else
-		apt_install pgbouncer
+# Poolers, replication and peers (with --tests): the pooler tests start their
+# own pgbouncer, haproxy and pgpool on free ports, the replica tests a
+# pglogical subscriber, the interoperability tests Debian's sysbench. The
+# packages must not start system services (pgbouncer would hold port 6432,
+# haproxy and pgpool theirs): a policy-rc.d refuses service starts while
+# they install. pglogical must match the server's major version.
+if [ "$WITH_TESTS" = 1 ]; then
+	major="$(basename "$(dirname "$PGREAL")")"
+	missing=()
+	command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
+	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+	command -v pgpool >/dev/null 2>&1 || [ -x /usr/sbin/pgpool ] || missing+=(pgpool2)
+	command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
+	if [ -n "$major" ] && [ ! -f "/usr/share/postgresql/$major/extension/pglogical.control" ] &&
+		apt-cache show "postgresql-$major-pglogical" >/dev/null 2>&1; then
+		missing+=("postgresql-$major-pglogical")
+	fi
+	if [ "${#missing[@]}" -gt 0 ]; then
+		log "installing ${missing[*]} (for the pooler, replica and interoperability tests)"
+		if [ "$SUDO" != "__nosudo" ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+			printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+			$SUDO chmod +x /usr/sbin/policy-rc.d
+			apt_install "${missing[@]}"
+			$SUDO rm -f /usr/sbin/policy-rc.d
+		else
+			apt_install "${missing[@]}"
+		fi
 	fi
 fi
 
