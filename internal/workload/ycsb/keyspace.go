@@ -1,0 +1,80 @@
+package ycsb
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// keySpace is the key numbers of one workload instance, shared by all its
+// clients: which exist (are readable), and which the next insert takes.
+// It plays YCSB's AcknowledgedCounterGenerator: inserts take key numbers
+// from a counter starting at the rows present when the run began, and the
+// readable space grows only over a contiguous run of inserted keys, so a
+// read never picks a key whose insert is still in flight or failed.
+//
+// Unlike YCSB, which acknowledges a key whether its insert succeeded or
+// not, a key whose insert failed is not acknowledged: it is handed out
+// again to the next insert (by any client) and the readable space waits
+// for it. An insert that fails because the key exists (an earlier attempt
+// committed but its answer was lost) acknowledges it: the row is there.
+type keySpace struct {
+	// readable is the count of key numbers known to exist: all of
+	// 0..readable-1.
+	readable atomic.Int64
+
+	mu    sync.Mutex
+	next  int64              // the next fresh key number
+	acked map[int64]struct{} // inserted keys above readable, waiting for a gap to fill
+	retry []int64            // keys whose insert failed, to be taken again first
+}
+
+func newKeySpace(rows int64) *keySpace {
+	k := &keySpace{next: rows, acked: map[int64]struct{}{}}
+	k.readable.Store(rows)
+	return k
+}
+
+// take returns the key number the next insert uses.
+func (k *keySpace) take() int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := len(k.retry); n > 0 {
+		key := k.retry[n-1]
+		k.retry = k.retry[:n-1]
+		return key
+	}
+	key := k.next
+	k.next++
+	return key
+}
+
+// done acknowledges key: its row exists. The readable space extends over
+// every contiguous acknowledged key.
+func (k *keySpace) done(key int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	r := k.readable.Load()
+	if key < r {
+		return
+	}
+	k.acked[key] = struct{}{}
+	for {
+		if _, ok := k.acked[r]; !ok {
+			break
+		}
+		delete(k.acked, r)
+		r++
+	}
+	k.readable.Store(r)
+}
+
+// failed returns key to be inserted again: its row does not exist (or is
+// not known to).
+func (k *keySpace) failed(key int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.retry = append(k.retry, key)
+}
+
+// count returns the number of readable key numbers.
+func (k *keySpace) count() int64 { return k.readable.Load() }

@@ -1,0 +1,332 @@
+// Package ycsb is the Yahoo! Cloud Serving Benchmark's core workloads A-F
+// (YCSB's CoreWorkload and the property files workloads/workloada..f) on
+// the schema of YCSB's JDBC binding: one table, usertable, with a
+// VARCHAR(255) primary key YCSB_KEY and text columns FIELD0..FIELD9.
+//
+// Keys are "user" followed by the FNV-64 hash of the key number (YCSB's
+// hashed insert order, the default) or the number itself (--insert-order
+// ordered). The load makes key numbers 0..records-1; each row's values are
+// field-length random characters, a pure function of (--seed, key number).
+//
+// A run draws operations in the letter's proportions (overridable one by
+// one) and their keys from YCSB's request distributions: zipfian (YCSB's
+// scrambled zipfian, constant 0.99), uniform, latest (zipfian over the
+// most recent inserts) and hotspot. Inserts extend the key space as
+// YCSB's acknowledged insert counter does, shared by all clients of the
+// workload instance; an insert that failed never extends the readable
+// space (keyspace.go). Each operation is one transaction type, so the
+// summary is per operation. The statements are the JDBC binding's, one
+// autocommit statement per operation (read-modify-write: a read, then an
+// update, as the binding runs it with autocommit on).
+//
+// The zipfian constant, the scrambled zipfian's item space and the key
+// format are YCSB's and are not knobs.
+package ycsb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/pflag"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+func init() {
+	workload.Register(workload.Meta{
+		Name:        "ycsb",
+		Description: "YCSB core workloads A-F (usertable as YCSB's JDBC binding)",
+		New:         func() workload.Workload { return New() },
+		TestFlags:   []string{"--records", "2000"},
+	})
+}
+
+// Insert orders (YCSB's insertorder).
+const (
+	orderHashed  = "hashed"
+	orderOrdered = "ordered"
+)
+
+// defaultRecords is the size of `pgarena run ycsb` on the embedded cluster
+// and of `pgarena init ycsb` without --records: about 110 MB of 1 KB rows.
+const defaultRecords = 100000
+
+// Workload is the ycsb benchmark. Use New (or the registry).
+type Workload struct {
+	letter      string
+	records     int
+	fieldCount  int
+	fieldLength int
+	insertOrder string
+	seed        uint64
+	// over holds the override flags, applied to the letter's mix by
+	// Validate when given.
+	over mix
+
+	flags *pflag.FlagSet
+	mix   mix // resolved by Validate
+	ops   []op
+
+	// state, set by Prepare (or from --records when a run was not
+	// prepared); workers of one run share it.
+	mu        sync.Mutex
+	keys      *keySpace
+	base      int64   // rows when the run began: uniform, hotspot and zipfian draw from these
+	latestZ   float64 // zeta(base), for the workers' latest generators
+	loadedRec int64   // records of the load, from its mark (-1: unknown)
+	note      string
+}
+
+// New returns a ycsb workload with the defaults: workload A, 100000
+// records of 10 fields of 100 bytes, hashed insert order.
+func New() *Workload {
+	w := &Workload{seed: 1, loadedRec: -1}
+	fs := pflag.NewFlagSet("ycsb", pflag.ContinueOnError)
+	fs.StringVar(&w.letter, "workload", "a", "core workload: a (50/50 read/update), b (95/5 read/update), c (read only), d (95/5 read/insert, latest), e (95/5 scan/insert), f (50/50 read/read-modify-write)")
+	fs.IntVar(&w.records, "records", defaultRecords, "rows to load, YCSB's recordcount (init; a run counts the rows in the database)")
+	fs.IntVar(&w.fieldCount, "field-count", 10, "fields per row, YCSB's fieldcount (init; a run reads the columns)")
+	fs.IntVar(&w.fieldLength, "field-length", 100, "bytes per field value, YCSB's fieldlength (init; a run writes values as long as the load's)")
+	fs.StringVar(&w.insertOrder, "insert-order", orderHashed, "key order: hashed (\"user\" + FNV-64 hash of the key number) or ordered (\"user\" + the number), YCSB's insertorder (init; a run uses the load's)")
+	o := &w.over
+	fs.Float64Var(&o.props[opRead], "read-proportion", 0, "share of reads (default: the workload's)")
+	fs.Float64Var(&o.props[opUpdate], "update-proportion", 0, "share of updates (default: the workload's)")
+	fs.Float64Var(&o.props[opInsert], "insert-proportion", 0, "share of inserts (default: the workload's)")
+	fs.Float64Var(&o.props[opScan], "scan-proportion", 0, "share of scans (default: the workload's)")
+	fs.Float64Var(&o.props[opReadModifyWrite], "rmw-proportion", 0, "share of read-modify-writes (default: the workload's)")
+	fs.StringVar(&o.dist, "request-distribution", "", "how keys are chosen: zipfian, uniform, latest or hotspot (default: the workload's)")
+	fs.IntVar(&o.maxScan, "max-scan-length", 0, "most rows a scan reads (default: 100 for e, else YCSB's 1000)")
+	fs.StringVar(&o.scanDist, "scan-length-distribution", distUniform, "scan length between 1 and --max-scan-length: uniform or zipfian")
+	fs.Float64Var(&o.hotData, "hotspot-data-fraction", 0.2, "hotspot: the fraction of keys that are hot")
+	fs.Float64Var(&o.hotOpn, "hotspot-opn-fraction", 0.8, "hotspot: the fraction of operations on the hot keys")
+	fs.BoolVar(&o.readAll, "read-all-fields", true, "reads and scans fetch every field (false: one random field)")
+	fs.BoolVar(&o.writeAll, "write-all-fields", false, "updates and read-modify-writes write every field (false: one random field)")
+	workload.ForVerbs(fs, workload.InitVerbs, "records", "field-count", "field-length", "insert-order")
+	runFlags := []string{"workload", "request-distribution", "max-scan-length", "scan-length-distribution",
+		"hotspot-data-fraction", "hotspot-opn-fraction", "read-all-fields", "write-all-fields"}
+	workload.ForVerbs(fs, []string{workload.VerbRun}, append(runFlags, opFlags[:]...)...)
+	w.flags = fs
+	return w
+}
+
+// Meta implements workload.Workload.
+func (w *Workload) Meta() workload.Meta {
+	m, _ := workload.Get("ycsb")
+	return m
+}
+
+// Flags implements workload.Flagser.
+func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
+
+// SetSeed implements workload.Seeder: the seed of the loaded values.
+func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
+
+// DefaultQueryMode implements workload.QueryModeDefaulter: prepared, as
+// YCSB's JDBC binding runs PreparedStatements.
+func (w *Workload) DefaultQueryMode() string { return "prepared" }
+
+// Validate implements workload.Workload: the parameters, and the mix of
+// the letter with the overrides given.
+func (w *Workload) Validate() error {
+	switch {
+	case w.records < 1:
+		return fmt.Errorf("--records must be at least 1 (got %d)", w.records)
+	case w.fieldCount < 1 || w.fieldCount > 1000:
+		return fmt.Errorf("--field-count must be between 1 and 1000 (got %d)", w.fieldCount)
+	case w.fieldLength < 1 || w.fieldLength > 1<<20:
+		return fmt.Errorf("--field-length must be between 1 and 1048576 (got %d)", w.fieldLength)
+	case w.insertOrder != orderHashed && w.insertOrder != orderOrdered:
+		return fmt.Errorf("--insert-order %q: want hashed or ordered", w.insertOrder)
+	}
+	m, err := letterMix(w.letter)
+	if err != nil {
+		return err
+	}
+	changed := w.flags.Changed
+	for i, name := range opFlags {
+		if changed(name) {
+			m.props[i] = w.over.props[i]
+		}
+	}
+	if changed("request-distribution") {
+		m.dist = w.over.dist
+	}
+	if changed("max-scan-length") {
+		m.maxScan = w.over.maxScan
+	}
+	m.scanDist, m.hotData, m.hotOpn = w.over.scanDist, w.over.hotData, w.over.hotOpn
+	m.readAll, m.writeAll = w.over.readAll, w.over.writeAll
+	if err := m.validate(); err != nil {
+		return err
+	}
+	w.mix, w.ops = m, m.active()
+	return nil
+}
+
+// TxTypes implements workload.Workload: the operations the mix runs, in
+// the order read, update, insert, scan, read_modify_write.
+func (w *Workload) TxTypes() []string {
+	if w.ops == nil {
+		_ = w.Validate() // its error is reported by the caller's Validate
+	}
+	names := make([]string, len(w.ops))
+	for i, o := range w.ops {
+		names[i] = opNames[o]
+	}
+	return names
+}
+
+// Params implements workload.Parameterizer.
+func (w *Workload) Params() map[string]string {
+	m := w.mix
+	p := map[string]string{
+		"workload":             m.workloadName,
+		"records":              strconv.Itoa(w.records),
+		"field_count":          strconv.Itoa(w.fieldCount),
+		"field_length":         strconv.Itoa(w.fieldLength),
+		"insert_order":         w.insertOrder,
+		"request_distribution": m.dist,
+		"read_all_fields":      strconv.FormatBool(m.readAll),
+		"write_all_fields":     strconv.FormatBool(m.writeAll),
+	}
+	for i, name := range opNames {
+		p[name+"_proportion"] = strconv.FormatFloat(m.props[i], 'g', -1, 64)
+	}
+	if m.props[opScan] > 0 {
+		p["max_scan_length"] = strconv.Itoa(m.maxScan)
+		p["scan_length_distribution"] = m.scanDist
+	}
+	if m.dist == distHotspot {
+		p["hotspot_data_fraction"] = strconv.FormatFloat(m.hotData, 'g', -1, 64)
+		p["hotspot_opn_fraction"] = strconv.FormatFloat(m.hotOpn, 'g', -1, 64)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.keys != nil {
+		p["rows_at_start"] = strconv.FormatInt(w.base, 10)
+	}
+	if w.note != "" {
+		p["note"] = w.note
+	}
+	return p
+}
+
+// Prepare implements workload.Preparer. It counts the rows (a run's
+// inserts take key numbers from there on, and its reads draw from them),
+// reads the field columns, and reads the load's record count, insert
+// order and field length from the mark init left; the database wins over
+// --records, --field-count, --field-length and --insert-order, with a
+// note when one was given and differs. A table without the mark (loaded
+// by YCSB itself) is taken as it is, with the flags' insert order and
+// field length.
+func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+	missing, err := workload.FirstMissing(ctx, conn, []string{table}, false)
+	if err != nil {
+		return fmt.Errorf("ycsb: look for %s: %w", table, err)
+	}
+	if missing != "" {
+		return fmt.Errorf("database is not initialised for ycsb (table %s is missing): run `pgarena init ycsb` first", table)
+	}
+	var rows int64
+	var fields []string
+	var mark string
+	err = conn.QueryRow(ctx, `select (select count(*) from usertable),
+		array(select attname::text from pg_attribute where attrelid = 'usertable'::regclass
+			and attnum > 0 and not attisdropped and attname ~ '^field[0-9]+$' order by attnum),
+		coalesce(col_description('usertable'::regclass,
+			(select attnum from pg_attribute where attrelid = 'usertable'::regclass and attname = 'ycsb_key')), '')`).
+		Scan(&rows, &fields, &mark)
+	if err != nil {
+		return fmt.Errorf("ycsb: read %s: %w", table, err)
+	}
+	if rows == 0 {
+		return errors.New("ycsb: usertable is empty: run `pgarena init ycsb` again")
+	}
+	for i, f := range fields {
+		if f != "field"+strconv.Itoa(i) {
+			return fmt.Errorf("ycsb: usertable's columns are %s: want field0..fieldN-1", strings.Join(fields, ", "))
+		}
+	}
+	if len(fields) == 0 {
+		return errors.New("ycsb: usertable has no field0 column")
+	}
+	var notes []string
+	adopt := func(flag string, have *int, db int) {
+		if w.flags.Changed(flag) && *have != db {
+			notes = append(notes, fmt.Sprintf("--%s %d ignored: the database has %d", flag, *have, db))
+		}
+		*have = db
+	}
+	adopt("field-count", &w.fieldCount, len(fields))
+	w.loadedRec = -1
+	if load, ok := parseMark(mark); ok {
+		w.loadedRec = load.records
+		adopt("records", &w.records, int(load.records))
+		adopt("field-length", &w.fieldLength, load.fieldLength)
+		if w.flags.Changed("insert-order") && w.insertOrder != load.insertOrder {
+			notes = append(notes, fmt.Sprintf("--insert-order %s ignored: the database was loaded %s", w.insertOrder, load.insertOrder))
+		}
+		w.insertOrder = load.insertOrder
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.note = strings.Join(notes, "; ")
+	w.setKeys(rows)
+	return nil
+}
+
+// loadParams are the parameters of a load, from its mark.
+type loadParams struct {
+	records     int64
+	insertOrder string
+	fieldLength int
+}
+
+func parseMark(mark string) (loadParams, bool) {
+	rest, ok := strings.CutPrefix(mark, loadMark)
+	if !ok {
+		return loadParams{}, false
+	}
+	var p loadParams
+	for _, kv := range strings.Fields(rest) {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "records":
+			p.records, _ = strconv.ParseInt(v, 10, 64)
+		case "insert_order":
+			p.insertOrder = v
+		case "field_length":
+			p.fieldLength, _ = strconv.Atoi(v)
+		}
+	}
+	ok = p.records > 0 && p.fieldLength > 0 && (p.insertOrder == orderHashed || p.insertOrder == orderOrdered)
+	return p, ok
+}
+
+// setKeys starts the key space at rows existing rows. w.mu is held.
+func (w *Workload) setKeys(rows int64) {
+	w.keys = newKeySpace(rows)
+	w.base = rows
+	w.latestZ = zeta(rows, zipfianConstant)
+}
+
+// NewWorker implements workload.Workload.
+func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
+	if w.ops == nil {
+		_ = w.Validate()
+	}
+	w.mu.Lock()
+	if w.keys == nil {
+		// not prepared (tests that drive the workload right after a
+		// load): the load's rows
+		w.setKeys(int64(w.records))
+	}
+	keys, base, latestZ := w.keys, w.base, w.latestZ
+	w.mu.Unlock()
+	return newWorker(w, keys, base, latestZ, rng)
+}
