@@ -33,7 +33,8 @@ same-named tables that pgarena did not create unless --force.`,
   pgarena init tpcb -s 10 --cluster dev
   pgarena init tpcc --warehouses 100 --load-workers 8 --dsn "$DSN"
   pgarena init tpcc -w 100 --warehouse-range 1-50 --dsn "$DSN"    # one slice; another loader does 51-100
-  pgarena init tpcc -w 100 --citus --shard-count 96 --dsn "$COORDINATOR"`,
+  pgarena init tpcc -w 100 --citus --shard-count 96 --dsn "$COORDINATOR"
+  pgarena init ycsb --records 10000000 --field-count 10 --field-length 100 --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {
 		t.add(sub, false)
@@ -150,7 +151,8 @@ func (a *app) checkCommand() *cobra.Command {
 sum(abalance) = sum(tbalance) = sum(bbalance) = sum(history.delta).
 Exit code 1 when a check fails.`,
 		Example: `  pgarena check tpcb --dsn "$DSN"
-  pgarena check tpcc --dsn "$DSN"`,
+  pgarena check tpcc --dsn "$DSN"
+  pgarena check ycsb --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "check", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {
@@ -194,7 +196,8 @@ func (a *app) dropCommand() *cobra.Command {
 		Long: `Drop the workload's tables, but only those marked as created by pgarena;
 same-named tables created otherwise are left alone and listed.`,
 		Example: `  pgarena drop tpcb --dsn "$DSN"
-  pgarena drop tpcc --dsn "$DSN"`,
+  pgarena drop tpcc --dsn "$DSN"
+  pgarena drop ycsb --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "drop", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {

@@ -57,7 +57,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl.VarP(seconds{&f.duration}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t); per step in a sweep")
 	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client (instead of -T)")
 	fl.VarP(seconds{&f.progress}, "progress", "P", "print a progress line every this many seconds (0: off)")
-	fl.StringVarP(&f.protocol, "protocol", "M", "", "query protocol: simple, extended or prepared (default: simple; tpcc: prepared)")
+	fl.StringVarP(&f.protocol, "protocol", "M", "", "query protocol: simple, extended or prepared (default: simple; tpcc, ycsb: prepared)")
 	fl.BoolVarP(&f.connectPerTx, "connect", "C", false, "open a new connection for every transaction")
 	fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock (retries are counted)")
 	fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")

@@ -103,7 +103,10 @@ func (c *worker) Next() workload.TxType { return workload.TxType(c.choose.next(c
 // nextKey draws the key number of a read, update, scan or read-modify-write
 // (CoreWorkload.nextKeynum): uniform and hotspot over the rows the run
 // began with, zipfian over its space redrawing keys not inserted yet,
-// latest counting back from the newest readable key.
+// latest counting back from the newest readable key. (YCSB's
+// SkewedLatestGenerator draws last - zipfian(last), last being the newest
+// acknowledged key number, so it never picks key 0; pgarena's latest
+// ranges over every readable key.)
 func (c *worker) nextKey() int64 {
 	switch c.m.dist {
 	case distUniform:

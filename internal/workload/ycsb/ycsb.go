@@ -89,7 +89,7 @@ func New() *Workload {
 	w := &Workload{seed: 1, loadedRec: -1}
 	fs := pflag.NewFlagSet("ycsb", pflag.ContinueOnError)
 	fs.StringVar(&w.letter, "workload", "a", "core workload: a (50/50 read/update), b (95/5 read/update), c (read only), d (95/5 read/insert, latest), e (95/5 scan/insert), f (50/50 read/read-modify-write)")
-	fs.IntVar(&w.records, "records", defaultRecords, "rows to load, YCSB's recordcount (init; a run counts the rows in the database)")
+	fs.IntVar(&w.records, "records", defaultRecords, "rows to load, YCSB's recordcount (init; a run counts the rows in the database; check wants at least these unless init recorded its own)")
 	fs.IntVar(&w.fieldCount, "field-count", 10, "fields per row, YCSB's fieldcount (init; a run reads the columns)")
 	fs.IntVar(&w.fieldLength, "field-length", 100, "bytes per field value, YCSB's fieldlength (init; a run writes values as long as the load's)")
 	fs.StringVar(&w.insertOrder, "insert-order", orderHashed, "key order: hashed (\"user\" + FNV-64 hash of the key number) or ordered (\"user\" + the number), YCSB's insertorder (init; a run uses the load's)")
@@ -106,7 +106,9 @@ func New() *Workload {
 	fs.Float64Var(&o.hotOpn, "hotspot-opn-fraction", 0.8, "hotspot: the fraction of operations on the hot keys")
 	fs.BoolVar(&o.readAll, "read-all-fields", true, "reads and scans fetch every field (false: one random field)")
 	fs.BoolVar(&o.writeAll, "write-all-fields", false, "updates and read-modify-writes write every field (false: one random field)")
-	workload.ForVerbs(fs, workload.InitVerbs, "records", "field-count", "field-length", "insert-order")
+	workload.ForVerbs(fs, workload.InitVerbs, "field-count", "field-length", "insert-order")
+	// check reads --records for a table init did not mark (loaded by YCSB)
+	workload.ForVerbs(fs, []string{workload.VerbInit, workload.VerbRun, workload.VerbCheck}, "records")
 	runFlags := []string{"workload", "request-distribution", "max-scan-length", "scan-length-distribution",
 		"hotspot-data-fraction", "hotspot-opn-fraction", "read-all-fields", "write-all-fields"}
 	workload.ForVerbs(fs, []string{workload.VerbRun}, append(runFlags, opFlags[:]...)...)
