@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -95,6 +96,11 @@ func (p *pgbenchRunFlags) validate(cmd *cobra.Command) error {
 		return usagef("--sampling-rate and --aggregate-interval cannot be used together (as in pgbench)")
 	case p.logPrefix == "":
 		return usagef("--log-prefix must not be empty")
+	}
+	if dir := filepath.Dir(p.logPrefix); p.log {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usagef("--log-prefix %q: the directory %s does not exist", p.logPrefix, dir)
+		}
 	}
 	if fl.Changed("progress-timestamp") && !fl.Changed("progress") {
 		p.notes = append(p.notes, "--progress-timestamp: progress lines every 10 s (-P sets how often)")

@@ -111,6 +111,7 @@ func TestPgbenchFlagsRefused(t *testing.T) {
 		{[]string{"run", "tpcb", "-l", "--sampling-rate=2"}, "at most 1"},
 		{[]string{"run", "tpcb", "-l", "--sampling-rate=0.1", "--aggregate-interval=1"}, "cannot be used together"},
 		{[]string{"run", "tpcb", "--random-seed=soon"}, "time or rand"},
+		{[]string{"run", "tpcb", "-l", "--log-prefix=/nonexistent/dir/x"}, "/nonexistent/dir does not exist"},
 		{[]string{"init", "tpcb", "--foreign-keys"}, "ALTER TABLE"},
 		{[]string{"init", "tpcb", "-I", "dtgvpf"}, "foreign keys"},
 		{[]string{"init", "tpcb", "-I", "dtg"}, "adds keys (p)"},

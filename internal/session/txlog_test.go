@@ -175,18 +175,31 @@ func TestTxLogSums(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := provider(t)
-	for i, agg := range []time.Duration{0, time.Second} {
+	// The third run is interrupted: the logs still hold every transaction
+	// the summary counts.
+	for i, agg := range []time.Duration{0, time.Second, 0} {
 		w := tpcbWorkload(t, "tpcb-like")
 		l := &TxLog{Prefix: filepath.Join(dir, "log"+strconv.Itoa(i)), PID: 1, Threads: 2, AggregateInterval: agg, MaxTries: 1}
 		var verbose []string
 		spec := Spec{Groups: []Group{{Workload: w, Clients: 3, QueryMode: "simple"}}, Duration: 1500 * time.Millisecond,
 			Tick: 250 * time.Millisecond, Seed: 1, Init: i == 0, LoadWorkers: 2, TxLog: l,
 			Hooks: Hooks{VerboseError: func(s string) { verbose = append(verbose, s) }}}
-		res, err := Run(ctx, spec, p, st)
+		runCtx, cancel := context.WithCancel(ctx)
+		var outs []Output
+		if i == 2 {
+			// Interrupted once transactions are flowing.
+			spec.Duration = time.Minute
+			outs = append(outs, cancelAfterWork{cancel})
+		}
+		res, err := Run(runCtx, spec, p, st, outs...)
+		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
 		sum := res.Summary
+		if i == 2 && (!res.Stopped || sum.Transactions == 0) {
+			t.Errorf("interrupted run: stopped %v, %d transactions", res.Stopped, sum.Transactions)
+		}
 		run, err := st.Load(res.RunID)
 		if err != nil {
 			t.Fatal(err)
@@ -328,4 +341,42 @@ func TestTxLogFieldsMatchPgbench(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestTxLogNoAllocations: logging a transaction allocates nothing, per
+// transaction or aggregated (the hot path is measured against pgbench).
+func TestTxLogNoAllocations(t *testing.T) {
+	for _, agg := range []time.Duration{0, time.Second} {
+		w, err := openTxLog(TxLog{Prefix: filepath.Join(t.TempDir(), "x"), Threads: 1, MaxTries: 2, Throttled: true, AggregateInterval: agg}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		allocs := testing.AllocsPerRun(10000, func() {
+			i++
+			d := time.Duration(i) * time.Millisecond
+			w.ObserveTx(driver.TxEvent{Intended: at(d), Start: at(d), End: at(d + time.Millisecond), Retries: 1})
+		})
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if allocs != 0 {
+			t.Errorf("aggregate %s: %.1f allocations per transaction, want 0", agg, allocs)
+		}
+	}
+}
+
+// cancelAfterWork is an output that cancels the run (as Ctrl-C does) at
+// the first interval with a committed transaction.
+type cancelAfterWork struct{ cancel context.CancelFunc }
+
+func (c cancelAfterWork) Write(r Record) error {
+	if r.Interval != nil {
+		for _, tx := range r.Interval.Tx {
+			if tx.Count > 0 {
+				c.cancel()
+			}
+		}
+	}
+	return nil
 }
