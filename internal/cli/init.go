@@ -21,6 +21,8 @@ func (a *app) initCommand() *cobra.Command {
 		workers int
 		force   bool
 		seed    uint64
+		seeded  string // time or rand (--random-seed)
+		pgb     pgbenchInitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "init WORKLOAD",
@@ -40,8 +42,13 @@ same-named tables that pgarena did not create unless --force.`,
 		t.add(sub, false)
 		sub.Flags().IntVar(&workers, "load-workers", runtime.NumCPU(), "connections loading data in parallel")
 		sub.Flags().BoolVar(&force, "force", false, "replace same-named tables that pgarena did not create")
-		sub.Flags().Uint64Var(&seed, "seed", 1, "seed of the generated data (for workloads whose data is random)")
+		seedFlag(sub.Flags(), &seed, &seeded, "seed of the generated data (for workloads whose data is random)")
+		pgb.add(sub)
 	}, func(cmd *cobra.Command, w workload.Workload) error {
+		if err := pgb.validate(cmd, a.notef); err != nil {
+			return err
+		}
+		noteSeed(a.notef, seed, seeded)
 		if workers < 1 {
 			return usagef("--load-workers must be at least 1 (got %d)", workers)
 		}

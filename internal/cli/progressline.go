@@ -21,6 +21,7 @@ type progressOutput struct {
 	start   time.Time
 	pending []metrics.Interval
 	last    time.Duration
+	epoch   bool // --progress-timestamp: Unix epoch times instead of elapsed
 }
 
 func newProgressOutput(w io.Writer, every time.Duration, wl workload.Workload) *progressOutput {
@@ -65,7 +66,11 @@ func (p *progressOutput) add(iv metrics.Interval) {
 			f := p.figure.ProgressFigure(committed, span)
 			extra = append(extra, fmt.Sprintf("%s %.0f", f.Name, f.Value))
 		}
-		fmt.Fprintln(p.w, report.ProgressLine(elapsed, p.pending, extra...))
+		line := report.ProgressLine(elapsed, p.pending, extra...)
+		if p.epoch {
+			line = epochHead(line, iv.End)
+		}
+		fmt.Fprintln(p.w, line)
 		p.pending = p.pending[:0]
 		p.last = elapsed
 	}

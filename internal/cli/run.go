@@ -101,7 +101,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		}
 		defer stop()
 	}
-	res, err := session.Run(ctx, a.spec(f, w, threads), p, st, newProgressOutput(a.Stderr, f.progress, w))
+	res, err := session.Run(ctx, a.spec(f, w, threads), p, st, f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w)))
 	var refused *driver.InitialConnectError
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -116,7 +116,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if f.load.schedule != "" && len(f.rules) > 0 {
 		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
 	}
-	return a.printResult(res, f.jsonOut, limits)
+	return a.printResult(res, f.jsonOut, f.pgb.summaryExtra(res, limits))
 }
 
 // printLoadLimits prints, for an open-loop schedule run with autostop

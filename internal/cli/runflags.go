@@ -43,6 +43,8 @@ type runFlags struct {
 	serverLog    string
 	maxErrorRate float64 // percent
 	proceed      bool
+	seedFrom     string // "time" or "rand" when --random-seed drew the seed
+	pgb          pgbenchRunFlags
 
 	// set by validate
 	steps []session.Step
@@ -61,7 +63,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl.BoolVarP(&f.connectPerTx, "connect", "C", false, "open a new connection for every transaction")
 	fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock (retries are counted)")
 	fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")
-	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
+	seedFlag(fl, &f.seed, &f.seedFrom, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the final summary as JSON on stdout")
 	fl.StringVar(&f.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
 	fl.DurationVar(&f.tick, "interval", time.Second, "length of a recorded interval")
@@ -79,6 +81,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	_ = fl.MarkHidden("net-io")
 	fl.BoolVar(&f.fixedProcs, "fixed-procs", false, "keep GOMAXPROCS at -j while clients run instead of adding Ps as they need CPU (for pgarena's developers)")
 	_ = fl.MarkHidden("fixed-procs")
+	f.pgb.add(fl)
 	f.progress = 10 * time.Second
 	f.sampleEvery = time.Second
 }
@@ -107,6 +110,9 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 		return usagef("--load-workers must be at least 1 (got %d)", f.loadWorkers)
 	case f.maxErrorRate <= 0 || f.maxErrorRate > 100:
 		return usagef("--max-error-rate is a percentage above 0, at most 100 (got %g)", f.maxErrorRate)
+	}
+	if err := f.pgb.validate(cmd); err != nil {
+		return err
 	}
 	if f.duration == 0 && f.transactions == 0 {
 		f.duration = 60 * time.Second
@@ -172,6 +178,7 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 			return a.load(ctx, t.Config, w, f.loadWorkers, false)
 		},
 	}
+	f.pgb.apply(&spec, f, a.Stderr, a.notef)
 	return spec
 }
 

@@ -49,6 +49,7 @@ type client struct {
 	reconnects int64
 	backoff    time.Duration
 	done       int
+	retries    int        // retries of the transaction in flight (run)
 	jitter     *rand.Rand // backoff jitter
 	startAt    time.Time  // ramp-up: no transaction before
 	model      loadModel  // when the next transaction is due
@@ -92,6 +93,9 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			intended = start
 		} else if limit > 0 && start.Sub(intended) > limit {
 			c.handle.Skip(c.txBase + int(tx)) // already too late to be worth starting (pgbench -L)
+			if obs := c.cfg.Observer; obs != nil {
+				obs.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: intended, Start: start, End: start, Skipped: true})
+			}
 			continue
 		}
 		class, connectFailed, err := c.run(ctx, tx)
@@ -107,6 +111,10 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			}
 		} else {
 			c.handle.Fail(c.txBase+int(tx), class, pgerr.Detail(err, end))
+		}
+		if obs := c.cfg.Observer; obs != nil {
+			obs.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: intended, Start: start, End: end,
+				Class: class, Err: err, Retries: c.retries})
 		}
 		c.done++
 		if connectFailed {
@@ -129,6 +137,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 // outcome's class, whether the failure was a failed connection attempt, and
 // the error of a failure (kept with it for its text).
 func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClass, bool, error) {
+	c.retries = 0
 	if !c.live {
 		conn, err := c.connect(ctx)
 		if err != nil {
@@ -153,6 +162,7 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 		}
 		if class.Retryable() && try < c.group.MaxTries && ctx.Err() == nil {
 			c.handle.Retry(c.txBase+int(tx), class)
+			c.retries++
 			continue
 		}
 		return class, false, err

@@ -112,6 +112,9 @@ type Config struct {
 	Autostop []Rule
 	// Sampled gives autostop rules on sampled series their values.
 	Sampled Sampled
+	// Observer, when not nil, sees every counted transaction (pgbench -l,
+	// --verbose-errors); see TxObserver.
+	Observer TxObserver
 }
 
 // Result describes how a run went; the measurements are in the Recorder.

@@ -60,7 +60,20 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if smp != nil {
 		markStep = smp.MarkStep
 	}
+	closeObs, err := r.startObservers()
+	if err != nil {
+		fan.close()
+		if smp != nil {
+			smp.Stop()
+		}
+		return res, err
+	}
 	sr, err := r.runSteps(runCtx, fan, latest.get, markStep)
+	// The logs are complete once the clients have stopped (a normal end,
+	// an interrupt or a failure alike).
+	if cerr := closeObs(); cerr != nil {
+		r.notef("%v", cerr)
+	}
 	// The samplers stop before the outputs drain: their last samples are
 	// recorded too.
 	var findings []store.Finding

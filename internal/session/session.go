@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -69,6 +70,9 @@ type Spec struct {
 	NetIO netio.Mode
 	// AdaptProcs adds Ps while clients need CPU (see netio.AdaptProcs).
 	AdaptProcs bool
+	// TxLog, when not nil, writes pgbench's transaction logs (-l); their
+	// paths are recorded in the run spec (Load["pgbench_logs"]).
+	TxLog *TxLog
 
 	Hooks Hooks
 }
@@ -117,6 +121,10 @@ type Hooks struct {
 	// loader.Init with Spec.LoadWorkers and no progress), so the caller
 	// can show progress.
 	Load func(ctx context.Context, t *target.Target, w workload.Workload) error
+	// VerboseError, when not nil, receives a line per failed transaction
+	// (pgbench --verbose-errors), at most verboseErrorsPerSecond a second,
+	// from the clients' goroutines: it must not block for long.
+	VerboseError func(line string)
 }
 
 // Result is how a run went.
@@ -152,6 +160,9 @@ type run struct {
 	conn   *pgx.Conn // control connection: describe, prepare, figures, checks
 	writer *store.Writer
 	sum    metrics.Summary
+	// observer sees every transaction (pgbench -l, --verbose-errors); nil
+	// without either.
+	observer driver.TxObserver
 }
 
 // Run runs spec against the target p provides, recording it in st and
@@ -372,6 +383,13 @@ func (r *run) recordSpec(p target.Provider) store.RunSpec {
 	rs.MaxTries = max(g0.MaxTries, 1)
 	rs.TickS = r.spec.Tick.Seconds()
 	rs.Embedded = target.CreatesTarget(p)
+	if l := r.spec.TxLog; l != nil {
+		rs.Load = maps.Clone(rs.Load)
+		if rs.Load == nil {
+			rs.Load = map[string]string{}
+		}
+		rs.Load["pgbench_logs"] = strings.Join(absPaths(l.Paths(r.spec.totalClients())), " ")
+	}
 	rs.Target = p.Describe()
 	if r.tgt != nil {
 		rs.Target = r.tgt.Description

@@ -48,6 +48,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 			Warmup:       spec.Warmup,
 			Autostop:     spec.Autostop,
 			Sampled:      sampled,
+			Observer:     r.observer,
 
 			ProceedWithConnected: spec.ProceedWithConnected,
 			// The clock goroutine only adds up and hands over: disk,
