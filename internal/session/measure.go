@@ -56,11 +56,22 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	fan := newFanout(r.notef, append([]Output{rec, figs}, outs...)...)
 	latest := &latestSamples{m: map[string]float64{}}
 	smp := r.startSampler(ctx, fan, latest)
+	if r.repl, err = r.startReplication(ctx, func(b []store.Sample) { fan.publish(Record{Samples: b}) }); err != nil {
+		if smp != nil {
+			smp.Stop()
+		}
+		fan.close()
+		return res, err
+	}
 	var markStep func(time.Time)
 	if smp != nil {
 		markStep = smp.MarkStep
 	}
 	sr, err := r.runSteps(runCtx, fan, latest.get, markStep)
+	if r.repl != nil && err == nil {
+		r.sum.Replication = r.repl.run(&r.sum)
+	}
+	r.repl.stop()
 	// The samplers stop before the outputs drain: their last samples are
 	// recorded too.
 	var findings []store.Finding

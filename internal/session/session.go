@@ -65,6 +65,9 @@ type Spec struct {
 
 	// SampleEvery is the server and host sampling interval (0: off).
 	SampleEvery time.Duration
+	// CatchUpTimeout bounds the wait for the target's replicas after each
+	// step (0: DefaultCatchUpTimeout).
+	CatchUpTimeout time.Duration
 	// NetIO is the clients' socket I/O mode.
 	NetIO netio.Mode
 	// AdaptProcs adds Ps while clients need CPU (see netio.AdaptProcs).
@@ -152,6 +155,7 @@ type run struct {
 	conn   *pgx.Conn // control connection: describe, prepare, figures, checks
 	writer *store.Writer
 	sum    metrics.Summary
+	repl   *replication // nil without replicas
 }
 
 // Run runs spec against the target p provides, recording it in st and
