@@ -214,6 +214,7 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Du
 	took := make([]time.Duration, len(m.watched))
 	done := make([]bool, len(m.watched))
 	deadline := start.Add(timeout)
+	noted := false
 	for left := len(m.watched); left > 0; {
 		for i, w := range m.watched {
 			if done[i] {
@@ -233,6 +234,10 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Du
 		if left == 0 {
 			break
 		}
+		if !noted && time.Since(start) > time.Second {
+			noted = true
+			m.opts.Notef("waiting up to %s for the replicas to catch up", timeout)
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			for i := range took {
 				if !done[i] {
@@ -242,6 +247,9 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Du
 			break
 		}
 		time.Sleep(catchUpPoll / 4)
+	}
+	if noted {
+		m.opts.Notef("the replicas caught up in %s", slices.Max(took).Round(10*time.Millisecond))
 	}
 	return took, done, nil
 }
