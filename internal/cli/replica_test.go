@@ -1,9 +1,15 @@
 package cli
 
 import (
+	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/pgtest"
+	"github.com/pgarena/pgarena/internal/target/local"
 )
 
 // TestReplicaLogicalSweep: an embedded primary with a built-in logical
@@ -61,5 +67,48 @@ func TestReplicaBadInput(t *testing.T) {
 		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
 			t.Errorf("%v: want one line and exit 2:\n%s", args, r)
 		}
+	}
+}
+
+// TestReadDSN: tpcc with --read-dsn naming a standby the test starts:
+// order-status and stock-level run there as group "replica" (a write on a
+// standby would fail), the rest on the primary, and the standby's lag and
+// catch-up are measured too.
+func TestReadDSN(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcc", "-w", "1", "--load-workers", "2", "--dsn", dsn)
+	c := pgtest.Cluster(t)
+	settings := c.Settings()
+	delete(settings, "port")
+	delete(settings, "unix_socket_directories")
+	db := strings.TrimPrefix(regexp.MustCompile(`dbname=\S+`).FindString(dsn), "dbname=")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	standby, err := local.Start(ctx, local.Options{Env: os.Environ(), BinDir: c.Binaries().Dir, Settings: settings,
+		BaseBackupFrom: c.TCPDSN(db)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Remove()
+	r := mustRun(t, "run", "tpcc", "-c", "4", "-T", "2s", "--json", "--dsn", dsn, "--read-dsn", standby.DSN(db), "--results", t.TempDir())
+	m := summaryJSON(t, r.stdout)
+	groups, _ := m["groups"].([]any)
+	if len(groups) != 2 {
+		t.Fatalf("groups %v: want primary and replica", m["groups"])
+	}
+	for i, want := range []string{"primary", "replica"} {
+		g := groups[i].(map[string]any)
+		if g["name"] != want || num(t, g, "transactions") <= 0 || num(t, g, "failed") != 0 {
+			t.Errorf("group %d: %v, want %s with transactions and no failures", i, g, want)
+		}
+	}
+	if _, ok := m["replication"].(map[string]any); !ok {
+		t.Errorf("no replication part: %v", m)
+	}
+	conn := connect(t, standby.DSN(db))
+	var commits int64
+	if err := conn.QueryRow(ctx, `select xact_commit from pg_stat_database where datname = current_database()`).Scan(&commits); err != nil || commits < 10 {
+		t.Errorf("the standby committed %d transactions (%v): the read-only group did not run there", commits, err)
 	}
 }

@@ -129,7 +129,14 @@ func (r *run) load(ctx context.Context, w workload.Workload) error {
 // the group's query mode and the run's socket I/O.
 func (r *run) dialer(g *Group) target.Dialer {
 	mode, _ := target.ParseQueryMode(g.QueryMode)
-	return r.tgt.Dialer(func(c *pgx.ConnConfig) {
+	tgt := r.tgt
+	for _, rep := range r.tgt.Replicas {
+		if g.Replica != "" && rep.Kind == g.Replica {
+			tgt = &target.Target{Config: rep.Config}
+			break
+		}
+	}
+	return tgt.Dialer(func(c *pgx.ConnConfig) {
 		c.DefaultQueryExecMode = mode
 		netio.Apply(&c.Config, r.spec.NetIO)
 	})

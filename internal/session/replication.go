@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/replica"
 )
 
@@ -33,6 +35,11 @@ type replication struct {
 // when the target has no replicas.
 func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)) (*replication, error) {
 	reps := r.tgt.Replicas
+	for _, g := range r.spec.Groups {
+		if g.Replica != "" && !slices.ContainsFunc(reps, func(rep target.Replica) bool { return rep.Kind == g.Replica }) {
+			return nil, fmt.Errorf("client group %s goes to a %s replica, and the target has none", g.Name, g.Replica)
+		}
+	}
 	if len(reps) == 0 {
 		return nil, nil
 	}

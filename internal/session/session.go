@@ -89,6 +89,10 @@ type Group struct {
 	QueryMode    string // simple, extended or prepared
 	ConnectPerTx bool
 	MaxTries     int
+	// Replica, when set, sends the group's clients to the target's first
+	// replica of this kind instead of the target (--read-dsn: read-only
+	// transactions to a replica, kind "read").
+	Replica string
 }
 
 // DefaultMaxErrorRate is the share of failed transactions above which a

@@ -221,6 +221,9 @@ func quote(v string) string {
 type DSN struct {
 	Inner  target.Provider
 	Config *pgx.ConnConfig
+	// Kind is the replica's kind: "dsn" when empty (--replica-dsn);
+	// --read-dsn names "read", the replica read-only transactions go to.
+	Kind string
 }
 
 // Describe names the primary and the replica, redacted.
@@ -243,6 +246,10 @@ func (d *DSN) Provision(ctx context.Context) (*target.Target, func(), error) {
 		return nil, nil, fmt.Errorf("--replica-dsn: %w", err)
 	}
 	conn.Close(context.Background())
-	t.Replicas = append(t.Replicas, target.Replica{Kind: "dsn", Config: d.Config, Description: target.Redacted(d.Config)})
+	kind := d.Kind
+	if kind == "" {
+		kind = "dsn"
+	}
+	t.Replicas = append(t.Replicas, target.Replica{Kind: kind, Config: d.Config, Description: target.Redacted(d.Config)})
 	return t, teardown, nil
 }
