@@ -186,13 +186,19 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 			w.peak, w.fresh = max(w.peak, lag), true
 			w.mu.Unlock()
 		}
-		wait := BeatEvery
-		if m.catching.Load() {
-			wait = catchUpPoll
+		// Next read: a beat later, or at once when a catch-up is awaited
+		// (checked every catchUpPoll).
+		for next := now.Add(BeatEvery); ctx.Err() == nil && time.Now().Before(next) && !m.catching.Load(); {
+			select {
+			case <-ctx.Done():
+			case <-time.After(catchUpPoll):
+			}
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(wait):
+		if m.catching.Load() {
+			select {
+			case <-ctx.Done():
+			case <-time.After(catchUpPoll):
+			}
 		}
 	}
 }
