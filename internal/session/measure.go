@@ -68,7 +68,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		markStep = smp.MarkStep
 	}
 	sr, err := r.runSteps(runCtx, fan, latest.get, markStep)
-	if r.repl != nil && err == nil {
+	if r.repl != nil && err == nil && !sr.stopped { // a cut-short step has no catch-up
 		r.sum.Replication = r.repl.run(&r.sum)
 	}
 	r.repl.stop()
