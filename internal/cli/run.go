@@ -101,7 +101,11 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		}
 		defer stop()
 	}
-	res, err := session.Run(ctx, a.spec(f, w, threads), p, st, f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w)))
+	spec := a.spec(f, w, threads)
+	if err := splitReads(&spec, &f.replica); err != nil {
+		return err
+	}
+	res, err := session.Run(ctx, spec, p, st, f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w)))
 	var refused *driver.InitialConnectError
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -19,6 +19,7 @@ import (
 // runFlags are the flags of `run`.
 type runFlags struct {
 	target       targetFlags
+	replica      replicaFlags
 	load         loadFlags
 	jobs         int
 	duration     time.Duration
@@ -55,6 +56,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl := sub.Flags()
 	f.target.add(sub, true)
 	f.load.add(fl)
+	f.replica.add(fl)
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "worker threads (caps GOMAXPROCS; default: all cores); clamped to --clients")
 	fl.VarP(seconds{&f.duration}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t); per step in a sweep")
 	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client (instead of -T)")
@@ -166,6 +168,7 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 		MaxErrorRate:         f.maxErrorRate / 100,
 		ProceedWithConnected: f.proceed,
 		SampleEvery:          f.sampleEvery,
+		CatchUpTimeout:       f.replica.catchUpTimeout,
 		NetIO:                netMode,
 		AdaptProcs:           !f.fixedProcs,
 	}

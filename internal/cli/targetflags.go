@@ -68,7 +68,11 @@ func (a *app) provider(t *targetFlags, dbHostLocal bool, serverLog string) (targ
 // cluster when none is named.
 func (a *app) runProvider(t *targetFlags, f *runFlags, clients int) (target.Provider, error) {
 	if a.explicitTarget(t) {
-		return a.provider(t, f.dbHostLocal, f.serverLog)
+		p, err := a.provider(t, f.dbHostLocal, f.serverLog)
+		if err != nil {
+			return nil, err
+		}
+		return a.withReplicas(p, &f.replica)
 	}
 	bin, err := local.FindBinaries(t.pgBin, a.Env)
 	if err != nil {
@@ -81,8 +85,8 @@ func (a *app) runProvider(t *targetFlags, f *runFlags, clients int) (target.Prov
 	if err != nil {
 		return nil, err
 	}
-	return &local.Ephemeral{Bin: bin, Settings: settings, MinConnections: clients + 20, Keep: t.keepCluster,
-		Env: a.Env, Notef: a.notef, Getenv: a.getenv}, nil
+	return a.withReplicas(&local.Ephemeral{Bin: bin, Settings: settings, MinConnections: clients + 20, Keep: t.keepCluster,
+		Env: a.Env, Notef: a.notef, Getenv: a.getenv}, &f.replica)
 }
 
 // provision reaches the explicit target of init, check and drop.

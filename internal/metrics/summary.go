@@ -65,6 +65,8 @@ type Summary struct {
 	// Groups holds one summary per client group when the run has several;
 	// the top-level numbers then cover all groups together.
 	Groups []GroupSummary `json:"groups,omitempty"`
+	// Replication is how the replicas kept up (--replica, --replica-dsn).
+	Replication *Replication `json:"replication,omitempty"`
 }
 
 // GroupSummary is one client group's part of a run with several groups.
@@ -204,6 +206,8 @@ type StepSummary struct {
 	// intervals (open loop); Rate is what the sweep asked for.
 	TargetRate float64     `json:"target_rate,omitempty"`
 	Tx         []TxSummary `json:"tx,omitempty"`
+	// Replication is how the replicas kept up with this step.
+	Replication *Replication `json:"replication,omitempty"`
 }
 
 // Step summarises what a accumulated as one sweep step.

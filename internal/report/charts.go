@@ -501,6 +501,8 @@ var sampleCharts_ = []sampleChart{
 		[]string{"pg.connections.total", "pg.active", "pg.locks.waiting"}},
 	{"server-waits", "server", "Server: top wait events (active sessions)", "sessions", 1, []string{"pg.wait.*"}},
 	{"server-wal", "server", "Server: WAL written", "MB/s", 1.0 / (1 << 20), []string{"pg.wal_bytes_per_s"}},
+	{"replication-lag", "server", "Replication: lag by pgarena's heartbeat", "s", 1, []string{"pg.replica.*lag_s"}},
+	{"replication-bytes", "server", "Replication: replay lag (pg_stat_replication)", "MB", 1.0 / (1 << 20), []string{"pg.replication.*lag_bytes"}},
 	{"host-cpu", "host", "Host: CPU", "%", 1,
 		[]string{"host.cpu.user_pct", "host.cpu.sys_pct", "host.cpu.iowait_pct", "host.cpu.steal_pct", "host.pgarena.cpu_pct"}},
 	{"host-disk", "host", "Host: disk utilisation", "%util", 1, []string{"host.disk.*util_pct"}},

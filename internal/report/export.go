@@ -40,6 +40,10 @@ var CSVColumns = []string{
 	// the workload's figures of merit (TPC-C's NOPM and TPM); empty when the
 	// workload has none
 	"nopm", "tpm",
+	// replicas (--replica, --replica-dsn): the slowest replica's catch-up,
+	// transactions / (duration_s + catch_up_s) and its ratio to tps, and the
+	// heartbeat lag over the measured time; empty without replicas
+	"catch_up_s", "sustainable_tps", "sustainable_ratio", "replica_lag_max_s", "replica_lag_p99_s",
 }
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
@@ -98,7 +102,7 @@ func csvRow(r *store.Run, s *metrics.Summary, clients int, step string) []string
 	}
 	row = append(row, step, target)
 	row = append(row, figureCell(s, "nopm"), figureCell(s, "tpm"))
-	return row
+	return append(row, replicationCells(s.Replication)...)
 }
 
 // figureCell is the run-wide figure named name of s, "" if it has none.
@@ -120,7 +124,7 @@ func StepAsSummary(run *metrics.Summary, st *metrics.StepSummary) metrics.Summar
 		Start: st.Start, End: st.End, DurationS: st.DurationS, WarmupS: st.WarmupS,
 		Transactions: st.Transactions, Failed: st.Failed, Errors: st.Errors, Retries: st.Retries, TPS: st.TPS,
 		Latency: st.Latency, Service: st.Service, InitialConnectMS: run.InitialConnectMS, Tx: st.Tx,
-		TargetRate: st.TargetRate}
+		TargetRate: st.TargetRate, Replication: st.Replication}
 	if s.TargetRate == 0 {
 		s.TargetRate = st.Rate
 	}

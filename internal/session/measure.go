@@ -56,6 +56,13 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	fan := newFanout(r.notef, append([]Output{rec, figs}, outs...)...)
 	latest := &latestSamples{m: map[string]float64{}}
 	smp := r.startSampler(ctx, fan, latest)
+	if r.repl, err = r.startReplication(ctx, func(b []store.Sample) { fan.publish(Record{Samples: b}) }); err != nil {
+		if smp != nil {
+			smp.Stop()
+		}
+		fan.close()
+		return res, err
+	}
 	var markStep func(time.Time)
 	if smp != nil {
 		markStep = smp.MarkStep
@@ -74,6 +81,10 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if cerr := closeObs(); cerr != nil {
 		r.notef("%v", cerr)
 	}
+	if r.repl != nil && err == nil && !sr.stopped { // a cut-short step has no catch-up
+		r.sum.Replication = r.repl.run(&r.sum)
+	}
+	r.repl.stop()
 	// The samplers stop before the outputs drain: their last samples are
 	// recorded too.
 	var findings []store.Finding
@@ -131,7 +142,14 @@ func (r *run) load(ctx context.Context, w workload.Workload) error {
 // the group's query mode and the run's socket I/O.
 func (r *run) dialer(g *Group) target.Dialer {
 	mode, _ := target.ParseQueryMode(g.QueryMode)
-	return r.tgt.Dialer(func(c *pgx.ConnConfig) {
+	tgt := r.tgt
+	for _, rep := range r.tgt.Replicas {
+		if g.Replica != "" && rep.Kind == g.Replica {
+			tgt = &target.Target{Config: rep.Config}
+			break
+		}
+	}
+	return tgt.Dialer(func(c *pgx.ConnConfig) {
 		c.DefaultQueryExecMode = mode
 		netio.Apply(&c.Config, r.spec.NetIO)
 	})

@@ -66,6 +66,9 @@ type Spec struct {
 
 	// SampleEvery is the server and host sampling interval (0: off).
 	SampleEvery time.Duration
+	// CatchUpTimeout bounds the wait for the target's replicas after each
+	// step (0: DefaultCatchUpTimeout).
+	CatchUpTimeout time.Duration
 	// NetIO is the clients' socket I/O mode.
 	NetIO netio.Mode
 	// AdaptProcs adds Ps while clients need CPU (see netio.AdaptProcs).
@@ -90,6 +93,10 @@ type Group struct {
 	QueryMode    string // simple, extended or prepared
 	ConnectPerTx bool
 	MaxTries     int
+	// Replica, when set, sends the group's clients to the target's first
+	// replica of this kind instead of the target (--read-dsn: read-only
+	// transactions to a replica, kind "read").
+	Replica string
 }
 
 // DefaultMaxErrorRate is the share of failed transactions above which a
@@ -163,6 +170,7 @@ type run struct {
 	// observer sees every transaction (pgbench -l, --verbose-errors); nil
 	// without either.
 	observer driver.TxObserver
+	repl     *replication // nil without replicas
 }
 
 // Run runs spec against the target p provides, recording it in st and

@@ -92,8 +92,14 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 		r.sum.Reconnects += dr.Reconnects
 		r.sum.Unstarted += dr.Unstarted
 		r.sum.NotConnected = max(r.sum.NotConnected, dr.NotConnected)
+		var repl *metrics.Replication
+		if r.repl != nil && !dr.Stopped {
+			ps := stepAcc.Step(i+1, st.Clients, st.Rate)
+			repl = r.repl.step(ctx, dr.Start, dr.End, ps.Transactions, ps.DurationS, ps.TPS)
+		}
 		if sweep {
 			ss := stepAcc.Step(i+1, st.Clients, st.Rate)
+			ss.Replication = repl
 			if share := float64(ss.Failed) / float64(max(ss.Failed+ss.Transactions, 1)); share > spec.MaxErrorRate {
 				ss.Status = metrics.StatusDegraded
 			}

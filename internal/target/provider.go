@@ -29,6 +29,9 @@ type Target struct {
 	// target has one besides Config (a pooler's admin console, the primary
 	// behind a pooler); nil otherwise.
 	Admin *pgx.ConnConfig
+	// Replicas follow the target (--replica, --replica-dsn): their lag and
+	// catch-up are measured (nil: none).
+	Replicas []Replica
 }
 
 // Connect opens one connection under the given application_name.

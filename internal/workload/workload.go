@@ -285,6 +285,17 @@ type Parameterizer interface {
 	Params() map[string]string
 }
 
+// ReadOnlySplitter is implemented by workloads whose read-only
+// transaction types can run apart from the others (--read-dsn sends them
+// to a replica, as a client group of their own). reads runs only the
+// read-only types, writes the rest (nil when every type reads only), each
+// keeping the mix's proportions among its own types; share is the
+// read-only types' share of the mix (0 when none is read-only: reads is
+// then nil).
+type ReadOnlySplitter interface {
+	SplitReadOnly() (reads, writes Workload, share float64)
+}
+
 var registry = struct {
 	sync.Mutex
 	m map[string]Meta

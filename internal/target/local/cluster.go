@@ -57,6 +57,11 @@ type Options struct {
 	// StartTimeout bounds initdb, and then the server start and first
 	// connection (each separately; ctx may end sooner). Default 60s.
 	StartTimeout time.Duration
+	// BaseBackupFrom, when set, is a connection string of a primary: a new
+	// cluster is then a streaming standby, its data directory filled by
+	// pg_basebackup -R (standby.signal and primary_conninfo written)
+	// instead of initdb.
+	BaseBackupFrom string
 }
 
 func (o Options) notef(format string, args ...any) {
@@ -279,7 +284,12 @@ func start(ctx context.Context, opts Options, lay layout) (c *Cluster, err error
 	}
 	if !initialized {
 		ictx, cancel := context.WithTimeout(ctx, timeout)
-		err := c.initdb(ictx)
+		var err error
+		if opts.BaseBackupFrom != "" {
+			err = c.baseBackup(ictx, opts.BaseBackupFrom)
+		} else {
+			err = c.initdb(ictx)
+		}
 		cancel()
 		if err != nil {
 			return nil, err
@@ -347,6 +357,39 @@ func (c *Cluster) initdb(ctx context.Context) error {
 		return writeMeta(c.marker, clusterMeta{DataDir: c.dataDir, CreatedAt: time.Now().UTC()})
 	}
 	return nil
+}
+
+// baseBackup fills the data directory from a primary with pg_basebackup -R
+// (a standby: standby.signal and primary_conninfo), then makes sure
+// postgresql.conf includes pgarena.conf.
+func (c *Cluster) baseBackup(ctx context.Context, primary string) error {
+	cmd := c.acct.command(ctx, c.env, c.bin.Path("pg_basebackup"),
+		"-D", c.dataDir, "-R", "-X", "stream", "-c", "fast", "--no-sync", "-d", primary)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		msg := fmt.Sprintf("pg_basebackup (PostgreSQL %s) into %s failed: %v", c.bin.Version, c.dataDir, deadlineErr(ctx, err))
+		if s := strings.TrimSpace(string(out)); s != "" {
+			msg += "\n--- last lines of pg_basebackup output ---\n" + lastLines(s, logTailLines)
+		}
+		return errors.New(msg)
+	}
+	conf := filepath.Join(c.dataDir, "postgresql.conf")
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(string(b), "include = '"+confFile+"'") {
+		return nil
+	}
+	f, err := os.OpenFile(conf, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "\n# Added by pgarena: its settings, rewritten at every start.\ninclude = '%s'\n", confFile)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // launch starts the server with pg_ctl and waits until it answers a query.

@@ -28,24 +28,33 @@ type worker struct {
 	c     constants
 	homeW int
 	homeD int
-	deck  [deckSize]workload.TxType
+	deck  []workload.TxType
 	pos   int
 }
 
 func newWorker(w *Workload, id int, rng *rand.Rand) *worker {
+	return newDeckWorker(w, id, rng, deckCounts)
+}
+
+// newDeckWorker is a terminal dealing from a deck with counts cards of
+// each type (a part of the mix, for workload.ReadOnlySplitter).
+func newDeckWorker(w *Workload, id int, rng *rand.Rand, counts [len(deckCounts)]int) *worker {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
 	wk := &worker{
 		w:     w,
 		rng:   rng,
 		c:     w.constants(),
 		homeW: id%w.warehouses + 1,
 		homeD: id/w.warehouses%districtsPerWH + 1,
-		pos:   deckSize,
+		pos:   n,
+		deck:  make([]workload.TxType, 0, n),
 	}
-	k := 0
-	for tx, n := range deckCounts {
-		for range n {
-			wk.deck[k] = workload.TxType(tx)
-			k++
+	for tx, c := range counts {
+		for range c {
+			wk.deck = append(wk.deck, workload.TxType(tx))
 		}
 	}
 	return wk
@@ -54,8 +63,8 @@ func newWorker(w *Workload, id int, rng *rand.Rand) *worker {
 // Next implements workload.Worker: the next card of the deck, shuffled
 // again after each pass.
 func (wk *worker) Next() workload.TxType {
-	if wk.pos == deckSize {
-		wk.rng.Shuffle(deckSize, func(i, j int) { wk.deck[i], wk.deck[j] = wk.deck[j], wk.deck[i] })
+	if wk.pos == len(wk.deck) {
+		wk.rng.Shuffle(len(wk.deck), func(i, j int) { wk.deck[i], wk.deck[j] = wk.deck[j], wk.deck[i] })
 		wk.pos = 0
 	}
 	tx := wk.deck[wk.pos]

@@ -1,0 +1,147 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/target/replica"
+)
+
+// DefaultCatchUpTimeout bounds the wait for the replicas after each step.
+const DefaultCatchUpTimeout = 30 * time.Minute
+
+// replication watches the target's replicas (internal/target/replica)
+// during the run: heartbeat lag on the timeline, and after each step the
+// catch-up and the sustainable rate.
+type replication struct {
+	hb      *replica.Heartbeat
+	mon     *replica.Monitor
+	timeout time.Duration
+	notef   func(format string, args ...any)
+	// catch-ups of the steps so far, per replica, for the run's summary.
+	catchUp [][]time.Duration
+	caught  []bool
+}
+
+// startReplication creates the heartbeat on the target, attaches the
+// replicas to the workloads' tables and the heartbeat (a logical
+// subscriber copies them now: the initial copy is not measured), starts
+// the heartbeat and waits until the replicas are in sync. It returns nil
+// when the target has no replicas.
+func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)) (*replication, error) {
+	reps := r.tgt.Replicas
+	for _, g := range r.spec.Groups {
+		if g.Replica != "" && !slices.ContainsFunc(reps, func(rep target.Replica) bool { return rep.Kind == g.Replica }) {
+			return nil, fmt.Errorf("client group %s goes to a %s replica, and the target has none", g.Name, g.Replica)
+		}
+	}
+	if len(reps) == 0 {
+		return nil, nil
+	}
+	hb, err := replica.NewHeartbeat(ctx, r.tgt.Config)
+	if err != nil {
+		return nil, err
+	}
+	var tables []string
+	for _, w := range r.workloads() {
+		for _, t := range w.Tables() {
+			tables = append(tables, t.Name)
+		}
+	}
+	tables = append(tables, replica.HeartbeatTable)
+	for _, rep := range reps {
+		if rep.Attach == nil {
+			continue
+		}
+		if err := rep.Attach(ctx, tables); err != nil {
+			hb.Close()
+			return nil, err
+		}
+	}
+	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, notef: r.notef, caught: make([]bool, len(reps))}
+	if rp.timeout <= 0 {
+		rp.timeout = DefaultCatchUpTimeout
+	}
+	for i := range rp.caught {
+		rp.caught[i] = true
+	}
+	rp.mon = replica.StartMonitor(ctx, hb, reps, replica.MonitorOptions{Every: r.spec.SampleEvery, Notef: r.notef,
+		OnSample: func(at time.Time, lags map[string]float64) {
+			vals := make(map[string]float64, len(lags))
+			for name, v := range lags {
+				vals["pg.replica."+name+".lag_s"] = v
+			}
+			publish([]store.Sample{{Time: at, Source: "replication_heartbeat", Values: vals}})
+		}})
+	// In sync before measuring: a replica that cannot show the heartbeat
+	// (a --replica-dsn that does not replicate it) is bad input.
+	_, ok, err := rp.mon.CatchUp(ctx, min(rp.timeout, 2*time.Minute))
+	for i, done := range ok {
+		if !done && err == nil {
+			err = fmt.Errorf("replica %s does not show pgarena's heartbeat table %s within %s: it must replicate it like the workload's tables (add it to the publication or replication set)",
+				reps[i].Description, replica.HeartbeatTable, min(rp.timeout, 2*time.Minute))
+		}
+	}
+	if err != nil {
+		rp.stop()
+		return nil, err
+	}
+	return rp, nil
+}
+
+// step waits for the replicas to catch up after a step whose load ran
+// from start to end, and returns how they kept up with transactions
+// committed over durationS at tps.
+func (rp *replication) step(ctx context.Context, start, end time.Time, transactions int64, durationS, tps float64) *metrics.Replication {
+	took, ok, err := rp.mon.CatchUp(ctx, rp.timeout)
+	if err != nil {
+		rp.notef("replication: no catch-up measured: %v", err)
+		return nil
+	}
+	rp.catchUp = append(rp.catchUp, took)
+	for i := range ok {
+		rp.caught[i] = rp.caught[i] && ok[i]
+		if !ok[i] {
+			rp.notef("replica %d did not catch up within %s", i+1, rp.timeout)
+		}
+	}
+	return rp.summary(start, end, took, ok, transactions, durationS, tps)
+}
+
+func (rp *replication) summary(start, end time.Time, took []time.Duration, ok []bool, transactions int64, durationS, tps float64) *metrics.Replication {
+	out := &metrics.Replication{}
+	for i, st := range rp.mon.Stats(start, end) {
+		out.Replicas = append(out.Replicas, metrics.ReplicaLag{Name: st.Name, Kind: st.Kind,
+			LagMaxS: st.Max, LagP99S: st.P99, LagEndS: st.AtEnd, CatchUpS: took[i].Seconds(), CaughtUp: ok[i]})
+	}
+	out.Finish(transactions, durationS, tps)
+	return out
+}
+
+// run is the whole run's replication: lag over all steps, the catch-ups
+// of all steps added up.
+func (rp *replication) run(s *metrics.Summary) *metrics.Replication {
+	if len(rp.catchUp) == 0 {
+		return nil
+	}
+	total := make([]time.Duration, len(rp.caught))
+	for _, took := range rp.catchUp {
+		for i, d := range took {
+			total[i] += d
+		}
+	}
+	return rp.summary(s.Start, s.End, total, rp.caught, s.Transactions, s.DurationS, s.TPS)
+}
+
+func (rp *replication) stop() {
+	if rp == nil {
+		return
+	}
+	rp.mon.Stop()
+	rp.hb.Close()
+}

@@ -1,0 +1,24 @@
+package target
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Replica is a copy of a target that follows it: a streaming standby, a
+// logical subscriber, or any replica named by a DSN (slony, londiste...).
+// Its lag is measured with pgarena's heartbeat table (internal/target/replica).
+type Replica struct {
+	// Kind is streaming, logical, pglogical or dsn (named by --replica-dsn).
+	Kind string
+	// Config reaches the replica's copy of the target's database.
+	Config *pgx.ConnConfig
+	// Description names the replica, redacted.
+	Description string
+	// Attach, when set, makes the replica follow the named tables (the
+	// workload's and pgarena's heartbeat), which exist on the target by
+	// then, and returns when the replica holds their current data. A
+	// streaming standby follows everything and needs none.
+	Attach func(ctx context.Context, tables []string) error
+}

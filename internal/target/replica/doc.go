@@ -1,0 +1,24 @@
+// Package replica provides replicas of a target and measures how far they
+// lag behind it.
+//
+// Provider wraps the provider of a local primary (the embedded cluster or a
+// named cluster) and starts a replica of it on this host: a streaming
+// standby (pg_basebackup -R, started by internal/target/local), a built-in
+// logical subscriber (publication and subscription of the workload's
+// tables), or a pglogical subscriber (Debian's postgresql-NN-pglogical).
+// The logical kinds follow the workload's tables only once they are loaded
+// (target.Replica.Attach): the subscriber gets the tables' definitions from
+// pg_dump --schema-only, then copies their data (copy_data), and Attach
+// returns when the copy is done, so the measured run starts in sync.
+// DSN adds a replica the user runs (any replication system: streaming,
+// logical, pglogical, slony, londiste...) to any provider; it must
+// replicate pgarena's heartbeat table like the workload's tables (slony and
+// londiste: add pgarena_heartbeat to the set).
+//
+// Lag is measured the same way for every system: pgarena creates a
+// heartbeat table (marked, like the loader's tables) on the primary and
+// bumps its one row every 100 ms (Heartbeat); a replica's lag is the age,
+// on pgarena's own clock, of the oldest beat it has not shown yet (Monitor),
+// so no clock of a server is compared with another. CatchUp waits after the
+// load until every replica shows a beat written after it.
+package replica

@@ -1,0 +1,306 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgarena/pgarena/internal/target"
+)
+
+// BeatEvery is how often the heartbeat is bumped and read.
+const BeatEvery = 100 * time.Millisecond
+
+// catchUpPoll is how often replicas are read while a catch-up is awaited.
+const catchUpPoll = 20 * time.Millisecond
+
+// readTimeout bounds one read of a replica (and one beat).
+const readTimeout = 2 * time.Second
+
+// MonitorOptions configure a Monitor.
+type MonitorOptions struct {
+	// Every is how often OnSample is called (the run's sample interval);
+	// 0: never.
+	Every time.Duration
+	// OnSample receives, per replica name, the highest lag in seconds read
+	// since the last call. Called from the monitor's goroutine.
+	OnSample func(at time.Time, lagS map[string]float64)
+	// Notef receives notes (a replica unreachable, a beat failing).
+	Notef func(format string, args ...any)
+}
+
+// Monitor bumps the heartbeat and reads every replica's, until Stop.
+type Monitor struct {
+	hb       *Heartbeat
+	opts     MonitorOptions
+	watched  []*watched
+	catching atomic.Bool
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// watched is one replica and what was read from it.
+type watched struct {
+	name  string
+	rep   target.Replica
+	mu    sync.Mutex
+	seen  int64 // last beat read
+	read  []lagRead
+	peak  float64 // highest lag since the last OnSample
+	fresh bool    // a read came since the last OnSample
+}
+
+type lagRead struct {
+	at  time.Time
+	lag float64 // seconds
+}
+
+// Names gives each replica its series name: its kind, numbered when two
+// share one.
+func Names(reps []target.Replica) []string {
+	count := map[string]int{}
+	for _, r := range reps {
+		count[r.Kind]++
+	}
+	seen := map[string]int{}
+	out := make([]string, len(reps))
+	for i, r := range reps {
+		out[i] = r.Kind
+		if count[r.Kind] > 1 {
+			seen[r.Kind]++
+			out[i] = fmt.Sprintf("%s%d", r.Kind, seen[r.Kind])
+		}
+	}
+	return out
+}
+
+// StartMonitor starts beating hb and reading the replicas' heartbeat.
+func StartMonitor(ctx context.Context, hb *Heartbeat, reps []target.Replica, opts MonitorOptions) *Monitor {
+	if opts.Notef == nil {
+		opts.Notef = func(string, ...any) {}
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	m := &Monitor{hb: hb, opts: opts, cancel: cancel}
+	for i, name := range Names(reps) {
+		w := &watched{name: name, rep: reps[i], seen: -1}
+		m.watched = append(m.watched, w)
+		m.wg.Add(1)
+		go m.readLoop(mctx, w)
+	}
+	m.wg.Add(1)
+	go m.beatLoop(mctx)
+	return m
+}
+
+func (m *Monitor) beatLoop(ctx context.Context) {
+	defer m.wg.Done()
+	t := time.NewTicker(BeatEvery)
+	defer t.Stop()
+	var lastSample time.Time
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			bctx, cancel := context.WithTimeout(ctx, readTimeout)
+			_, err := m.hb.Beat(bctx)
+			cancel()
+			if err != nil && ctx.Err() == nil && !failing {
+				m.opts.Notef("replication heartbeat: %v", err)
+			}
+			failing = err != nil
+			if m.opts.OnSample != nil && m.opts.Every > 0 && now.Sub(lastSample) >= m.opts.Every {
+				lastSample = now
+				m.opts.OnSample(now, m.peaks())
+			}
+		}
+	}
+}
+
+// peaks returns and resets each replica's highest lag since the last call.
+func (m *Monitor) peaks() map[string]float64 {
+	out := map[string]float64{}
+	for _, w := range m.watched {
+		w.mu.Lock()
+		if w.fresh {
+			out[w.name] = w.peak
+		}
+		w.peak, w.fresh = 0, false
+		w.mu.Unlock()
+	}
+	return out
+}
+
+func (m *Monitor) readLoop(ctx context.Context, w *watched) {
+	defer m.wg.Done()
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+	}()
+	lost := false
+	for ctx.Err() == nil {
+		rctx, cancel := context.WithTimeout(ctx, readTimeout)
+		var err error
+		if conn == nil || conn.IsClosed() {
+			conn, err = target.Connect(rctx, w.rep.Config, "pgarena-replica-monitor")
+			if err != nil {
+				conn = nil
+			} else {
+				conn.Exec(rctx, "set statement_timeout = 2000")
+			}
+		}
+		var seen int64
+		if err == nil {
+			seen, err = Seen(rctx, conn)
+		}
+		cancel()
+		now := time.Now()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !lost {
+				m.opts.Notef("replica %s: cannot read the heartbeat: %v", w.name, err)
+			}
+			lost = true
+			if conn != nil && !conn.IsClosed() {
+				conn.Close(context.Background())
+			}
+			conn = nil
+		case err == nil:
+			lost = false
+			lag := m.hb.Lag(seen, now).Seconds()
+			w.mu.Lock()
+			w.seen = seen
+			w.read = append(w.read, lagRead{at: now, lag: lag})
+			w.peak, w.fresh = max(w.peak, lag), true
+			w.mu.Unlock()
+		}
+		// Next read: a beat later, or at once when a catch-up is awaited
+		// (checked every catchUpPoll).
+		for next := now.Add(BeatEvery); ctx.Err() == nil && time.Now().Before(next) && !m.catching.Load(); {
+			select {
+			case <-ctx.Done():
+			case <-time.After(catchUpPoll):
+			}
+		}
+		if m.catching.Load() {
+			select {
+			case <-ctx.Done():
+			case <-time.After(catchUpPoll):
+			}
+		}
+	}
+}
+
+// CatchUp writes a beat and waits until every replica shows it, or until
+// timeout: per replica, how long after the beat it did (or timeout), and
+// whether it did. Call it once the load is done: the beat follows every
+// transaction of the load, so a replica showing it holds them all.
+func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Duration, []bool, error) {
+	m.catching.Store(true)
+	defer m.catching.Store(false)
+	start := time.Now()
+	bctx, cancel := context.WithTimeout(ctx, readTimeout)
+	seq, err := m.hb.Beat(bctx)
+	cancel()
+	if err != nil {
+		return nil, nil, err
+	}
+	took := make([]time.Duration, len(m.watched))
+	done := make([]bool, len(m.watched))
+	deadline := start.Add(timeout)
+	noted := false
+	for left := len(m.watched); left > 0; {
+		for i, w := range m.watched {
+			if done[i] {
+				continue
+			}
+			w.mu.Lock()
+			var at time.Time
+			if w.seen >= seq && len(w.read) > 0 {
+				at = w.read[len(w.read)-1].at
+			}
+			w.mu.Unlock()
+			if !at.IsZero() {
+				took[i], done[i] = max(at.Sub(start), 0), true
+				left--
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if !noted && time.Since(start) > time.Second {
+			noted = true
+			m.opts.Notef("waiting up to %s for the replicas to catch up", timeout)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			for i := range took {
+				if !done[i] {
+					took[i] = time.Since(start)
+				}
+			}
+			break
+		}
+		time.Sleep(catchUpPoll / 4)
+	}
+	if noted {
+		m.opts.Notef("the replicas caught up in %s", slices.Max(took).Round(10*time.Millisecond))
+	}
+	return took, done, nil
+}
+
+// LagStats is a replica's lag over a span of time, in seconds.
+type LagStats struct {
+	Name, Kind      string
+	Max, P99, AtEnd float64
+	Reads           int
+}
+
+// Stats summarises each replica's lag reads in [from, to]; AtEnd is the
+// last read at or before to.
+func (m *Monitor) Stats(from, to time.Time) []LagStats {
+	var out []LagStats
+	for _, w := range m.watched {
+		w.mu.Lock()
+		var lags []float64
+		st := LagStats{Name: w.name, Kind: w.rep.Kind}
+		for _, r := range w.read {
+			if r.at.Before(from) || r.at.After(to) {
+				continue
+			}
+			lags = append(lags, r.lag)
+			st.AtEnd = r.lag
+		}
+		w.mu.Unlock()
+		st.Reads = len(lags)
+		if len(lags) > 0 {
+			sort.Float64s(lags)
+			st.Max = lags[len(lags)-1]
+			st.P99 = lags[int(math.Ceil(0.99*float64(len(lags))))-1]
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Stop ends beating and reading (bounded by the reads' deadlines).
+func (m *Monitor) Stop() {
+	m.cancel()
+	m.wg.Wait()
+}
+
+func isUndefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && slices.Contains([]string{"42P01"}, pe.Code)
+}
