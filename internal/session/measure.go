@@ -69,6 +69,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	closeObs, err := r.startObservers()
 	if err != nil {
+		r.repl.stop()
 		fan.close()
 		if smp != nil {
 			smp.Stop()
