@@ -19,6 +19,7 @@ import (
 // runFlags are the flags of `run`.
 type runFlags struct {
 	target       targetFlags
+	pooler       poolerFlags
 	load         loadFlags
 	jobs         int
 	duration     time.Duration
@@ -52,6 +53,7 @@ type runFlags struct {
 func (f *runFlags) add(sub *cobra.Command) {
 	fl := sub.Flags()
 	f.target.add(sub, true)
+	f.pooler.add(fl)
 	f.load.add(fl)
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "worker threads (caps GOMAXPROCS; default: all cores); clamped to --clients")
 	fl.VarP(seconds{&f.duration}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t); per step in a sweep")

@@ -28,7 +28,7 @@ func (pgbouncer) configure(s setup) (launch, error) {
 	keys := []string{"listen_addr", "listen_port", "unix_socket_dir", "auth_type", "auth_file", "pool_mode",
 		"default_pool_size", "min_pool_size", "reserve_pool_size", "max_client_conn", "max_db_connections",
 		"server_tls_sslmode", "ignore_startup_parameters", "admin_users", "stats_users", "logfile", "pidfile",
-		"log_connections", "log_disconnections"}
+		"log_connections", "log_disconnections", "log_stats", "stats_period"}
 	tls := "disable"
 	if !strings.HasPrefix(host, "/") {
 		tls = "prefer"
@@ -53,6 +53,8 @@ func (pgbouncer) configure(s setup) (launch, error) {
 		"pidfile":                   filepath.Join(s.dir, "pgbouncer.pid"),
 		"log_connections":           "0",
 		"log_disconnections":        "0",
+		"log_stats":                 "0",
+		"stats_period":              "1", // SHOW STATS totals move every second, not every minute
 	}
 	ini := fmt.Sprintf("[databases]\n* = host=%s port=%d\n[pgbouncer]\n", host, port) + settingsText(keys, set)
 	users := quoteAuth(s.server.User) + " " + quoteAuth(s.server.Password) + "\n"

@@ -13,20 +13,21 @@ import (
 )
 
 // pgpool: pgpool-II in raw mode with one backend, no health or streaming
-// checks, no load balancing: a pool of num_init_children processes, each
-// serving one client at a time over its cached server connection; clients
-// beyond them wait in the listen queue. One extra process is kept for the
-// sampler, which holds its connection for the run.
+// checks, no load balancing. It does not multiplex: each of its
+// num_init_children processes serves one client session at a time over its
+// cached server connection, and a client beyond them cannot even log in
+// (it waits in the listen queue until its connect timeout). So it gets one
+// process per client and a few more (the sampler holds one for the run);
+// --pool-size does not apply.
 type pgpool struct{}
 
 func (pgpool) program() (string, string, string) { return "pgpool", "pgpool2", "--version" }
 func (pgpool) modes() []string                   { return []string{"raw"} }
-func (pgpool) pools() bool                       { return true }
+func (pgpool) pools() bool                       { return false }
 
 func (pgpool) configure(s setup) (launch, error) {
 	host, port := s.serverAddr()
-	children := s.poolSize + 1
-	backlog := (s.maxClients + children - 1) / children
+	children := s.maxClients
 	keys := []string{"backend_clustering_mode", "listen_addresses", "port", "socket_dir", "pcp_listen_addresses",
 		"pcp_port", "pcp_socket_dir", "backend_hostname0", "backend_port0", "backend_flag0", "num_init_children",
 		"max_pool", "listen_backlog_multiplier", "child_life_time", "connection_life_time", "client_idle_limit",
@@ -46,7 +47,7 @@ func (pgpool) configure(s setup) (launch, error) {
 		"backend_flag0":             "'ALWAYS_PRIMARY|DISALLOW_TO_FAILOVER'",
 		"num_init_children":         strconv.Itoa(children),
 		"max_pool":                  "1",
-		"listen_backlog_multiplier": strconv.Itoa(max(backlog, 2)),
+		"listen_backlog_multiplier": "2",
 		"child_life_time":           "0",
 		"connection_life_time":      "0",
 		"client_idle_limit":         "0",
@@ -80,8 +81,8 @@ func (pgpool) configure(s setup) (launch, error) {
 		args: []string{"-n", "-D", "-f", filepath.Join(s.dir, "pgpool.conf"), "-F", filepath.Join(s.dir, "pcp.conf"),
 			"-a", filepath.Join(s.dir, "pool_hba.conf")},
 		stop: syscall.SIGINT, // fast shutdown
-		pooler: target.Pooler{Kind: "pgpool", Mode: "raw", PoolSize: s.poolSize, Settings: rec,
-			Note: fmt.Sprintf("%d pgpool processes, one client each; one more kept for the sampler", s.poolSize)},
+		pooler: target.Pooler{Kind: "pgpool", Mode: "raw", Settings: rec,
+			Note: fmt.Sprintf("no multiplexing: %d pgpool processes, one client session (and server connection) each", children)},
 		admin: func(c *pgx.ConnConfig) *pgx.ConnConfig { return adminConfig(c, "") },
 	}, nil
 }

@@ -157,6 +157,10 @@ func (p *Provider) title(version string) string {
 // CreatesTarget is the inner provider's.
 func (p *Provider) CreatesTarget() bool { return target.CreatesTarget(p.Inner) }
 
+// Pools reports whether the pooler multiplexes clients over a pool of
+// server connections (--pool-size applies).
+func (p *Provider) Pools() bool { return p.kind.pools() }
+
 // CheckQueryMode refuses a client protocol the pooler cannot carry:
 // prepared statements through pgbouncer's transaction or statement pooling
 // (a transaction may run on a server connection that never saw PREPARE).
