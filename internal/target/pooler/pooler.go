@@ -129,10 +129,9 @@ func New(inner target.Provider, o Options) (*Provider, error) {
 	if !k.pools() {
 		o.PoolSize = 0
 	}
-	name, pkg, _ := k.program()
-	bin, ok := lookPath(name, env(o.Env).get("PATH"))
-	if !ok {
-		return nil, fmt.Errorf("install %s (apt-get install %s)", name, pkg)
+	bin, err := findProgram(k, env(o.Env).get("PATH"))
+	if err != nil {
+		return nil, err
 	}
 	if o.Notef == nil {
 		o.Notef = func(string, ...any) {}
@@ -341,6 +340,16 @@ func (e env) tempDir() string {
 		return d
 	}
 	return "/tmp"
+}
+
+// findProgram finds a kind's program; missing, it says what to install.
+func findProgram(k kind, path string) (string, error) {
+	name, pkg, _ := k.program()
+	bin, ok := lookPath(name, path)
+	if !ok {
+		return "", fmt.Errorf("install %s (apt-get install %s)", name, pkg)
+	}
+	return bin, nil
 }
 
 // lookPath finds an executable in path, then in the sbin directories

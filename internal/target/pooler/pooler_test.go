@@ -2,6 +2,7 @@ package pooler_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -102,7 +103,7 @@ func groupPids(t *testing.T, tg *target.Target) []int {
 	var out []int
 	for _, e := range ents {
 		var pid int
-		if _, err := fmtSscan(e.Name(), &pid); err != nil {
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
 			continue
 		}
 		if cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd"); err == nil && cwd == tg.Config.Host {
