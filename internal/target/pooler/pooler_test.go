@@ -115,3 +115,7 @@ func groupPids(t *testing.T, tg *target.Target) []int {
 	}
 	return out
 }
+
+type pgxConnConfig = pgx.ConnConfig
+
+func itoa(n int) string { return fmt.Sprint(n) }
