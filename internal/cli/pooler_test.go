@@ -147,6 +147,21 @@ func TestPoolerAdminDSN(t *testing.T) {
 	if run.Server.Pooler == nil || run.Server.Pooler.Kind != "console" {
 		t.Errorf("pooler record %+v", run.Server.Pooler)
 	}
+	// Its pool mode is not known before the run: -M prepared fails at run
+	// time, and a finding says why and what to do.
+	prep := pgarena(t, nil, "run", "tpcb", "-M", "prepared", "-c", "4", "-T", "2s", "--dsn", b.DSN(),
+		"--pooler-admin-dsn", admin, "--results", results)
+	if prep.code != ExitOK && prep.code != ExitFailed {
+		t.Fatalf("%s", prep)
+	}
+	found := false
+	for _, f := range loadLast(t, results).Findings {
+		found = found || f.Kind == "prepared_statements" && strings.Contains(f.Message, "through a pooler") &&
+			strings.Contains(f.Message, "-M simple")
+	}
+	if !found || !strings.Contains(prep.stderr, "critical: ") {
+		t.Errorf("no prepared_statements finding:\n%s", prep)
+	}
 	bad := pgarena(t, nil, "run", "tpcb", "-c", "1", "-T", "1s", "--dsn", b.DSN(), "--pooler-admin-dsn",
 		strings.Replace(admin, "dbname=pgbouncer", "dbname=nosuchdb", 1), "--results", t.TempDir())
 	if bad.code == ExitOK || !strings.Contains(bad.stderr, "admin console does not answer") {
