@@ -91,6 +91,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		return err
 	}
 	p, err := a.runProvider(&f.target, f, clients)
+	if err == nil {
+		p, err = a.viaPooler(p, f, clients)
+	}
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 type runFlags struct {
 	target       targetFlags
 	replica      replicaFlags
+	pooler       poolerFlags
 	load         loadFlags
 	jobs         int
 	duration     time.Duration
@@ -55,6 +56,7 @@ type runFlags struct {
 func (f *runFlags) add(sub *cobra.Command) {
 	fl := sub.Flags()
 	f.target.add(sub, true)
+	f.pooler.add(fl)
 	f.load.add(fl)
 	f.replica.add(fl)
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "worker threads (caps GOMAXPROCS; default: all cores); clamped to --clients")

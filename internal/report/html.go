@@ -58,6 +58,7 @@ type page struct {
 	Data           chartSet     // embedded as JSON for report.js
 	HasServer      bool         // sampled server series are charted
 	HasHost        bool         // sampled host series are charted
+	HasPooler      bool         // sampled pooler series are charted
 	HasFailureText bool         // some run kept what its failures said
 	HasSteps       bool         // a run is a sweep: its steps are charted and tabled
 	UplotJS        template.JS
@@ -196,6 +197,7 @@ func buildPage(runs []*store.Run) *page {
 	for _, c := range p.Data.Charts {
 		p.HasServer = p.HasServer || c.Section == "server"
 		p.HasHost = p.HasHost || c.Section == "host"
+		p.HasPooler = p.HasPooler || c.Section == "pooler"
 		p.HasSteps = p.HasSteps || c.Section == "steps"
 	}
 	return p

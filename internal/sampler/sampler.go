@@ -39,6 +39,9 @@ type Options struct {
 	// QueryTimeout bounds each server query and connection attempt;
 	// default the interval, clamped to [500 ms, 5 s].
 	QueryTimeout time.Duration
+	// Pooler, if set, is a pooler in front of the server: its statistics
+	// are sampled too (pooler.go).
+	Pooler *Pooler
 }
 
 // AppName is the application_name of the sampler's connection.
@@ -55,7 +58,8 @@ type Sampler struct {
 
 	srv  *server // nil without ConnConfig
 	host *host
-	log  *logScanner // nil without ServerLogPath
+	log  *logScanner   // nil without ServerLogPath
+	pool *poolerSource // nil without Pooler
 	an   *analyzer
 
 	stopOnce sync.Once
@@ -104,6 +108,9 @@ func Start(ctx context.Context, opts Options) (*Sampler, error) {
 	if opts.ServerLogPath != "" {
 		s.log = newLogScanner(opts.ServerLogPath)
 	}
+	if opts.Pooler != nil {
+		s.pool = newPoolerSource(ctx, opts)
+	}
 	loopCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	go s.loop(loopCtx)
@@ -134,6 +141,9 @@ func (s *Sampler) tick(ctx context.Context) {
 	}
 	if s.log != nil {
 		batch = append(batch, s.log.sample(now)...)
+	}
+	if s.pool != nil {
+		batch = append(batch, s.pool.sample(ctx, now)...)
 	}
 	if ctx.Err() != nil {
 		return // stopped mid-tick: a partial batch would draw as a dip
@@ -184,6 +194,10 @@ func (s *Sampler) Stop() []store.Finding {
 		s.an.stepStarts = append([]time.Time(nil), s.marks...)
 		s.marksMu.Unlock()
 		s.findings = s.an.findings(srvTotals, logTotals)
+		if s.pool != nil {
+			s.findings = bySeverity(append(s.findings, s.pool.findings()...))
+			s.pool.close()
+		}
 	})
 	return s.findings
 }

@@ -28,7 +28,8 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if err != nil {
 		return res, err
 	}
-	if err := r.writer.SetServer(store.ServerInfo{Version: info.Version, VersionNum: info.VersionNum, Settings: info.Settings}); err != nil {
+	if err := r.writer.SetServer(store.ServerInfo{Version: info.Version, VersionNum: info.VersionNum, Settings: info.Settings,
+		Pooler: poolerInfo(r.tgt.Pooler)}); err != nil {
 		return res, err
 	}
 	for _, w := range r.workloads() {
@@ -99,6 +100,9 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if err != nil {
 		return res, err
 	}
+	if n := r.sum.Errors[metrics.ClassPreparedStatements]; n > 0 {
+		findings = append([]store.Finding{preparedFinding(n, r.tgt.Pooler)}, findings...)
+	}
 	if r.sum.Failed > 0 {
 		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "errors",
 			Message: fmt.Sprintf("%d transactions failed (%.2f%%): %s%s", r.sum.Failed,
@@ -130,9 +134,9 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 // load initialises w on the target.
 func (r *run) load(ctx context.Context, w workload.Workload) error {
 	if r.spec.Hooks.Load != nil {
-		return r.spec.Hooks.Load(ctx, r.tgt, w)
+		return r.spec.Hooks.Load(ctx, r.tgt.Direct(), w)
 	}
-	dial := func(ctx context.Context) (*pgx.Conn, error) { return r.tgt.Connect(ctx, "pgarena-loader") }
+	dial := func(ctx context.Context) (*pgx.Conn, error) { return r.tgt.Direct().Connect(ctx, "pgarena-loader") }
 	if _, err := loader.Init(ctx, dial, w, loader.Options{Workers: r.spec.LoadWorkers}); err != nil {
 		return fmt.Errorf("init %s: %w", w.Meta().Name, err)
 	}
@@ -163,7 +167,7 @@ func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSampl
 	if r.spec.SampleEvery <= 0 {
 		return nil
 	}
-	opts := sampler.Options{ConnConfig: r.tgt.Config, Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
+	opts := sampler.Options{ConnConfig: r.tgt.Direct().Config, Pooler: samplerPooler(r.tgt), Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
 		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog,
 		Sink: func(b []store.Sample) {
 			latest.update(b)

@@ -43,7 +43,7 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 	if len(reps) == 0 {
 		return nil, nil
 	}
-	hb, err := replica.NewHeartbeat(ctx, r.tgt.Config)
+	hb, err := replica.NewHeartbeat(ctx, r.tgt.Direct().Config)
 	if err != nil {
 		return nil, err
 	}

@@ -285,9 +285,10 @@ func (s *Spec) validate() error {
 	return nil
 }
 
-// connect opens the control connection.
+// connect opens the control connection (to the server itself, not
+// through a pooler).
 func (r *run) connect(ctx context.Context) error {
-	conn, err := target.WaitReady(ctx, r.tgt.Config, 0, nil)
+	conn, err := target.WaitReady(ctx, r.tgt.Direct().Config, 0, nil)
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,20 @@ type ServerInfo struct {
 	VersionNum int               `json:"version_num"`
 	Settings   map[string]string `json:"settings,omitempty"`
 	DataDir    string            `json:"data_dir,omitempty"`
+	// Pooler is the pooler or proxy the clients went through, if any.
+	Pooler *PoolerInfo `json:"pooler,omitempty"`
+}
+
+// PoolerInfo describes a pooler in front of the server: kind (pgbouncer,
+// haproxy, pgpool, console), mode, pool size (0: no pooling), version, a
+// note and its generated settings (no passwords).
+type PoolerInfo struct {
+	Kind     string            `json:"kind"`
+	Mode     string            `json:"mode,omitempty"`
+	PoolSize int               `json:"pool_size,omitempty"`
+	Version  string            `json:"version,omitempty"`
+	Note     string            `json:"note,omitempty"`
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // idTimeLayout is the time part of a run id: UTC, sortable.

@@ -32,6 +32,36 @@ type Target struct {
 	// Replicas follow the target (--replica, --replica-dsn): their lag and
 	// catch-up are measured (nil: none).
 	Replicas []Replica
+	// Server is the database server itself when Config goes through a
+	// pooler (nil otherwise): samplers, the loader and the control
+	// connection use it, so they watch the server, not the pooler.
+	Server *pgx.ConnConfig
+	// Pooler describes the pooler or proxy Config goes through (nil: none).
+	Pooler *Pooler
+}
+
+// Pooler describes a connection pooler or proxy between the clients and
+// the server, for the run record and the pooler sampler.
+type Pooler struct {
+	Kind     string // pgbouncer, haproxy, pgpool; "console" for an external pooler known by its admin console
+	Mode     string // session, transaction, statement (pgbouncer), raw (pgpool), tcp (haproxy)
+	PoolSize int    // server connections it keeps at most; 0 when it does not pool
+	Version  string
+	Note     string            // what to keep in mind ("a TCP proxy: no pooling")
+	Settings map[string]string // its configuration as generated, without passwords
+	// StatsSocket is haproxy's stats socket (a unix socket path).
+	StatsSocket string
+}
+
+// Direct returns the target the server itself is reached as: t, or a
+// copy whose Config is Server when t goes through a pooler.
+func (t *Target) Direct() *Target {
+	if t.Server == nil {
+		return t
+	}
+	d := *t
+	d.Config, d.Server, d.Pooler, d.Admin = t.Server, nil, nil, nil
+	return &d
 }
 
 // Connect opens one connection under the given application_name.
