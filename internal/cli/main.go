@@ -225,11 +225,14 @@ func (a *app) workloadCommands(parent *cobra.Command, verb string, addFlags func
 	for _, meta := range workload.All() {
 		w := meta.New()
 		sub := &cobra.Command{
-			Use:     meta.Name,
+			Use:     workloadUse(meta.Name, w),
 			Short:   meta.Description,
-			Args:    cobra.NoArgs,
+			Args:    cobra.ArbitraryArgs,
 			Example: examplesFor(parent.Example, meta.Name),
-			RunE: func(cmd *cobra.Command, _ []string) error {
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if err := setWorkloadArgs(meta.Name, w, args); err != nil {
+					return err
+				}
 				if err := w.Validate(); err != nil {
 					return usagef("%s: %s", meta.Name, err)
 				}
