@@ -224,9 +224,11 @@ func (a *app) workloadCommands(parent *cobra.Command, verb string, addFlags func
 	run func(cmd *cobra.Command, w workload.Workload) error) {
 	for _, meta := range workload.All() {
 		w := meta.New()
+		use, long := workloadUse(meta, w)
 		sub := &cobra.Command{
-			Use:     workloadUse(meta.Name, w),
+			Use:     use,
 			Short:   meta.Description,
+			Long:    long,
 			Args:    cobra.ArbitraryArgs,
 			Example: examplesFor(parent.Example, meta.Name),
 			RunE: func(cmd *cobra.Command, args []string) error {

@@ -50,7 +50,9 @@ const runExamples = `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
   pgarena run tpcc -c 8 -T 60s                             # embedded cluster, 10 warehouses
   pgarena run tpcc -c 32 --ramp 1m -T 10m --dsn "$DSN"     # warehouses read from the database
   pgarena run tpcc --stored-procs -c 16 -T 5m --dsn "$DSN"
-  pgarena run tpcc --keying-thinking -c 100 -T 30m --dsn "$DSN"   # 10 warehouses, paced terminals`
+  pgarena run tpcc --keying-thinking -c 100 -T 30m --dsn "$DSN"   # 10 warehouses, paced terminals
+  pgarena run sysbench oltp_read_write -c 8 -T 60s --dsn "$DSN"    # tables and rows read from the database
+  pgarena run sysbench oltp_point_select --tables 4 --table-size 100000 -c 8 -T 60s`
 
 func (a *app) runCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "run WORKLOAD", Short: "Benchmark a workload and record the run",

@@ -6,13 +6,16 @@ import (
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// workloadUse is the usage line of a workload's subcommand: its name and,
-// for a workload.Argser, its positional arguments.
-func workloadUse(name string, w workload.Workload) string {
-	if a, ok := w.(workload.Argser); ok {
-		return name + " " + a.ArgsUsage()
+// workloadUse is the usage line of a workload's subcommand and its long
+// help: its name and description and, for a workload.Argser, its
+// positional arguments.
+func workloadUse(meta workload.Meta, w workload.Workload) (use, long string) {
+	a, ok := w.(workload.Argser)
+	if !ok {
+		return meta.Name, ""
 	}
-	return name
+	usage, help := a.ArgsUsage()
+	return meta.Name + " " + usage, meta.Description + "\n\n" + help
 }
 
 // setWorkloadArgs hands a subcommand's positional arguments to the

@@ -160,8 +160,9 @@ func FlagApplies(f *pflag.Flag, verb string) bool {
 // CLI gives every verb's arguments to SetArgs before Validate; a workload
 // without Argser takes none.
 type Argser interface {
-	// ArgsUsage names the arguments for the usage line, e.g. "[TEST]".
-	ArgsUsage() string
+	// ArgsUsage names the arguments for the usage line ("[TEST]") and
+	// explains them for help (which tests there are).
+	ArgsUsage() (usage, help string)
 	// SetArgs takes the positional arguments. Its error is one line, exit 2.
 	SetArgs(args []string) error
 }

@@ -140,7 +140,11 @@ func (w *Workload) Meta() workload.Meta {
 func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
 
 // ArgsUsage implements workload.Argser.
-func (w *Workload) ArgsUsage() string { return "[TEST]" }
+func (w *Workload) ArgsUsage() (string, string) {
+	return "[TEST]", "TEST is one of sysbench's OLTP tests (oltp_read_write when not given):\n  " +
+		strings.Join(Tests, "\n  ") + "\n" +
+		"Options take sysbench's names with dashes (--table-size, --rand-type); on/off values are accepted."
+}
 
 // SetArgs implements workload.Argser: the test, oltp_read_write when none
 // is given. The ".lua" of a script name is accepted.
@@ -447,7 +451,7 @@ func (w *Workload) classes() []class {
 // (--skip-trx, --skip-trx=on, --skip-trx=off, or true/false).
 func onOff(fs *pflag.FlagSet, p *bool, name string, value bool, usage string) {
 	*p = value
-	f := fs.VarPF((*onOffValue)(p), name, "", usage+" (on/off)")
+	f := fs.VarPF((*onOffValue)(p), name, "", usage)
 	f.NoOptDefVal = "on"
 }
 
