@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run a command, print one JSON line: wall seconds, client CPU seconds
 (user+sys of the command and its children), exit code, and the numbers it
-reported (tps, transactions) parsed from pgbench text, go-tpc's tpcc summary
+reported (tps, transactions) parsed from pgbench or sysbench text, go-tpc's tpcc summary
 (tpmc, transactions, failed) or pgarena --json (and nopm, tpm for tpcc).
 
 usage: measure.py LABEL -- COMMAND...
@@ -35,6 +35,12 @@ def main():
         out["transactions"] = sum(c for _, c in ok)
         out["failed"] = sum(int(c) for n, _, c in counts if n.endswith("_ERR"))
         out["tps"] = round(sum(c / t for t, c in ok if t > 0), 3)
+    # sysbench: "transactions:  N  (X per sec.)", "ignored errors:  N  (...)"
+    m = re.search(r"^\s*transactions:\s+(\d+)\s+\(([0-9.]+) per sec", text, re.M)
+    if m:
+        out["transactions"], out["tps"] = int(m.group(1)), float(m.group(2))
+        m = re.search(r"^\s*ignored errors:\s+(\d+)", text, re.M)
+        out["failed"] = int(m.group(1)) if m else 0
     try:
         j = json.loads(p.stdout)
         out["tps"], out["transactions"] = j["tps"], j["transactions"]

@@ -56,7 +56,7 @@ func TestBadInput(t *testing.T) {
 		for _, verb := range []string{"run", "init", "check", "drop"} {
 			r := pgarena(t, env, verb, "nosuch")
 			wantUsage(t, r, `unknown workload "nosuch"`, "tpcb")
-			wantUsage(t, pgarena(t, env, verb), verb+" needs a workload: tpcb")
+			wantUsage(t, pgarena(t, env, verb), verb+" needs a workload: ", "tpcb")
 		}
 		noRuns(t, results)
 	})

@@ -36,7 +36,8 @@ same-named tables that pgarena did not create unless --force.`,
   pgarena init tpcc --warehouses 100 --load-workers 8 --dsn "$DSN"
   pgarena init tpcc -w 100 --warehouse-range 1-50 --dsn "$DSN"    # one slice; another loader does 51-100
   pgarena init tpcc -w 100 --citus --shard-count 96 --dsn "$COORDINATOR"
-  pgarena init ycsb --records 10000000 --field-count 10 --field-length 100 --dsn "$DSN"`,
+  pgarena init ycsb --records 10000000 --field-count 10 --field-length 100 --dsn "$DSN"
+  pgarena init sysbench --tables 16 --table-size 100000 --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {
 		t.add(sub, false)
@@ -159,7 +160,8 @@ sum(abalance) = sum(tbalance) = sum(bbalance) = sum(history.delta).
 Exit code 1 when a check fails.`,
 		Example: `  pgarena check tpcb --dsn "$DSN"
   pgarena check tpcc --dsn "$DSN"
-  pgarena check ycsb --dsn "$DSN"`,
+  pgarena check ycsb --dsn "$DSN"
+  pgarena check sysbench --dsn "$DSN"    # also tables sysbench prepared`,
 	}
 	a.workloadCommands(cmd, "check", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {

@@ -224,12 +224,17 @@ func (a *app) workloadCommands(parent *cobra.Command, verb string, addFlags func
 	run func(cmd *cobra.Command, w workload.Workload) error) {
 	for _, meta := range workload.All() {
 		w := meta.New()
+		use, long := workloadUse(meta, w)
 		sub := &cobra.Command{
-			Use:     meta.Name,
+			Use:     use,
 			Short:   meta.Description,
-			Args:    cobra.NoArgs,
+			Long:    long,
+			Args:    cobra.ArbitraryArgs,
 			Example: examplesFor(parent.Example, meta.Name),
-			RunE: func(cmd *cobra.Command, _ []string) error {
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if err := setWorkloadArgs(meta.Name, w, args); err != nil {
+					return err
+				}
 				if err := w.Validate(); err != nil {
 					return usagef("%s: %s", meta.Name, err)
 				}

@@ -155,6 +155,18 @@ func FlagApplies(f *pflag.Flag, verb string) bool {
 	return !ok || slices.Contains(verbs, verb)
 }
 
+// Argser is implemented by workloads that take positional arguments after
+// their name (sysbench's test: `pgarena run sysbench oltp_read_only`). The
+// CLI gives every verb's arguments to SetArgs before Validate; a workload
+// without Argser takes none.
+type Argser interface {
+	// ArgsUsage names the arguments for the usage line ("[TEST]") and
+	// explains them for help (which tests there are).
+	ArgsUsage() (usage, help string)
+	// SetArgs takes the positional arguments. Its error is one line, exit 2.
+	SetArgs(args []string) error
+}
+
 // Preparer is implemented by workloads that must read state from the
 // database before a run (scale, warehouse count). It returns an error
 // naming what is missing when the database was not initialised.
