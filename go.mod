@@ -11,6 +11,8 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
+require gopkg.in/yaml.v3 v3.0.1 // indirect
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
