@@ -244,3 +244,26 @@ func TestFindMaxConverges(t *testing.T) {
 		t.Errorf("find-max found %.0f tx/s, the true limit is %.1f tps (want within 10%%)\n%s", res.Rate, limit, r.stderr)
 	}
 }
+
+// TestExamplePlansValidate: every plan under examples/ decodes and every
+// cell's run flags parse (the DSNs' variables set to placeholders).
+func TestExamplePlansValidate(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	if len(files) < 5 {
+		t.Fatalf("found %d example plans, want at least 5", len(files))
+	}
+	env := cleanEnv()
+	for _, v := range []string{"POOLERS_HOST=db1", "STORAGE_HOST=db1"} {
+		env = append(env, v)
+	}
+	for _, v := range []string{"PRIMARY_DSN", "STANDBY_DSN", "AWS_DSN", "AZURE_DSN", "GCP_DSN", "CITUS_C4_2W8", "CITUS_C8_2W16", "CITUS_C8_4W8"} {
+		env = append(env, v+"=postgres://bench@"+strings.ToLower(v)+"/bench")
+	}
+	for _, f := range files {
+		r := pgarena(t, env, "plan", "validate", f)
+		if r.code != 0 || !strings.Contains(r.stdout, " cells x ") {
+			t.Errorf("plan validate %s:\n%s", f, r)
+		}
+	}
+}
