@@ -122,7 +122,7 @@ func (a *app) planOutcome(p *plan.Plan, st *store.Store, out plan.Outcome) error
 		return err
 	}
 	c := s.Counts()
-	fmt.Fprintf(a.Stdout, "plan %s: ran %d cells (%d failed), skipped %d; %d/%d done, %d failed, %d pending\n",
+	fmt.Fprintf(a.Stdout, "plan %s: ran %d cells (%d with errors), skipped %d; %d/%d done, %d failed, %d pending\n",
 		p.Name, out.Ran, out.Failed, out.Skipped, c[plan.Done], len(s.Cells), c[plan.Failed], c[plan.Pending])
 	if c[plan.Failed] > 0 {
 		return &exitError{code: ExitFailed, msg: fmt.Sprintf("%d cells failed (see pgarena plan status %s; --retry-failed runs them again)",

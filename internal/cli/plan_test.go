@@ -27,15 +27,15 @@ import (
 // c/sleepSeconds transactions per second. find-max must find that limit.
 type sleepWorkload struct{}
 
-const sleepSeconds = 0.05
+const sleepSeconds = 0.1
 
 func init() {
-	workload.Register(workload.Meta{Name: "zz-sleep", Description: "test only: SELECT pg_sleep(0.05)",
+	workload.Register(workload.Meta{Name: "zz-sleep", Description: "test only: SELECT pg_sleep(0.1)",
 		New: func() workload.Workload { return sleepWorkload{} }})
 }
 
 func (sleepWorkload) Meta() workload.Meta {
-	return workload.Meta{Name: "zz-sleep", Description: "test only: SELECT pg_sleep(0.05)"}
+	return workload.Meta{Name: "zz-sleep", Description: "test only: SELECT pg_sleep(0.1)"}
 }
 func (sleepWorkload) Validate() error                           { return nil }
 func (sleepWorkload) Tables() []workload.Table                  { return nil }
@@ -46,7 +46,7 @@ type sleepWorker struct{}
 
 func (sleepWorker) Next() workload.TxType { return 0 }
 func (sleepWorker) Do(ctx context.Context, conn *pgx.Conn, _ workload.TxType) error {
-	_, err := conn.Exec(ctx, "SELECT pg_sleep(0.05)")
+	_, err := conn.Exec(ctx, "SELECT pg_sleep(0.1)")
 	return err
 }
 
@@ -113,7 +113,7 @@ func TestPlanResumesAfterKill(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("plan run after the kill:\n%s", r)
 	}
-	if !strings.Contains(r.stdout, "ran 4 cells (0 failed), skipped 2; 6/6 done") {
+	if !strings.Contains(r.stdout, "ran 4 cells (0 with errors), skipped 2; 6/6 done") {
 		t.Errorf("plan run after the kill did not run cells 3-6 only:\n%s", r)
 	}
 	after := planRuns(t, results)
@@ -212,25 +212,27 @@ func TestPlanValidateNamesTheLine(t *testing.T) {
 }
 
 // TestFindMaxConverges: find-max on a workload whose capacity is known
-// (4 clients each sleeping 50 ms per transaction; the true limit is
+// (8 clients each sleeping 100 ms per transaction; the true limit is
 // measured in a closed loop, which runs at capacity) finds it within 10%.
+// Not parallel: the other tests of the package would change the capacity
+// between the measurement and the search on a small machine.
 func TestFindMaxConverges(t *testing.T) {
-	t.Parallel()
 	dsn := pgtest.DSN(t)
 	results := t.TempDir()
-	closed := mustRun(t, "run", "zz-sleep", "-c", "4", "-T", "3s", "--dsn", dsn, "--results", results, "--json",
+	closed := mustRun(t, "run", "zz-sleep", "-c", "8", "-T", "3s", "--dsn", dsn, "--results", results, "--json",
 		"--sample-interval", "0")
 	limit := num(t, summaryJSON(t, closed.stdout), "tps")
-	if math.Abs(limit-4/sleepSeconds) > 0.2*4/sleepSeconds {
-		t.Fatalf("closed-loop capacity %.1f tps, expected about %.0f", limit, 4/sleepSeconds)
+	if limit > 1.05*8/sleepSeconds || limit < 0.5*8/sleepSeconds {
+		t.Fatalf("closed-loop capacity %.1f tps, expected about %.0f", limit, 8/sleepSeconds)
 	}
-	r := mustRun(t, "find-max", "zz-sleep", "--slo", "p99<200ms", "--start", "20", "--window", "3s",
-		"-c", "4", "--arrival", "uniform", "--dsn", dsn, "--results", results, "--json", "--sample-interval", "0", "-P", "0")
+	r := mustRun(t, "find-max", "zz-sleep", "--slo", "p99<400ms", "--start", "20", "--window", "3s",
+		"-c", "8", "--arrival", "uniform", "--dsn", dsn, "--results", results, "--json", "--sample-interval", "0", "-P", "0")
 	var res struct {
 		Rate   float64 `json:"rate"`
 		Probes []struct {
 			Rate float64 `json:"rate"`
 			Held bool    `json:"held"`
+			Why  string  `json:"why"`
 		} `json:"probes"`
 		Above *struct {
 			RunID string `json:"run_id"`

@@ -120,7 +120,8 @@ type Runner struct {
 	RetryFailed bool // run failed cells again
 }
 
-// Outcome counts what a Run did.
+// Outcome counts what a Run did. Failed counts cells whose run reported
+// an error (failed, or recorded but degraded); the store has each state.
 type Outcome struct {
 	Ran, Failed, Skipped int
 }
