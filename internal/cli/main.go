@@ -147,6 +147,7 @@ type app struct {
 	Main
 	args     []string
 	exitCode int
+	plan     planHooks // set when a plan runs or checks a cell (plan.go)
 }
 
 func (a *app) getenv(key string) string {
@@ -200,6 +201,8 @@ workload, benchmarks it and removes the cluster.`,
 		a.exportCommand(),
 		a.compareCommand(),
 		a.reportCommand(),
+		a.planCommand(),
+		a.findMaxCommand(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

@@ -74,6 +74,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if err := f.validate(cmd, w); err != nil {
 		return err
 	}
+	if a.plan.check != nil { // plan validate: the flags are checked, nothing runs
+		return a.plan.check(cmd, f, w)
+	}
 	if s, ok := w.(workload.Seeder); ok {
 		s.SetSeed(f.seed)
 	}

@@ -151,6 +151,7 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 			Threads:        threads,
 			Host:           store.CollectHostInfo(),
 			Load:           f.load.describe(f.steps),
+			PlanTag:        a.plan.tag,
 		},
 		Groups: []session.Group{{Workload: w, Clients: first.Clients, Schedule: first.Schedule,
 			Arrival: f.load.arrival, LatencyLimit: f.load.latencyLimit, QueryMode: f.protocol,
@@ -177,6 +178,7 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 	spec.Hooks = session.Hooks{
 		Notef: a.notef,
 		Created: func(id, dir string) {
+			a.plan.runID = id
 			fmt.Fprintf(a.Stderr, "run %s: %s, %s, results in %s\n", id, w.Meta().Name, f.steps[0], dir)
 		},
 		Load: func(ctx context.Context, t *target.Target, w workload.Workload) error {

@@ -67,6 +67,10 @@ type RunInfo struct {
 	P95MS    float64   `json:"p95_ms"`
 	Status   string    `json:"status"`
 	Dir      string    `json:"dir"`
+	// End is when a finished run ended (zero while running or interrupted).
+	End time.Time `json:"end,omitzero"`
+	// PlanTag is the run's plan and cell, if a plan ran it.
+	PlanTag
 }
 
 // listSpec and listSummary are the parts of spec.json and summary.json that
@@ -76,11 +80,13 @@ type listSpec struct {
 	Label    string    `json:"label"`
 	Workload string    `json:"workload"`
 	Clients  int       `json:"clients"`
+	PlanTag
 }
 
 type listSummary struct {
-	Status  string  `json:"status"`
-	TPS     float64 `json:"tps"`
+	End     time.Time `json:"end"`
+	Status  string    `json:"status"`
+	TPS     float64   `json:"tps"`
 	Latency struct {
 		P95 float64 `json:"p95"`
 	} `json:"latency_ms"`
@@ -130,7 +136,7 @@ func (s *Store) runInfo(name string) RunInfo {
 		return RunInfo{ID: name, Status: StatusCorrupt, Dir: dir}
 	}
 	ri := RunInfo{ID: name, Created: sp.Created, Label: sp.Label, Workload: sp.Workload,
-		Clients: sp.Clients, Dir: dir}
+		Clients: sp.Clients, Dir: dir, PlanTag: sp.PlanTag}
 	var sum listSummary
 	found, live, err := readSummary(dir, &sum)
 	switch {
@@ -138,7 +144,7 @@ func (s *Store) runInfo(name string) RunInfo {
 		ri.Status = StatusCorrupt
 	case found:
 		ri.Status = cmp.Or(sum.Status, metrics.StatusComplete)
-		ri.TPS, ri.P95MS = sum.TPS, sum.Latency.P95
+		ri.TPS, ri.P95MS, ri.End = sum.TPS, sum.Latency.P95, sum.End
 	default:
 		ri.Status = live
 	}

@@ -46,6 +46,18 @@ type RunSpec struct {
 	// Load describes the load model: model (closed/open), rate, schedule,
 	// arrival, latency_limit, ramp, warmup, autostop, sweep.
 	Load map[string]string `json:"load,omitempty"`
+
+	// PlanTag names the campaign cell this run is part of (empty outside a plan).
+	PlanTag
+}
+
+// PlanTag tags a run with the plan (campaign) and the cell of the plan it
+// ran for; a plan's state is derived from these tags (internal/plan).
+type PlanTag struct {
+	Plan     string `json:"plan,omitempty"`      // the plan's name
+	Cell     string `json:"cell,omitempty"`      // the cell's stable id
+	CellName string `json:"cell_name,omitempty"` // target/workload/axis=value..., for people
+	Repeat   int    `json:"repeat,omitempty"`    // 1-based repeat of the cell
 }
 
 // ServerInfo is what the server said about itself, written to server.json

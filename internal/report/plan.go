@@ -1,0 +1,289 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// PlanData is a plan (campaign) and its runs: one row per cell and repeat,
+// in the plan's order. The caller (cli, from internal/plan) fills it.
+type PlanData struct {
+	Name string
+	File string
+	Axes []string // matrix axis names: the columns of PlanRow.Axes
+	Rows []PlanRow
+}
+
+// PlanRow is one repeat of one cell.
+type PlanRow struct {
+	Index    int
+	Cell     string // stable id
+	CellName string
+	Target   string
+	Workload string
+	Axes     []string // values, by PlanData.Axes
+	Repeat   int
+	State    string     // done, running, failed, pending
+	Run      *store.Run // the run that decided State; nil when none finished
+}
+
+// figure returns the run's figure of merit named name (nopm, tpm).
+func (r *PlanRow) figure(name string) (float64, bool) {
+	if r.Run == nil {
+		return 0, false
+	}
+	for _, f := range r.Run.Summary.Figures {
+		if f.Name == name && f.Tx == "" {
+			return f.Value, true
+		}
+	}
+	return 0, false
+}
+
+// hasFigure reports whether any row has the figure (TPC-C runs).
+func (d *PlanData) hasFigure(name string) bool {
+	for i := range d.Rows {
+		if _, ok := d.Rows[i].figure(name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// PlanCSVColumns are the fixed columns of the plan export; the matrix axes
+// follow "repeat" (one column each, named axis_NAME), and nopm, tpm close
+// the row when a run has them (TPC-C).
+var PlanCSVColumns = []string{"plan", "index", "cell", "cell_name", "target", "workload", "repeat",
+	"state", "run_id", "status", "clients", "duration_s", "transactions", "failed", "tps",
+	"lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "lat_p99_ms", "target_rate"}
+
+// PlanCSV writes one row per cell and repeat.
+func PlanCSV(w io.Writer, d *PlanData) error {
+	cw := csv.NewWriter(w)
+	head, figs := planHeader(d)
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for i := range d.Rows {
+		if err := cw.Write(planCSVRow(d, &d.Rows[i], figs)); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func planHeader(d *PlanData) (head, figs []string) {
+	head = slices.Clone(PlanCSVColumns[:7])
+	for _, a := range d.Axes {
+		head = append(head, "axis_"+a)
+	}
+	head = append(head, PlanCSVColumns[7:]...)
+	for _, f := range []string{"nopm", "tpm"} {
+		if d.hasFigure(f) {
+			figs = append(figs, f)
+		}
+	}
+	return append(head, figs...), figs
+}
+
+func planCSVRow(d *PlanData, r *PlanRow, figs []string) []string {
+	row := []string{d.Name, strconv.Itoa(r.Index), r.Cell, r.CellName, r.Target, r.Workload, strconv.Itoa(r.Repeat)}
+	row = append(row, r.Axes...)
+	row = append(row, r.State)
+	if r.Run == nil {
+		row = append(row, make([]string, len(PlanCSVColumns)-8+len(figs))...)
+		return row
+	}
+	s := &r.Run.Summary
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	row = append(row, r.Run.ID, r.Run.Status, strconv.Itoa(s.Clients), f(s.DurationS),
+		strconv.FormatInt(s.Transactions, 10), strconv.FormatInt(s.Failed, 10), f(s.TPS),
+		f(s.Latency.Avg), f(s.Latency.P50), f(s.Latency.P95), f(s.Latency.P99), optRate(s.TargetRate))
+	for _, name := range figs {
+		v, ok := r.figure(name)
+		row = append(row, map[bool]string{true: f(v)}[ok])
+	}
+	return row
+}
+
+func optRate(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// PlanJSON writes the rows as a JSON array of objects keyed as the CSV
+// header (numbers as numbers where the CSV has numbers).
+func PlanJSON(w io.Writer, d *PlanData) error {
+	head, figs := planHeader(d)
+	out := make([]map[string]any, 0, len(d.Rows))
+	for i := range d.Rows {
+		vals := planCSVRow(d, &d.Rows[i], figs)
+		m := map[string]any{}
+		for j, h := range head {
+			m[h] = jsonValue(h, vals[j])
+		}
+		out = append(out, m)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// jsonValue turns the CSV text of a numeric column into a number; empty
+// numbers are null.
+func jsonValue(col, v string) any {
+	switch col {
+	case "plan", "cell", "cell_name", "target", "workload", "state", "run_id", "status":
+		return v
+	}
+	if strings.HasPrefix(col, "axis_") {
+		return v
+	}
+	if v == "" {
+		return nil
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		return n
+	}
+	return v
+}
+
+// planCell is one cell over its repeats: the table row of the report.
+type planCell struct {
+	Name, Target, Workload string
+	Axes                   []string
+	Runs, Failed           int
+	TPS, P95, Figure       Estimate
+}
+
+// planCells groups the rows by cell, in the plan's order of first
+// appearance; means and 95% intervals over the repeats that are done.
+func planCells(d *PlanData, figure string) []planCell {
+	var order []string
+	by := map[string]*planCell{}
+	vals := map[string][3][]float64{}
+	for i := range d.Rows {
+		r := &d.Rows[i]
+		c, ok := by[r.Cell]
+		if !ok {
+			c = &planCell{Name: r.CellName, Target: r.Target, Workload: r.Workload, Axes: r.Axes}
+			by[r.Cell] = c
+			order = append(order, r.Cell)
+		}
+		if r.State == "failed" {
+			c.Failed++
+		}
+		if r.State != "done" || r.Run == nil {
+			continue
+		}
+		c.Runs++
+		v := vals[r.Cell]
+		v[0] = append(v[0], r.Run.Summary.TPS)
+		v[1] = append(v[1], r.Run.Summary.Latency.P95)
+		if fv, ok := r.figure(figure); ok {
+			v[2] = append(v[2], fv)
+		}
+		vals[r.Cell] = v
+	}
+	out := make([]planCell, 0, len(order))
+	for _, id := range order {
+		c := by[id]
+		v := vals[id]
+		c.TPS, c.P95, c.Figure = MeanCI(v[0]), MeanCI(v[1]), MeanCI(v[2])
+		out = append(out, *c)
+	}
+	return out
+}
+
+//go:embed assets/plan.html.tmpl
+var planTemplateText string
+
+var planTemplate = template.Must(template.New("plan").Funcs(template.FuncMap{
+	"est": func(e Estimate) string {
+		switch {
+		case e.N == 0 || math.IsNaN(e.Mean):
+			return "–"
+		case math.IsNaN(e.Half):
+			return fmt.Sprintf("%.1f", e.Mean)
+		}
+		return fmt.Sprintf("%.1f ± %.1f", e.Mean, e.Half)
+	},
+}).Parse(planTemplateText))
+
+// planPage is what the template renders.
+type planPage struct {
+	*PlanData
+	Metric      string // tps or nopm
+	Cells       []planCell
+	Charts      []svgChart
+	Environment []envLine
+	Counts      map[string]int
+}
+
+type envLine struct{ Key, Value string }
+
+// PlanHTML renders the plan's report: the headline metric (NOPM for TPC-C,
+// else TPS) against the first numeric axis, one chart per workload with a
+// line per target (and other axis values); a table of every cell with the
+// mean and 95% confidence interval over its repeats; the environment.
+func PlanHTML(w io.Writer, d *PlanData) error {
+	pg := planPage{PlanData: d, Metric: "tps", Counts: map[string]int{}}
+	if d.hasFigure("nopm") {
+		pg.Metric = "nopm"
+	}
+	pg.Cells = planCells(d, "nopm")
+	pg.Charts = planCharts(d, pg.Cells, pg.Metric)
+	pg.Environment = planEnvironment(d)
+	for _, r := range d.Rows {
+		pg.Counts[r.State]++
+	}
+	return planTemplate.Execute(w, pg)
+}
+
+// planEnvironment lists what the campaign ran on: pgarena versions, client
+// hosts, and each target's server version.
+func planEnvironment(d *PlanData) []envLine {
+	seen := map[string]bool{}
+	var out []envLine
+	add := func(k, v string) {
+		if v != "" && !seen[k+"\x00"+v] {
+			seen[k+"\x00"+v] = true
+			out = append(out, envLine{k, v})
+		}
+	}
+	add("plan file", d.File)
+	for _, r := range d.Rows {
+		if r.Run == nil {
+			continue
+		}
+		sp := &r.Run.Spec
+		add("pgarena", sp.PgarenaVersion)
+		h := sp.Host
+		if h.Hostname != "" {
+			add("client host", fmt.Sprintf("%s: %d cores, %.1f GiB, %s, %s", h.Hostname, h.Cores,
+				float64(h.MemoryBytes)/(1<<30), h.OS, h.Kernel))
+		}
+		if r.Run.Server != nil {
+			add("server of "+r.Target, r.Run.Server.Version)
+			for _, k := range []string{"shared_buffers", "max_connections", "synchronous_commit"} {
+				if v, ok := r.Run.Server.Settings[k]; ok {
+					add(k+" on "+r.Target, v)
+				}
+			}
+		}
+	}
+	return out
+}

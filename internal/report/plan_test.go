@@ -1,0 +1,134 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// planFixture is a 2 targets x 3 client counts x 2 repeats campaign, one
+// repeat failed; one target's name probes escaping.
+func planFixture(tpcc bool) *PlanData {
+	d := &PlanData{Name: "fixture", File: "fixture.yaml", Axes: []string{"clients"}}
+	i := 0
+	for rep := 1; rep <= 2; rep++ {
+		for ti, tg := range []string{"direct", "<script>alert(1)</script>"} {
+			for _, c := range []int{1, 4, 16} {
+				i++
+				row := PlanRow{Index: i, Cell: tg + string(rune('a'+c)), CellName: tg + "/tpcb/clients=" + itoa(c), Target: tg,
+					Workload: "tpcb", Axes: []string{itoa(c)}, Repeat: rep, State: "done"}
+				sum := metrics.Summary{Status: "complete", Clients: c, TPS: float64(100*c*(ti+1) + rep), Transactions: 1000}
+				sum.Latency.P95 = 2
+				if tpcc {
+					sum.Figures = []metrics.Figure{{Name: "nopm", Value: 40 * float64(c)}, {Name: "tpm", Value: 90 * float64(c)}}
+				}
+				if rep == 2 && c == 16 && ti == 1 {
+					row.State, sum.Status, sum.StopReason = "failed", "failed", "connection refused"
+				}
+				row.Run = &store.Run{ID: "run-" + itoa(i), Status: sum.Status, Summary: sum,
+					Spec:   store.RunSpec{PgarenaVersion: "test", Host: store.HostInfo{Hostname: "h", Cores: 2}},
+					Server: &store.ServerInfo{Version: "15.18", Settings: map[string]string{"shared_buffers": "128MB"}}}
+				d.Rows = append(d.Rows, row)
+			}
+		}
+	}
+	return d
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestPlanCSVOneRowPerCellAndRepeat(t *testing.T) {
+	for _, tpcc := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := PlanCSV(&b, planFixture(tpcc)); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 13 {
+			t.Fatalf("%d rows, want a header and 12", len(rows))
+		}
+		head := strings.Join(rows[0], ",")
+		if got := strings.HasSuffix(head, ",nopm,tpm"); got != tpcc || !strings.Contains(head, ",repeat,axis_clients,state,") {
+			t.Errorf("tpcc %v: header %s", tpcc, head)
+		}
+		var j bytes.Buffer
+		if err := PlanJSON(&j, planFixture(tpcc)); err != nil || !strings.Contains(j.String(), `"axis_clients": "16"`) {
+			t.Errorf("json: %v\n%s", err, j.String())
+		}
+	}
+}
+
+func TestPlanHTMLInChromium(t *testing.T) {
+	exe := chromium(t)
+	out := artifactDir(t)
+	allocCtx, cancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(exe), chromedp.Headless,
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1000, 900))
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	type check struct {
+		Charts, Lines, Dots, CellRows, RunRows, EnvRows int
+		XSSText, Scripted                               bool
+		NOPM                                            bool
+	}
+	const js = `(() => ({
+	  charts: document.querySelectorAll("svg.plan-chart").length,
+	  lines: [...document.querySelectorAll("polyline.series")].filter(p => p.getBBox().width > 100).length,
+	  dots: document.querySelectorAll("svg.plan-chart circle").length,
+	  cellRows: document.querySelectorAll("#plan-cells tr").length - 1,
+	  runRows: document.querySelectorAll("#plan-runs tr").length - 1,
+	  envRows: document.querySelectorAll("#plan-env tr").length,
+	  xSSText: document.body.innerText.includes("<script>alert(1)</script>"),
+	  scripted: document.scripts.length > 0,
+	  nOPM: [...document.querySelectorAll("#plan-cells th")].some(th => th.textContent === "NOPM"),
+	}))()`
+	for _, tpcc := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := PlanHTML(&b, planFixture(tpcc)); err != nil {
+			t.Fatal(err)
+		}
+		html := filepath.Join(out, "plan-report.html")
+		if err := os.WriteFile(html, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate((&url.URL{Scheme: "file", Path: html}).String())); err != nil {
+			t.Fatal(err)
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[check](js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("tpcc %v: %+v", tpcc, got)
+		if got.Charts != 1 || got.Lines != 2 || got.Dots != 6 || got.CellRows != 6 || got.RunRows != 12 || got.EnvRows < 4 {
+			t.Errorf("tpcc %v: the page does not show one chart with two lines of 3 points, 6 cells, 12 runs: %+v", tpcc, got)
+		}
+		if !got.XSSText || got.Scripted || got.NOPM != tpcc {
+			t.Errorf("tpcc %v: escaping or NOPM column wrong: %+v", tpcc, got)
+		}
+		if !strings.Contains(b.String(), "± ") {
+			t.Errorf("no confidence interval in the cells table")
+		}
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		if err == nil {
+			_ = os.WriteFile(filepath.Join(out, "plan-report.png"), shot, 0o644)
+		}
+	}
+}
