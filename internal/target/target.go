@@ -69,8 +69,24 @@ func ParseDSN(dsn string, getenv func(string) string) (*pgx.ConnConfig, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "pgarena"
 	}
+	// pgx allocates both statement caches at their capacity (512 each by
+	// default, ~60 KB per connection): a benchmark's clients run a few
+	// dozen statements each, so a smaller cache keeps thousands of
+	// clients lean. A capacity the connection string sets is kept.
+	if !strings.Contains(full, "statement_cache_capacity") {
+		cfg.StatementCacheCapacity = ClientStatementCache
+	}
+	if !strings.Contains(full, "description_cache_capacity") {
+		cfg.DescriptionCacheCapacity = ClientStatementCache
+	}
 	return cfg, nil
 }
+
+// ClientStatementCache is the capacity of a connection's prepared
+// statement and description caches unless the connection string sets
+// statement_cache_capacity or description_cache_capacity (least recently
+// used statements are deallocated beyond it).
+const ClientStatementCache = 64
 
 // scrub removes anything that looks like the DSN's password from msg.
 func scrub(msg, dsn string) string {
