@@ -11,6 +11,7 @@
 #   PGARENA_BIN=/tmp/pgarena-old bench/client-cost.sh   # measure another pgarena build
 #   MANY=1000 bench/client-cost.sh             # also: RSS, CPU and connect time at 1,000 clients
 #   MANY=1000 BOUNCER=1 bench/client-cost.sh   # the same through a pgbouncer (transaction pooling)
+#   MEASURES=none MANY=10000 BOUNCER=1 bench/client-cost.sh   # only that
 #
 # Prints one line per tool, case, transport and measure (slope, intercept)
 # and the ratio pgarena/pgbench (lower is better for pgarena); every raw
@@ -22,6 +23,7 @@ TX=${TX:-"1000 2000 4000"}
 CASES=${CASES:-"select-only tpcb-like"}
 TRANSPORTS=${TRANSPORTS:-"unix tcp"}
 MEASURES=${MEASURES:-"strace callgrind"}
+[ "$MEASURES" = none ] && MEASURES=
 PROTOCOL=${PROTOCOL:-prepared}
 MANY=${MANY:-0}          # clients of the many-clients check (0: skip it)
 MANY_TX=${MANY_TX:-20}   # transactions per client there
@@ -30,7 +32,10 @@ OUT=${OUT:-bench/results/client-cost-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 
 . bench/lib.sh
 PGARENA=${PGARENA_BIN:-$PGARENA}
-start_cluster client-cost --max-connections $((MANY > 100 ? MANY + 20 : 120))
+# synchronous_commit=off: a commit does not wait for the disk, so a run's
+# length (and with it the client's time-driven work: ticks, the runtime's
+# monitor) depends on the client, not on this machine's fsync latency.
+start_cluster client-cost --max-connections $((MANY > 100 ? MANY + 20 : 120)) --pg-set synchronous_commit=off
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBENCH=${PGBENCH:-$PGBIN/pgbench}
 echo "pgbench: $("$PGBENCH" --version); pgarena: $PGARENA; protocol $PROTOCOL; -t $TX; results: $OUT"
@@ -88,9 +93,11 @@ for measure in $MEASURES; do
 	done
 done
 
-# Many clients: peak RSS, client CPU per transaction and wall time to
-# connect (pgbench's "initial connection time", pgarena's total of its
-# initial connections), select-only, unix socket (or through pgbouncer).
+# Many clients: peak RSS, client CPU per transaction and the wall time to
+# open every client's first connection (pgbench -j 1: its "initial
+# connection time", serial; pgarena: from its launch to the start of
+# measurement in its --json summary, 32 connecting at once), select-only,
+# unix socket (or through pgbouncer, transaction pooling).
 if ((MANY > 0)); then
 	host=$SOCKDIR port=$PGPORT
 	if ((BOUNCER)); then
@@ -114,26 +121,32 @@ logfile = $BDIR/pgbouncer.log
 pidfile = $BDIR/pgbouncer.pid
 EOF
 		echo "\"$PGUSER\" \"\"" >"$BDIR/users.txt"
-		chmod -R a+rwX "$BDIR"
+		chmod -R a+rwX "$RESULTS"
 		runuser=()
-		[ "$(id -u)" = 0 ] && runuser=(runuser -u nobody --)
-		"${runuser[@]}" pgbouncer -d "$BDIR/pgbouncer.ini"
+		[ "$(id -u)" = 0 ] && runuser=(runuser -u postgres --)
+		(ulimit -n $((MANY + 200)) && "${runuser[@]}" pgbouncer -d "$BDIR/pgbouncer.ini")
 		trap '"$PGARENA" cluster rm client-cost >/dev/null 2>&1 || true; kill "$(cat "$BDIR/pgbouncer.pid")" 2>/dev/null || true; rm -rf "$RESULTS"' EXIT
-		sleep 1
+		for _ in $(seq 50); do [ -S "$BDIR/.s.PGSQL.$bport" ] && break; sleep 0.1; done
 		host=$BDIR port=$bport
 	fi
+	# Simple protocol: pgbouncer's transaction pooling takes no named prepared statements.
 	for tool in pgbench pgarena; do
 		if [ "$tool" = pgbench ]; then
 			c=("$PGBENCH" -n -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -h "$host" -p "$port" -U "$PGUSER" "$PGDATABASE")
 		else
-			c=("$PGARENA" run tpcb -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -P 0 --sample-interval 0
+			c=("$PGARENA" run tpcb -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -P 0 --sample-interval 0 --json
 				--dsn "host=$host port=$port user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
 		fi
-		/usr/bin/time -f '%M %U %S %e' -o "$RESULTS/time.txt" "${c[@]}" >"$RESULTS/many.txt" 2>&1 || { cat "$RESULTS/many.txt" >&2; exit 1; }
+		launched=$(date +%s.%N)
+		/usr/bin/time -f '%M %U %S %e' -o "$RESULTS/time.txt" "${c[@]}" >"$RESULTS/many.txt" 2>"$RESULTS/many.err" || { cat "$RESULTS/many.err" >&2; exit 1; }
 		read -r rss_kb user sys wall <"$RESULTS/time.txt"
-		conn=$(sed -n 's/^initial connection time = \([0-9.]*\) ms.*/\1/p' "$RESULTS/many.txt" | tail -1)
-		printf '{"tool":"%s","case":"many","clients":%s,"tx":%s,"rss_mb":%.1f,"cpu_us_per_tx":%.2f,"wall_s":%s,"initial_connection_ms":%s}\n' \
-			"$tool" "$MANY" "$((MANY * MANY_TX))" "$(echo "$rss_kb/1024" | bc -l)" \
+		if [ "$tool" = pgbench ]; then
+			conn=$(sed -n 's/^initial connection time = \([0-9.]*\) ms.*/\1/p' "$RESULTS/many.txt" | tail -1)
+		else
+			conn=$(python3 -c 'import json,sys,datetime; j=json.load(open(sys.argv[1])); s=datetime.datetime.fromisoformat(j["start"].replace("Z","+00:00")).timestamp(); print(round((s-float(sys.argv[2]))*1000,1))' "$RESULTS/many.txt" "$launched")
+		fi
+		printf '{"tool":"%s","case":"many","clients":%s,"tx":%s,"bouncer":%s,"rss_mb":%.1f,"cpu_us_per_tx":%.2f,"wall_s":%s,"connect_all_ms":%s}\n' \
+			"$tool" "$MANY" "$((MANY * MANY_TX))" "$BOUNCER" "$(echo "$rss_kb/1024" | bc -l)" \
 			"$(echo "($user+$sys)*1000000/($MANY*$MANY_TX)" | bc -l)" "$wall" "${conn:-null}" | tee -a "$OUT"
 	done
 fi
@@ -163,7 +176,7 @@ for (case, transport, measure), f in fits.items():
     print(f"{case:<12} {transport:<9} {measure:<10} {bs:16,.2f} {as_:10,.2f} {r(as_, bs)}   {bi:15,.0f} {ai:12,.0f} {r(ai, bi)}")
 many = [r for r in rows if r["case"] == "many"]
 if many:
-    print(f"\nmany clients ({many[0]['clients']}, select-only, simple):")
+    print(f"\nmany clients ({many[0]['clients']}, select-only, simple{', through pgbouncer' if many[0].get('bouncer') else ''}):")
     for r in many:
-        print(f"  {r['tool']:<8} RSS {r['rss_mb']:7.1f} MB  CPU {r['cpu_us_per_tx']:7.2f} µs/tx  wall {r['wall_s']} s  initial connection time {r['initial_connection_ms']} ms")
+        print(f"  {r['tool']:<8} RSS {r['rss_mb']:7.1f} MB  CPU {r['cpu_us_per_tx']:7.2f} µs/tx  wall {r['wall_s']} s  connecting all {r['connect_all_ms']} ms")
 EOF

@@ -77,16 +77,20 @@ func ParseDSN(dsn string, getenv func(string) string) (*pgx.ConnConfig, error) {
 		cfg.StatementCacheCapacity = ClientStatementCache
 	}
 	if !strings.Contains(full, "description_cache_capacity") {
-		cfg.DescriptionCacheCapacity = ClientStatementCache
+		cfg.DescriptionCacheCapacity = clientDescriptionCache
 	}
 	return cfg, nil
 }
 
 // ClientStatementCache is the capacity of a connection's prepared
-// statement and description caches unless the connection string sets
-// statement_cache_capacity or description_cache_capacity (least recently
-// used statements are deallocated beyond it).
-const ClientStatementCache = 64
+// statement cache (-M prepared) unless the connection string sets
+// statement_cache_capacity: beyond it the least recently used statement is
+// deallocated. The description cache serves only pgx's "cache_describe"
+// mode, which -M does not offer: clientDescriptionCache.
+const (
+	ClientStatementCache   = 64
+	clientDescriptionCache = 16
+)
 
 // scrub removes anything that looks like the DSN's password from msg.
 func scrub(msg, dsn string) string {
