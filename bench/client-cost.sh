@@ -12,10 +12,19 @@
 #   MANY=1000 bench/client-cost.sh             # also: RSS, CPU and connect time at 1,000 clients
 #   MANY=1000 BOUNCER=1 bench/client-cost.sh   # the same through a pgbouncer (transaction pooling)
 #   MEASURES=none MANY=10000 BOUNCER=1 bench/client-cost.sh   # only that
+#   SUMMARIZE=bench/results/client-cost-X.jsonl bench/client-cost.sh  # print a past run's fits
 #
-# Prints one line per tool, case, transport and measure (slope, intercept)
-# and the ratio pgarena/pgbench (lower is better for pgarena); every raw
-# count goes to bench/results/client-cost-*.jsonl.
+# Prints one line per case, transport and measure: each tool's slope and
+# intercept and the ratio pgarena/pgbench (lower is better for pgarena);
+# every raw count goes to bench/results/client-cost-*.jsonl.
+#
+# The counts are not quite load-independent: whether a read finds the
+# answer already there (or returns EAGAIN and the client parks, polls and
+# wakes) depends on timing, for both tools, and a Go client's time-driven
+# work (1 s ticks, the runtime's monitor) grows with the run's length under
+# valgrind. Spread between runs: ~±1 syscall/tx, and up to ±50% of
+# pgarena's per-transaction instructions; REPEAT=3 fits the least count of
+# each point (noise only adds work).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,10 +34,51 @@ TRANSPORTS=${TRANSPORTS:-"unix tcp"}
 MEASURES=${MEASURES:-"strace callgrind"}
 [ "$MEASURES" = none ] && MEASURES=
 PROTOCOL=${PROTOCOL:-prepared}
+REPEAT=${REPEAT:-1}      # runs per point; the fit takes each point's smallest count
 MANY=${MANY:-0}          # clients of the many-clients check (0: skip it)
 MANY_TX=${MANY_TX:-20}   # transactions per client there
 BOUNCER=${BOUNCER:-0}
 OUT=${OUT:-bench/results/client-cost-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
+
+summarize() { # results.jsonl: the fits and ratios
+	python3 - "$1" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+fits = {}
+for key in sorted({(r["case"], r["transport"], r["measure"]) for r in rows if r["case"] != "many"}):
+    out = {}
+    for tool in ("pgbench", "pgarena"):
+        least = {}
+        for r in rows:
+            if (r["case"], r["transport"], r["measure"]) == key and r["tool"] == tool:
+                least[r["t"]] = min(least.get(r["t"], r["count"]), r["count"])
+        pts = sorted(least.items())
+        n = len(pts)
+        if n < 2:
+            continue
+        mx = sum(t for t, _ in pts) / n
+        my = sum(c for _, c in pts) / n
+        slope = sum((t - mx) * (c - my) for t, c in pts) / sum((t - mx) ** 2 for t, _ in pts)
+        out[tool] = (slope, my - slope * mx)
+    fits[key] = out
+print(f"\n{'case':<12} {'transport':<9} {'measure':<10} {'per tx: pgbench':>16} {'pgarena':>10} {'ratio':>6}   {'fixed: pgbench':>15} {'pgarena':>12} {'ratio':>6}")
+for (case, transport, measure), f in fits.items():
+    if len(f) < 2:
+        continue
+    (bs, bi), (as_, ai) = f["pgbench"], f["pgarena"]
+    r = lambda a, b: f"{a / b:6.2f}" if b else "     -"
+    print(f"{case:<12} {transport:<9} {measure:<10} {bs:16,.2f} {as_:10,.2f} {r(as_, bs)}   {bi:15,.0f} {ai:12,.0f} {r(ai, bi)}")
+many = [r for r in rows if r["case"] == "many"]
+if many:
+    print(f"\nmany clients ({many[0]['clients']}, select-only, simple{', through pgbouncer' if many[0].get('bouncer') else ''}):")
+    for r in many:
+        print(f"  {r['tool']:<8} RSS {r['rss_mb']:7.1f} MB  CPU {r['cpu_us_per_tx']:7.2f} µs/tx  wall {r['wall_s']} s  connecting all {r['connect_all_ms']} ms")
+EOF
+}
+if [ -n "${SUMMARIZE:-}" ]; then
+	summarize "$SUMMARIZE"
+	exit
+fi
 
 . bench/lib.sh
 PGARENA=${PGARENA_BIN:-$PGARENA}
@@ -78,7 +128,7 @@ count_instructions() { # -> user-space instructions (callgrind Ir, all threads)
 for measure in $MEASURES; do
 	for case in $CASES; do
 		for transport in $TRANSPORTS; do
-			for t in $TX; do
+			for t in $(for t in $TX; do for _ in $(seq "$REPEAT"); do echo "$t"; done; done); do
 				for tool in pgbench pgarena; do
 					cmd "$tool" "$case" "$transport" "$t"
 					case $measure in
@@ -122,9 +172,11 @@ pidfile = $BDIR/pgbouncer.pid
 EOF
 		echo "\"$PGUSER\" \"\"" >"$BDIR/users.txt"
 		chmod -R a+rwX "$RESULTS"
-		runuser=()
-		[ "$(id -u)" = 0 ] && runuser=(runuser -u postgres --)
-		(ulimit -n $((MANY + 200)) && "${runuser[@]}" pgbouncer -d "$BDIR/pgbouncer.ini")
+		# pgbouncer refuses to run as root; setpriv (not runuser: PAM would
+		# reset the open-files limit to 1024) keeps the raised limit.
+		asuser=()
+		[ "$(id -u)" = 0 ] && asuser=(setpriv --reuid=postgres --regid=postgres --init-groups)
+		(ulimit -n $((MANY + 200)) && "${asuser[@]}" pgbouncer -d "$BDIR/pgbouncer.ini")
 		trap '"$PGARENA" cluster rm client-cost >/dev/null 2>&1 || true; kill "$(cat "$BDIR/pgbouncer.pid")" 2>/dev/null || true; rm -rf "$RESULTS"' EXIT
 		for _ in $(seq 50); do [ -S "$BDIR/.s.PGSQL.$bport" ] && break; sleep 0.1; done
 		host=$BDIR port=$bport
@@ -151,32 +203,4 @@ EOF
 	done
 fi
 
-python3 - "$OUT" <<'EOF'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-fits = {}
-for key in sorted({(r["case"], r["transport"], r["measure"]) for r in rows if r["case"] != "many"}):
-    out = {}
-    for tool in ("pgbench", "pgarena"):
-        pts = [(r["t"], r["count"]) for r in rows if (r["case"], r["transport"], r["measure"]) == key and r["tool"] == tool]
-        n = len(pts)
-        if n < 2:
-            continue
-        mx = sum(t for t, _ in pts) / n
-        my = sum(c for _, c in pts) / n
-        slope = sum((t - mx) * (c - my) for t, c in pts) / sum((t - mx) ** 2 for t, _ in pts)
-        out[tool] = (slope, my - slope * mx)
-    fits[key] = out
-print(f"\n{'case':<12} {'transport':<9} {'measure':<10} {'per tx: pgbench':>16} {'pgarena':>10} {'ratio':>6}   {'fixed: pgbench':>15} {'pgarena':>12} {'ratio':>6}")
-for (case, transport, measure), f in fits.items():
-    if len(f) < 2:
-        continue
-    (bs, bi), (as_, ai) = f["pgbench"], f["pgarena"]
-    r = lambda a, b: f"{a / b:6.2f}" if b else "     -"
-    print(f"{case:<12} {transport:<9} {measure:<10} {bs:16,.2f} {as_:10,.2f} {r(as_, bs)}   {bi:15,.0f} {ai:12,.0f} {r(ai, bi)}")
-many = [r for r in rows if r["case"] == "many"]
-if many:
-    print(f"\nmany clients ({many[0]['clients']}, select-only, simple{', through pgbouncer' if many[0].get('bouncer') else ''}):")
-    for r in many:
-        print(f"  {r['tool']:<8} RSS {r['rss_mb']:7.1f} MB  CPU {r['cpu_us_per_tx']:7.2f} µs/tx  wall {r['wall_s']} s  connecting all {r['connect_all_ms']} ms")
-EOF
+summarize "$OUT"
