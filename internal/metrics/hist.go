@@ -50,7 +50,7 @@ func bucketIndex(v int64) int32 {
 }
 
 // bucketsLen is the number of buckets pgarena's values can fall in.
-var bucketsLen = int(bucketIndex(histHighest)) + 1
+func bucketsLen() int { return int(bucketIndex(histHighest)) + 1 }
 
 // bucketSet collects the non-empty buckets of a histogram being built,
 // for reuse tick after tick: emptying it costs one bit per bucket.
@@ -61,8 +61,9 @@ type bucketSet struct {
 
 func (s *bucketSet) add(v int64) {
 	if s.counts == nil {
-		s.counts = make([]int64, bucketsLen)
-		s.touched = make([]uint64, (bucketsLen+63)/64)
+		n := bucketsLen()
+		s.counts = make([]int64, n)
+		s.touched = make([]uint64, (n+63)/64)
 	}
 	i := bucketIndex(v)
 	s.counts[i]++
@@ -197,7 +198,7 @@ const (
 )
 
 // zlibWriters reuses compressors: a fresh one allocates and clears about a
-// megabyte of tables.
+// megabyte of tables. A cache, not state: any writer is as good as another.
 var zlibWriters = sync.Pool{New: func() any {
 	w, _ := zlib.NewWriterLevel(nil, zlib.BestCompression) // a valid level: no error
 	return w
