@@ -50,7 +50,7 @@ func (r *Rule) value() float64 {
 		total.Count += w.stats.Count
 		total.Errors.Add(&w.stats.Errors)
 		if total.Latency != nil {
-			total.Latency.Merge(w.stats.Latency)
+			metrics.MergeHistogram(total.Latency, w.stats.Latency)
 		}
 	}
 	return r.Measure(&total, secs)

@@ -40,6 +40,12 @@ type TxStats struct {
 	Late     int64          // committed, but later than the latency limit
 	Latency  *hdr.Histogram // µs, end − intended start, committed only
 	Service  *hdr.Histogram // µs, end − start
+
+	// latBuckets and svcBuckets list the non-empty buckets of Latency and
+	// Service as Tick and merges made them (nil: not known; read from the
+	// histogram when needed). A histogram changed afterwards by other
+	// means must not keep them: only Tick, MergeTx and Accumulator set them.
+	latBuckets, svcBuckets []bucketCount
 }
 
 // Duration is the length of the interval.
@@ -50,7 +56,7 @@ func (iv *Interval) Total() TxStats { return MergeTx("total", iv.Tx) }
 
 // MergeTx merges several TxStats into one.
 func MergeTx(name string, txs []TxStats) TxStats {
-	out := TxStats{Name: name, Latency: NewHistogram(), Service: NewHistogram()}
+	out := newTxStats(name, "")
 	for i := range txs {
 		out.add(&txs[i])
 	}
@@ -65,12 +71,25 @@ func (t *TxStats) add(o *TxStats) {
 	t.Skipped += o.Skipped
 	t.Late += o.Late
 	if o.Latency != nil {
-		t.Latency.Merge(o.Latency)
+		mergeHist(t.Latency, o.Latency, o.latBuckets)
+		t.latBuckets = mergeBuckets(t.latBuckets, o.latBuckets)
 	}
 	if o.Service != nil {
-		t.Service.Merge(o.Service)
+		mergeHist(t.Service, o.Service, o.svcBuckets)
+		t.svcBuckets = mergeBuckets(t.svcBuckets, o.svcBuckets)
 	}
 }
+
+// newTxStats returns empty TxStats with empty histograms (whose buckets
+// are known: none).
+func newTxStats(name, group string) TxStats {
+	return TxStats{Name: name, Group: group, Latency: NewHistogram(), Service: NewHistogram(),
+		latBuckets: []bucketCount{}, svcBuckets: []bucketCount{}}
+}
+
+// MergeHistogram adds from's values to to (to.Merge(from), in proportion
+// to from's non-empty buckets).
+func MergeHistogram(to, from *hdr.Histogram) { mergeHist(to, from, nil) }
 
 // Failed is the number of failed transactions.
 func (t *TxStats) Failed() int64 { return t.Errors.Total() }
@@ -91,21 +110,31 @@ var statPercentiles = []float64{50, 90, 95, 99, 99.9}
 
 // Stats computes LatencyStats (ms) of a µs histogram. An empty histogram
 // gives zeros.
-func Stats(h *hdr.Histogram) LatencyStats {
+func Stats(h *hdr.Histogram) LatencyStats { return statsOf(h, nil) }
+
+// LatencyStats returns Stats(t.Latency).
+func (t *TxStats) LatencyStats() LatencyStats { return statsOf(t.Latency, t.latBuckets) }
+
+// ServiceStats returns Stats(t.Service).
+func (t *TxStats) ServiceStats() LatencyStats { return statsOf(t.Service, t.svcBuckets) }
+
+// statsOf is Stats(h), from h's buckets if known.
+func statsOf(h *hdr.Histogram, known []bucketCount) LatencyStats {
 	if h == nil || h.TotalCount() == 0 {
 		return LatencyStats{}
 	}
 	p := h.ValueAtPercentilesSlice(statPercentiles)
+	mean, stddev, maxV := histStats(h, known)
 	ms := func(us int64) float64 { return round3(float64(us) / 1000) }
 	return LatencyStats{
-		Avg:    round3(h.Mean() / 1000),
-		Stddev: round3(h.StdDev() / 1000),
+		Avg:    round3(mean / 1000),
+		Stddev: round3(stddev / 1000),
 		P50:    ms(p[0]),
 		P90:    ms(p[1]),
 		P95:    ms(p[2]),
 		P99:    ms(p[3]),
 		P999:   ms(p[4]),
-		Max:    ms(h.Max()),
+		Max:    ms(maxV),
 	}
 }
 
@@ -114,7 +143,13 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // EncodeHistogram returns the compressed HdrHistogram V2 encoding of h as
 // base64 text ("HISTFAA..."), the form used in hlog files and readable by
 // every HDR implementation.
-func EncodeHistogram(h *hdr.Histogram) (string, error) {
+func EncodeHistogram(h *hdr.Histogram) (string, error) { return encodeHistogram(h, nil) }
+
+// encodeHistogram is EncodeHistogram(h), from h's buckets if known.
+func encodeHistogram(h *hdr.Histogram, known []bucketCount) (string, error) {
+	if s, ok := encodeV2(h, known); ok {
+		return s, nil
+	}
 	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase) // already base64
 	if err != nil {
 		return "", err
@@ -168,29 +203,31 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		Connected: iv.Connected, TargetRate: iv.TargetRate, Step: iv.Step, Tx: make([]txJSON, len(iv.Tx))}
 	for i := range iv.Tx {
 		t := &iv.Tx[i]
-		lat := t.Latency
+		lat, latB := t.Latency, t.latBuckets
 		if lat == nil {
-			lat = NewHistogram()
+			lat, latB = NewHistogram(), nil
 		}
-		svc := t.Service
+		svc, svcB := t.Service, t.svcBuckets
 		if svc == nil {
-			svc = NewHistogram()
+			svc, svcB = NewHistogram(), nil
 		}
-		le, err := EncodeHistogram(lat)
+		le, err := encodeHistogram(lat, latB)
 		if err != nil {
 			return nil, fmt.Errorf("encode latency histogram: %w", err)
 		}
-		se, err := EncodeHistogram(svc)
+		se, err := encodeHistogram(svc, svcB)
 		if err != nil {
 			return nil, fmt.Errorf("encode service histogram: %w", err)
 		}
 		j.Tx[i] = txJSON{Name: t.Name, Group: t.Group, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
-			ErrorExamples: t.Examples, Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: Stats(lat), LatencyHist: le, ServiceHist: se}
+			ErrorExamples: t.Examples, Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: statsOf(lat, latB), LatencyHist: le, ServiceHist: se}
 	}
 	if iv.TargetRate > 0 {
 		total := iv.Total()
 		if total.Count > 0 {
-			j.LagMS = round3((total.Latency.Mean() - total.Service.Mean()) / 1000)
+			lat, _, _ := histStats(total.Latency, total.latBuckets)
+			svc, _, _ := histStats(total.Service, total.svcBuckets)
+			j.LagMS = round3((lat - svc) / 1000)
 		}
 	}
 	return json.Marshal(j)

@@ -21,13 +21,11 @@ func NewHistogram() *hdr.Histogram {
 	return hdr.New(histLowest, histHighest, histDigits)
 }
 
-func recordMicros(h *hdr.Histogram, us int64) {
-	if us < histLowest {
-		us = histLowest
-	} else if us > histHighest {
-		us = histHighest
-	}
-	_ = h.RecordValue(us) // cannot fail within the clamped range
+func recordMicros(h *hdr.Histogram, us int64) { _ = h.RecordValue(clampMicros(us)) } // cannot fail within the range
+
+// clampMicros clamps us into the histograms' range.
+func clampMicros(us int64) int64 {
+	return min(max(us, histLowest), histHighest)
 }
 
 // Recorder collects the measurements of all clients of a run and cuts them
@@ -42,7 +40,13 @@ type Recorder struct {
 	seq       int
 	lastTick  time.Time
 	warmupEnd time.Time
+	// buckets collect the non-empty buckets of each type's latency and
+	// service histograms during Tick (reused: owned by the ticking
+	// goroutine).
+	buckets []tickBuckets
 }
+
+type tickBuckets struct{ latency, service bucketSet }
 
 // NewRecorder returns a Recorder for the given transaction types whose first
 // interval starts at start.
@@ -209,15 +213,22 @@ func (r *Recorder) Tick(now time.Time) Interval {
 			iv.Tx[i].Group = r.txGroups[i]
 		}
 	}
+	for len(r.buckets) < len(r.txNames) {
+		r.buckets = append(r.buckets, tickBuckets{})
+	}
 	for _, h := range handles {
 		b := h.swap()
 		for i := range b.tx {
-			t, s := &b.tx[i], &iv.Tx[i]
+			t, s, tb := &b.tx[i], &iv.Tx[i], &r.buckets[i]
 			for _, v := range t.latency {
-				recordMicros(s.Latency, v)
+				v = clampMicros(v)
+				_ = s.Latency.RecordValue(v)
+				tb.latency.add(v)
 			}
 			for _, v := range t.service {
-				recordMicros(s.Service, v)
+				v = clampMicros(v)
+				_ = s.Service.RecordValue(v)
+				tb.service.add(v)
 			}
 			s.Count += int64(len(t.latency))
 			s.Errors.Add(&t.errors)
@@ -228,6 +239,10 @@ func (r *Recorder) Tick(now time.Time) Interval {
 		}
 		b.reset()
 		h.spare = b
+	}
+	for i := range iv.Tx {
+		iv.Tx[i].latBuckets = r.buckets[i].latency.take()
+		iv.Tx[i].svcBuckets = r.buckets[i].service.take()
 	}
 	r.lastTick = now
 	return iv

@@ -114,7 +114,7 @@ func (r *Rule) Measure(total *TxStats, secs float64) float64 {
 	if total.Latency == nil {
 		return 0
 	}
-	st := Stats(total.Latency)
+	st := total.LatencyStats()
 	switch r.Metric {
 	case "p50":
 		return st.P50

@@ -327,7 +327,7 @@ func (a *Accumulator) Add(iv Interval) {
 	if a.Tx == nil {
 		a.Tx = make([]TxStats, len(iv.Tx))
 		for i, t := range iv.Tx {
-			a.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Latency: NewHistogram(), Service: NewHistogram()}
+			a.Tx[i] = newTxStats(t.Name, t.Group)
 		}
 	}
 	for i := range iv.Tx {
@@ -366,13 +366,13 @@ func (a *Accumulator) Fill(s *Summary) {
 	s.Skipped = total.Skipped
 	s.Late = total.Late
 	s.TPS = rate(total.Count)
-	s.Latency = Stats(total.Latency)
-	s.Service = Stats(total.Service)
+	s.Latency = total.LatencyStats()
+	s.Service = total.ServiceStats()
 	s.Tx = make([]TxSummary, len(a.Tx))
 	for i := range a.Tx {
 		t := &a.Tx[i]
 		s.Tx[i] = TxSummary{Name: t.Name, Group: t.Group, Transactions: t.Count, Failed: t.Failed(), Errors: t.Errors,
-			ErrorExamples: t.Examples, Retries: t.Retries, TPS: rate(t.Count), Latency: Stats(t.Latency), Service: Stats(t.Service)}
+			ErrorExamples: t.Examples, Retries: t.Retries, TPS: rate(t.Count), Latency: t.LatencyStats(), Service: t.ServiceStats()}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
@@ -29,12 +30,16 @@ var (
 	reportTmpl string
 )
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-	"num": fmtNum,
-	"rel": fmtRel,
-	"int": func(v int64) string { return strconv.FormatInt(v, 10) },
-}).Parse(reportTmpl))
+// htmlTemplate is parsed on first use, not at start-up: every pgarena
+// command would otherwise pay for it (~2 M instructions).
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+		"num": fmtNum,
+		"rel": fmtRel,
+		"int": func(v int64) string { return strconv.FormatInt(v, 10) },
+	}).Parse(reportTmpl))
+})
 
 // HTML writes one self-contained HTML report of runs: styles, scripts
 // (uPlot) and data are inline, so the file opens anywhere without network.
@@ -47,7 +52,7 @@ func HTML(w io.Writer, runs []*store.Run) error {
 		return fmt.Errorf("report: no runs")
 	}
 	page := buildPage(runs)
-	return htmlTemplate.Execute(w, page)
+	return htmlTemplate().Execute(w, page)
 }
 
 // page is what the template renders.

@@ -351,20 +351,21 @@ func encodeHistogramLog(acc *metrics.Accumulator) ([]byte, error) {
 	if acc == nil {
 		return buf.Bytes(), nil
 	}
+	// Interval lines as hdr.HistogramLogWriter writes them (absolute
+	// times, max in ms as a fraction of the ns ratio), with metrics'
+	// encoder: the same bytes, without a fresh compressor per histogram.
+	start, end := float64(acc.First.UnixMilli())/1000, float64(acc.Last.UnixMilli())/1000
 	for i := range acc.Tx {
 		t := &acc.Tx[i]
-		var h *hdr.Histogram
-		if t.Latency != nil {
-			h = t.Latency.Clone() // the tag and times are set on a copy
-		} else {
+		h := t.Latency
+		if h == nil {
 			h = metrics.NewHistogram()
 		}
-		h.SetTag(hlogTag(t.Name, i))
-		h.SetStartTimeMs(acc.First.UnixMilli())
-		h.SetEndTimeMs(acc.Last.UnixMilli())
-		if err := lw.OutputIntervalHistogram(h); err != nil {
+		enc, err := metrics.EncodeHistogram(h)
+		if err != nil {
 			return nil, fmt.Errorf("histogram %s: %w", t.Name, err)
 		}
+		fmt.Fprintf(&buf, "Tag=%s,%f,%f,%f,%s\n", hlogTag(t.Name, i), start, end-start, float64(h.Max())/hdr.MsToNsRatio, enc)
 	}
 	return buf.Bytes(), nil
 }

@@ -69,8 +69,28 @@ func ParseDSN(dsn string, getenv func(string) string) (*pgx.ConnConfig, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "pgarena"
 	}
+	// pgx allocates both statement caches at their capacity (512 each by
+	// default, ~60 KB per connection): a benchmark's clients run a few
+	// dozen statements each, so a smaller cache keeps thousands of
+	// clients lean. A capacity the connection string sets is kept.
+	if !strings.Contains(full, "statement_cache_capacity") {
+		cfg.StatementCacheCapacity = ClientStatementCache
+	}
+	if !strings.Contains(full, "description_cache_capacity") {
+		cfg.DescriptionCacheCapacity = clientDescriptionCache
+	}
 	return cfg, nil
 }
+
+// ClientStatementCache is the capacity of a connection's prepared
+// statement cache (-M prepared) unless the connection string sets
+// statement_cache_capacity: beyond it the least recently used statement is
+// deallocated. The description cache serves only pgx's "cache_describe"
+// mode, which -M does not offer: clientDescriptionCache.
+const (
+	ClientStatementCache   = 64
+	clientDescriptionCache = 16
+)
 
 // scrub removes anything that looks like the DSN's password from msg.
 func scrub(msg, dsn string) string {

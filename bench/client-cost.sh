@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# Client cost of pgarena against pgbench in load-independent counts: system
+# calls (strace -f -c) and user-space instructions (valgrind callgrind) of
+# the client process, at several -t, one client, on one local server. A fit
+# over the -t values gives the cost per transaction (slope) and the fixed
+# cost of start-up and summary (intercept); neither depends on how busy the
+# machine is, so this runs anywhere (slowly: callgrind is ~50x).
+#
+#   bench/client-cost.sh                       # both cases, unix and TCP, strace and callgrind
+#   TX="500 1000" CASES=select-only TRANSPORTS=unix MEASURES=strace bench/client-cost.sh
+#   PGARENA_BIN=/tmp/pgarena-old bench/client-cost.sh   # measure another pgarena build
+#   MANY=1000 bench/client-cost.sh             # also: RSS, CPU and connect time at 1,000 clients
+#   MANY=1000 BOUNCER=1 bench/client-cost.sh   # the same through a pgbouncer (transaction pooling)
+#   MEASURES=none MANY=10000 BOUNCER=1 bench/client-cost.sh   # only that
+#   SUMMARIZE=bench/results/client-cost-X.jsonl bench/client-cost.sh  # print a past run's fits
+#
+# Prints one line per case, transport and measure: each tool's slope and
+# intercept and the ratio pgarena/pgbench (lower is better for pgarena);
+# every raw count goes to bench/results/client-cost-*.jsonl.
+#
+# The counts are not quite load-independent: whether a read finds the
+# answer already there (or returns EAGAIN and the client parks, polls and
+# wakes) depends on timing, for both tools, and a Go client's time-driven
+# work (1 s ticks, the runtime's monitor) grows with the run's length under
+# valgrind. Spread between runs: ~±1 syscall/tx, and up to ±50% of
+# pgarena's per-transaction instructions; REPEAT=3 fits the least count of
+# each point (noise only adds work).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TX=${TX:-"1000 2000 4000"}
+CASES=${CASES:-"select-only tpcb-like"}
+TRANSPORTS=${TRANSPORTS:-"unix tcp"}
+MEASURES=${MEASURES:-"strace callgrind"}
+[ "$MEASURES" = none ] && MEASURES=
+PROTOCOL=${PROTOCOL:-prepared}
+REPEAT=${REPEAT:-1}      # runs per point; the fit takes each point's smallest count
+MANY=${MANY:-0}          # clients of the many-clients check (0: skip it)
+MANY_TX=${MANY_TX:-20}   # transactions per client there
+BOUNCER=${BOUNCER:-0}
+OUT=${OUT:-bench/results/client-cost-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
+
+summarize() { # results.jsonl: the fits and ratios
+	python3 - "$1" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+fits = {}
+for key in sorted({(r["case"], r["transport"], r["measure"]) for r in rows if r["case"] != "many"}):
+    out = {}
+    for tool in ("pgbench", "pgarena"):
+        least = {}
+        for r in rows:
+            if (r["case"], r["transport"], r["measure"]) == key and r["tool"] == tool:
+                least[r["t"]] = min(least.get(r["t"], r["count"]), r["count"])
+        pts = sorted(least.items())
+        n = len(pts)
+        if n < 2:
+            continue
+        mx = sum(t for t, _ in pts) / n
+        my = sum(c for _, c in pts) / n
+        slope = sum((t - mx) * (c - my) for t, c in pts) / sum((t - mx) ** 2 for t, _ in pts)
+        out[tool] = (slope, my - slope * mx)
+    fits[key] = out
+print(f"\n{'case':<12} {'transport':<9} {'measure':<10} {'per tx: pgbench':>16} {'pgarena':>10} {'ratio':>6}   {'fixed: pgbench':>15} {'pgarena':>12} {'ratio':>6}")
+for (case, transport, measure), f in fits.items():
+    if len(f) < 2:
+        continue
+    (bs, bi), (as_, ai) = f["pgbench"], f["pgarena"]
+    r = lambda a, b: f"{a / b:6.2f}" if b else "     -"
+    print(f"{case:<12} {transport:<9} {measure:<10} {bs:16,.2f} {as_:10,.2f} {r(as_, bs)}   {bi:15,.0f} {ai:12,.0f} {r(ai, bi)}")
+many = [r for r in rows if r["case"] == "many"]
+if many:
+    print(f"\nmany clients ({many[0]['clients']}, select-only, simple{', through pgbouncer' if many[0].get('bouncer') else ''}):")
+    for r in many:
+        print(f"  {r['tool']:<8} RSS {r['rss_mb']:7.1f} MB  CPU {r['cpu_us_per_tx']:7.2f} µs/tx  wall {r['wall_s']} s  connecting all {r['connect_all_ms']} ms")
+EOF
+}
+if [ -n "${SUMMARIZE:-}" ]; then
+	summarize "$SUMMARIZE"
+	exit
+fi
+
+. bench/lib.sh
+PGARENA=${PGARENA_BIN:-$PGARENA}
+# synchronous_commit=off: a commit does not wait for the disk, so a run's
+# length (and with it the client's time-driven work: ticks, the runtime's
+# monitor) depends on the client, not on this machine's fsync latency.
+start_cluster client-cost --max-connections $((MANY > 100 ? MANY + 20 : 120)) --pg-set synchronous_commit=off
+PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+PGBENCH=${PGBENCH:-$PGBIN/pgbench}
+echo "pgbench: $("$PGBENCH" --version); pgarena: $PGARENA; protocol $PROTOCOL; -t $TX; results: $OUT"
+"$PGARENA" init tpcb -s 1 --force --dsn "$DSN" >/dev/null 2>&1
+
+SOCKDIR=$PGHOST
+conninfo() { # transport -> host
+	if [ "$1" = tcp ]; then echo 127.0.0.1; else echo "$SOCKDIR"; fi
+}
+
+# cmd TOOL CASE TRANSPORT T: the client command line, into CMD.
+cmd() {
+	local tool=$1 case=$2 host
+	host=$(conninfo "$3")
+	local script=()
+	[ "$case" = select-only ] && script=(-S)
+	if [ "$tool" = pgbench ]; then
+		CMD=("$PGBENCH" -n "${script[@]}" -c 1 -j 1 -t "$4" -M "$PROTOCOL" -h "$host" -p "$PGPORT" -U "$PGUSER" "$PGDATABASE")
+	else
+		CMD=("$PGARENA" run tpcb "${script[@]}" -c 1 -j 1 -t "$4" -M "$PROTOCOL" -P 0 --sample-interval 0
+			--dsn "host=$host port=$PGPORT user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
+	fi
+}
+
+record() { # tool case transport measure t count
+	printf '{"tool":"%s","case":"%s","transport":"%s","measure":"%s","t":%s,"count":%s}\n' "$@" >>"$OUT"
+}
+
+count_syscalls() { # -> total calls of the traced client (all threads)
+	strace -f -c -U calls,errors,name -o "$RESULTS/strace.txt" "${CMD[@]}" >/dev/null 2>&1
+	awk '$NF == "total" { print $1 }' "$RESULTS/strace.txt"
+}
+
+count_instructions() { # -> user-space instructions (callgrind Ir, all threads)
+	GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$RESULTS/cg.out" \
+		"${CMD[@]}" >/dev/null 2>"$RESULTS/cg.err"
+	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$RESULTS/cg.err" | tail -1
+}
+
+for measure in $MEASURES; do
+	for case in $CASES; do
+		for transport in $TRANSPORTS; do
+			for t in $(for t in $TX; do for _ in $(seq "$REPEAT"); do echo "$t"; done; done); do
+				for tool in pgbench pgarena; do
+					cmd "$tool" "$case" "$transport" "$t"
+					case $measure in
+					strace) n=$(count_syscalls) ;;
+					callgrind) n=$(count_instructions) ;;
+					esac
+					[ -n "$n" ] || { echo "no $measure count for $tool $case $transport -t $t" >&2; exit 1; }
+					record "$tool" "$case" "$transport" "$measure" "$t" "$n"
+				done
+			done
+		done
+	done
+done
+
+# Many clients: peak RSS, client CPU per transaction and the wall time to
+# open every client's first connection (pgbench -j 1: its "initial
+# connection time", serial; pgarena: from its launch to the start of
+# measurement in its --json summary, 32 connecting at once), select-only,
+# unix socket (or through pgbouncer, transaction pooling).
+if ((MANY > 0)); then
+	host=$SOCKDIR port=$PGPORT
+	if ((BOUNCER)); then
+		BDIR=$RESULTS/bouncer
+		mkdir -p "$BDIR"
+		bport=$((PGPORT + 1000))
+		cat >"$BDIR/pgbouncer.ini" <<EOF
+[databases]
+* = host=$SOCKDIR port=$PGPORT
+[pgbouncer]
+listen_addr =
+listen_port = $bport
+unix_socket_dir = $BDIR
+auth_type = trust
+auth_file = $BDIR/users.txt
+pool_mode = transaction
+max_client_conn = $((MANY + 100))
+default_pool_size = 20
+ignore_startup_parameters = extra_float_digits,application_name
+logfile = $BDIR/pgbouncer.log
+pidfile = $BDIR/pgbouncer.pid
+EOF
+		echo "\"$PGUSER\" \"\"" >"$BDIR/users.txt"
+		chmod -R a+rwX "$RESULTS"
+		# pgbouncer refuses to run as root; setpriv (not runuser: PAM would
+		# reset the open-files limit to 1024) keeps the raised limit.
+		asuser=()
+		[ "$(id -u)" = 0 ] && asuser=(setpriv --reuid=postgres --regid=postgres --init-groups)
+		(ulimit -n $((MANY + 200)) && "${asuser[@]}" pgbouncer -d "$BDIR/pgbouncer.ini")
+		trap '"$PGARENA" cluster rm client-cost >/dev/null 2>&1 || true; kill "$(cat "$BDIR/pgbouncer.pid")" 2>/dev/null || true; rm -rf "$RESULTS"' EXIT
+		for _ in $(seq 50); do [ -S "$BDIR/.s.PGSQL.$bport" ] && break; sleep 0.1; done
+		host=$BDIR port=$bport
+	fi
+	# Simple protocol: pgbouncer's transaction pooling takes no named prepared statements.
+	for tool in pgbench pgarena; do
+		if [ "$tool" = pgbench ]; then
+			c=("$PGBENCH" -n -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -h "$host" -p "$port" -U "$PGUSER" "$PGDATABASE")
+		else
+			c=("$PGARENA" run tpcb -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -P 0 --sample-interval 0 --json
+				--dsn "host=$host port=$port user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
+		fi
+		launched=$(date +%s.%N)
+		/usr/bin/time -f '%M %U %S %e' -o "$RESULTS/time.txt" "${c[@]}" >"$RESULTS/many.txt" 2>"$RESULTS/many.err" || { cat "$RESULTS/many.err" >&2; exit 1; }
+		read -r rss_kb user sys wall <"$RESULTS/time.txt"
+		if [ "$tool" = pgbench ]; then
+			conn=$(sed -n 's/^initial connection time = \([0-9.]*\) ms.*/\1/p' "$RESULTS/many.txt" | tail -1)
+		else
+			conn=$(python3 -c 'import json,sys,datetime; j=json.load(open(sys.argv[1])); s=datetime.datetime.fromisoformat(j["start"].replace("Z","+00:00")).timestamp(); print(round((s-float(sys.argv[2]))*1000,1))' "$RESULTS/many.txt" "$launched")
+		fi
+		printf '{"tool":"%s","case":"many","clients":%s,"tx":%s,"bouncer":%s,"rss_mb":%.1f,"cpu_us_per_tx":%.2f,"wall_s":%s,"connect_all_ms":%s}\n' \
+			"$tool" "$MANY" "$((MANY * MANY_TX))" "$BOUNCER" "$(echo "$rss_kb/1024" | bc -l)" \
+			"$(echo "($user+$sys)*1000000/($MANY*$MANY_TX)" | bc -l)" "$wall" "${conn:-null}" | tee -a "$OUT"
+	done
+fi
+
+summarize "$OUT"

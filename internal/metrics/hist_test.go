@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// testHistograms are histograms of several shapes: empty, one value, unit
+// resolution only, values spread over every bucket, huge counts.
+func testHistograms() []*hdr.Histogram {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var hs []*hdr.Histogram
+	hs = append(hs, NewHistogram())
+	one := NewHistogram()
+	recordMicros(one, 37)
+	hs = append(hs, one)
+	for _, spread := range []int64{100, 2048, 5000, 1e6, histHighest} {
+		h := NewHistogram()
+		for i := 0; i < 2000; i++ {
+			recordMicros(h, 1+rng.Int64N(spread))
+		}
+		hs = append(hs, h)
+	}
+	big := NewHistogram()
+	_ = big.RecordValues(1, 1<<40)
+	_ = big.RecordValues(histHighest, 1<<50)
+	_ = big.RecordValues(3000, 300)
+	return append(hs, big)
+}
+
+func TestHistogramWorkMatchesHdr(t *testing.T) {
+	for i, h := range testHistograms() {
+		mean, sd, maxV := histStats(h, nil)
+		if h.TotalCount() > 0 && (mean != h.Mean() || sd != h.StdDev() || maxV != h.Max()) {
+			t.Errorf("histogram %d: mean/stddev/max %v %v %v, hdr says %v %v %v", i, mean, sd, maxV, h.Mean(), h.StdDev(), h.Max())
+		}
+		got, ok := encodeV2(h, nil)
+		want, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if !ok || err != nil || got != string(want) {
+			t.Errorf("histogram %d: encoding differs from hdr's (ok %v, err %v)", i, ok, err)
+		}
+		back, err := DecodeHistogram(got)
+		if err != nil || !back.Equals(h) {
+			t.Errorf("histogram %d: decoded encoding differs (err %v)", i, err)
+		}
+		a, b := NewHistogram(), NewHistogram()
+		recordMicros(a, 5)
+		recordMicros(b, 5)
+		mergeHist(a, h, nil)
+		b.Merge(h)
+		if !a.Equals(b) {
+			t.Errorf("histogram %d: merge differs from hdr's", i)
+		}
+	}
+}
+
+// The buckets Tick lists, and those merges compute, are the histograms'.
+func TestTickKnowsItsBuckets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	r := NewRecorder([]string{"a", "b"}, t0)
+	hs := []*Handle{r.NewHandle(), r.NewHandle()}
+	var acc Accumulator
+	now := t0
+	for tick := 0; tick < 3; tick++ {
+		for i := 0; i < 500; i++ {
+			d := time.Duration(rng.Int64N(int64(10*time.Second)) >> rng.IntN(30))
+			start := now.Add(time.Duration(i) * time.Microsecond)
+			hs[i%2].Record(rng.IntN(2), start, start.Add(d/3), start.Add(d), ClassNone)
+		}
+		now = now.Add(time.Second)
+		iv := r.Tick(now)
+		acc.Add(iv)
+		total := iv.Total()
+		for _, tx := range append(iv.Tx, total, acc.Tx[0], acc.Tx[1]) {
+			for _, c := range []struct {
+				h     *hdr.Histogram
+				known []bucketCount
+			}{{tx.Latency, tx.latBuckets}, {tx.Service, tx.svcBuckets}} {
+				want, _ := nonEmpty(c.h)
+				if c.known == nil || len(want) != len(c.known) {
+					t.Fatalf("tick %d %s: %d buckets known, histogram has %d", tick, tx.Name, len(c.known), len(want))
+				}
+				for i := range want {
+					if want[i] != c.known[i] {
+						t.Fatalf("tick %d %s: bucket %d is %v, histogram says %v", tick, tx.Name, i, c.known[i], want[i])
+					}
+				}
+			}
+			if tx.LatencyStats() != Stats(tx.Latency) {
+				t.Fatalf("%s: stats from buckets differ", tx.Name)
+			}
+		}
+	}
+}
+
+func TestHistogramWorkOtherLayoutFallsBack(t *testing.T) {
+	h := hdr.New(1, 1000, 2)
+	_ = h.RecordValue(10)
+	if _, ok := encodeV2(h, nil); ok {
+		t.Fatal("a histogram of another layout was encoded as pgarena's")
+	}
+	to := hdr.New(1, 1000, 2)
+	mergeHist(to, h, nil)
+	if to.TotalCount() != 1 || to.Max() != h.Max() {
+		t.Fatal("merge of another layout lost values")
+	}
+}
+
+// BenchmarkIntervalEncode is the per-tick work of one transaction type
+// with a few hundred distinct latencies: statistics and both encodings.
+func BenchmarkIntervalEncode(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := NewHistogram()
+	for i := 0; i < 20000; i++ {
+		recordMicros(h, 20+rng.Int64N(300)+rng.Int64N(2)*rng.Int64N(200000))
+	}
+	for b.Loop() {
+		_ = Stats(h)
+		_, _ = EncodeHistogram(h)
+		_, _ = EncodeHistogram(h)
+	}
+}
+
+func BenchmarkIntervalEncodeHdr(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := NewHistogram()
+	for i := 0; i < 20000; i++ {
+		recordMicros(h, 20+rng.Int64N(300)+rng.Int64N(2)*rng.Int64N(200000))
+	}
+	for b.Loop() {
+		_ = h.ValueAtPercentilesSlice(statPercentiles)
+		_, _, _ = h.Mean(), h.StdDev(), h.Max()
+		_, _ = h.Encode(hdr.V2CompressedEncodingCookieBase)
+		_, _ = h.Encode(hdr.V2CompressedEncodingCookieBase)
+	}
+}
