@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 
@@ -179,20 +180,20 @@ Exit code 1 when a check fails.`,
 }
 
 func (a *app) runCheck(ctx context.Context, conn *pgx.Conn, w workload.Workload) error {
-	return a.printCheck(session.Check(ctx, conn, w))
+	return a.printCheck(a.Stdout, session.Check(ctx, conn, w))
 }
 
-// printCheck prints a check's outcome; a failed check is exit code 1.
-func (a *app) printCheck(c session.CheckResult) error {
+// printCheck prints a check's outcome to w; a failed check is exit code 1.
+func (a *app) printCheck(w io.Writer, c session.CheckResult) error {
 	switch {
 	case c.Skipped:
 		fmt.Fprintf(a.Stderr, "%s has no consistency checks\n", c.Workload)
 	case c.Err != nil:
 		return &exitError{code: ExitFailed, msg: fmt.Sprintf("check %s failed: %s", c.Workload, oneLine(c.Err.Error()))}
 	case c.Note != "":
-		fmt.Fprintf(a.Stdout, "check %s: ok (%.2f s); note: %s\n", c.Workload, c.Took.Seconds(), c.Note)
+		fmt.Fprintf(w, "check %s: ok (%.2f s); note: %s\n", c.Workload, c.Took.Seconds(), c.Note)
 	default:
-		fmt.Fprintf(a.Stdout, "check %s: ok (%.2f s)\n", c.Workload, c.Took.Seconds())
+		fmt.Fprintf(w, "check %s: ok (%.2f s)\n", c.Workload, c.Took.Seconds())
 	}
 	return nil
 }

@@ -188,7 +188,7 @@ func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer
 		}
 	}
 	for _, c := range res.Checks {
-		if err := a.printCheck(c); err != nil {
+		if err := a.printCheck(out, c); err != nil { // with --json: stderr, stdout keeps one JSON value
 			return err
 		}
 	}

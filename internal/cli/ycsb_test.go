@@ -25,7 +25,11 @@ func TestYCSB(t *testing.T) {
 	wantUsage(t, pgarena(t, nil, "run", "ycsb", "--workload", "g", "--dsn", dsn), `ycsb: --workload "g": want one of a, b, c, d, e, f`)
 	wantUsage(t, pgarena(t, nil, "run", "ycsb", "--read-proportion", "0.9", "--dsn", dsn), "ycsb: the operation proportions of workload a add up to 1.4, want 1")
 
-	r = mustRun(t, "run", "ycsb", "--workload", "e", "-c", "2", "-T", "2s", "--json", "--dsn", dsn, "--results", results)
+	// --check with --json: the check's line goes to stderr, stdout stays one JSON value.
+	r = mustRun(t, "run", "ycsb", "--workload", "e", "-c", "2", "-T", "2s", "--json", "--check", "--dsn", dsn, "--results", results)
+	if !strings.Contains(r.stderr, "check ycsb: ok") {
+		t.Errorf("run --check printed no check line on stderr:\n%s", r.stderr)
+	}
 	m := summaryJSON(t, r.stdout)
 	if str(t, m, "query_mode") != "prepared" || num(t, m, "failed") != 0 {
 		t.Errorf("query_mode %v failed %v, want ycsb's default prepared and no failure", m["query_mode"], m["failed"])
