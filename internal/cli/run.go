@@ -110,7 +110,10 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		defer stop()
 	}
 	spec := a.spec(f, w, threads)
-	if err := splitReads(&spec, &f.replica); err != nil {
+	if err = splitReads(&spec, &f.replica); err == nil {
+		err = a.applySegment(&spec, f)
+	}
+	if err != nil {
 		return err
 	}
 	res, err := session.Run(ctx, spec, p, st, f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w)))
