@@ -77,6 +77,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if a.plan.check != nil { // plan validate: the flags are checked, nothing runs
 		return a.plan.check(cmd, f, w)
 	}
+	if f.seg.agents > 0 {
+		return a.runAgents(ctx, f)
+	}
 	if s, ok := w.(workload.Seeder); ok {
 		s.SetSeed(f.seed)
 	}

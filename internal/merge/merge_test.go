@@ -128,7 +128,7 @@ func TestMissingOrInterruptedSegmentIsPartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids, _ := segmentRuns(t, st, 3, 3, 9, map[int]bool{2: true}) // segment 2 never finished
-	res, err := Runs(st, ids[1:], Options{})                      // segment 0 not given
+	res, err := Runs(st, ids[1:], Options{})                     // segment 0 not given
 	if err != nil {
 		t.Fatal(err)
 	}
