@@ -77,6 +77,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if a.plan.check != nil { // plan validate: the flags are checked, nothing runs
 		return a.plan.check(cmd, f, w)
 	}
+	if f.seg.agents > 0 {
+		return a.runAgents(ctx, f)
+	}
 	if s, ok := w.(workload.Seeder); ok {
 		s.SetSeed(f.seed)
 	}
@@ -110,7 +113,10 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		defer stop()
 	}
 	spec := a.spec(f, w, threads)
-	if err := splitReads(&spec, &f.replica); err != nil {
+	if err = splitReads(&spec, &f.replica); err == nil {
+		err = a.applySegment(&spec, f)
+	}
+	if err != nil {
 		return err
 	}
 	res, err := session.Run(ctx, spec, p, st, f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w)))

@@ -21,6 +21,7 @@ type runFlags struct {
 	target       targetFlags
 	replica      replicaFlags
 	pooler       poolerFlags
+	seg          segmentFlags
 	load         loadFlags
 	jobs         int
 	duration     time.Duration
@@ -57,6 +58,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl := sub.Flags()
 	f.target.add(sub, true)
 	f.pooler.add(fl)
+	f.seg.add(fl)
 	f.load.add(fl)
 	f.replica.add(fl)
 	fl.IntVarP(&f.jobs, "jobs", "j", 0, "worker threads (caps GOMAXPROCS; default: all cores); clamped to --clients")

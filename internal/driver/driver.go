@@ -115,6 +115,12 @@ type Config struct {
 	// Observer, when not nil, sees every counted transaction (pgbench -l,
 	// --verbose-errors); see TxObserver.
 	Observer TxObserver
+	// Segment runs only this process's share of the clients and arrivals
+	// (see Segment); the groups' Clients are the whole run's.
+	Segment Segment
+	// StartAt, when set, is when measuring starts (after connecting): the
+	// wall-clock start shared by every segment (--start-at).
+	StartAt time.Time
 }
 
 // Result describes how a run went; the measurements are in the Recorder.
@@ -277,12 +283,16 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		return Result{}, err
 	}
 	var clients []*client
+	var ids []int // each client's id in the whole run
+	idBase := 0
 	budget := newReconnectLimiter(cfg.ReconnectRate)
 	for gi := range groups {
 		g := &groups[gi]
 		connect := connector(g.Workload, g.Dial)
-		for range g.Clients {
-			i := len(clients)
+		lo, hi := cfg.Segment.Block(g.Clients)
+		for k := lo; k < hi; k++ {
+			// The id in the whole run: same random stream in any segment.
+			i := idBase + k
 			clients = append(clients, &client{
 				id:          i,
 				worker:      g.Workload.NewWorker(i, rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))),
@@ -295,7 +305,9 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 				stmtCtx:     context.WithoutCancel(ctx),
 				jitter:      rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)+1)),
 			})
+			ids = append(ids, i)
 		}
+		idBase += g.Clients
 	}
 
 	res := Result{}
@@ -331,6 +343,10 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		}
 	}
 
+	if !waitForStart(ctx, cfg.Clock, cfg.StartAt, cfg.Notef) {
+		closeAll(clients)
+		return res, ctx.Err()
+	}
 	start := cfg.Clock.Now()
 	rec.Begin(start)
 	if cfg.Warmup > 0 {
@@ -339,8 +355,8 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	res.Start = start
 	rules := append([]Rule(nil), cfg.Autostop...)
 	for i, c := range clients {
-		if cfg.Ramp > 0 && len(clients) > 1 {
-			c.startAt = rampStart(start, cfg.Ramp, i, len(clients))
+		if cfg.Ramp > 0 && idBase > 1 {
+			c.startAt = rampStart(start, cfg.Ramp, ids[i], idBase)
 		}
 	}
 
@@ -370,7 +386,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 			continue
 		}
 		queues[gi] = make(chan time.Time, cfg.QueueCap)
-		go dispatch(cfg.Clock, start, g.Schedule, g.Arrival, cfg.Seed+uint64(gi)*0x9e3779b97f4a7c15, queues[gi], stopNew)
+		go dispatch(cfg.Clock, start, g.Schedule, g.Arrival, cfg.Seed+uint64(gi)*0x9e3779b97f4a7c15, cfg.Segment, queues[gi], stopNew)
 	}
 
 	var wg sync.WaitGroup
@@ -412,7 +428,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 			from, to := iv.Start.Sub(start), iv.End.Sub(start)
 			for gi := range groups {
 				if s := groups[gi].Schedule; !s.Empty() {
-					iv.TargetRate += (s.Expected(to) - s.Expected(from)) / iv.Duration().Seconds()
+					iv.TargetRate += (s.Expected(to) - s.Expected(from)) / iv.Duration().Seconds() / float64(max(cfg.Segment.Count, 1))
 				}
 			}
 		}

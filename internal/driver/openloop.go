@@ -12,9 +12,9 @@ import (
 // queue is full the dispatcher blocks, and the arrivals it then sends late
 // still carry their scheduled times. It closes the queue when the schedule
 // ends.
-func dispatch(clk clock.Clock, start time.Time, s Schedule, process string, seed uint64, queue chan<- time.Time, stop <-chan struct{}) {
+func dispatch(clk clock.Clock, start time.Time, s Schedule, process string, seed uint64, seg Segment, queue chan<- time.Time, stop <-chan struct{}) {
 	defer close(queue)
-	arr := newArrivals(s, process, seed)
+	arr := &segmentArrivals{all: newArrivals(s, process, seed), seg: seg}
 	timer := clk.NewTimer(time.Hour)
 	timer.Stop()
 	for {

@@ -280,6 +280,7 @@ const (
 	StatusAutostopped = "autostopped" // an autostop rule ended it
 	StatusDegraded    = "degraded"    // ran its length, but more transactions failed than allowed
 	StatusRunning     = "running"
+	StatusPartial     = "partial" // a merged run missing a segment, or with one cut short
 )
 
 // TxSummary is one transaction type's part of a Summary.

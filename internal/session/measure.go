@@ -28,8 +28,12 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if err != nil {
 		return res, err
 	}
-	if err := r.writer.SetServer(store.ServerInfo{Version: info.Version, VersionNum: info.VersionNum, Settings: info.Settings,
-		Pooler: poolerInfo(r.tgt.Pooler)}); err != nil {
+	srv := store.ServerInfo{Version: info.Version, VersionNum: info.VersionNum, Settings: info.Settings,
+		Pooler: poolerInfo(r.tgt.Pooler)}
+	if off, rtt, err := clockOffset(ctx, r.conn); err == nil {
+		srv.ClockOffsetMS, srv.ClockRTTMS = &off, rtt
+	}
+	if err := r.writer.SetServer(srv); err != nil {
 		return res, err
 	}
 	for _, w := range r.workloads() {

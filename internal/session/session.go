@@ -50,6 +50,11 @@ type Spec struct {
 	Ramp         time.Duration
 	Autostop     []driver.Rule
 	Seed         uint64
+	// Segment runs only this process's share of the run (--segment i/N);
+	// StartAt is when measuring starts, shared by the segments (--start-at;
+	// the first step of a sweep).
+	Segment driver.Segment
+	StartAt time.Time
 
 	// MaxErrorRate is the share of failed transactions (0 to 1) above
 	// which a run that ran its length is degraded rather than complete
@@ -391,6 +396,7 @@ func (r *run) recordSpec(p target.Provider) store.RunSpec {
 	rs.ConnectPerTx = g0.ConnectPerTx
 	rs.MaxTries = max(g0.MaxTries, 1)
 	rs.TickS = r.spec.Tick.Seconds()
+	r.spec.recordSegment(&rs)
 	rs.Embedded = target.CreatesTarget(p)
 	if l := r.spec.TxLog; l != nil {
 		rs.Load = maps.Clone(rs.Load)

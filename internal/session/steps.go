@@ -49,6 +49,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 			Autostop:     spec.Autostop,
 			Sampled:      sampled,
 			Observer:     r.observer,
+			Segment:      spec.Segment,
 
 			ProceedWithConnected: spec.ProceedWithConnected,
 			// The clock goroutine only adds up and hands over: disk,
@@ -67,6 +68,9 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 		}
 		if !st.Schedule.Empty() {
 			dcfg.Duration = 0
+		}
+		if i == 0 {
+			dcfg.StartAt = spec.StartAt
 		}
 		var procs *netio.Procs // nil: GOMAXPROCS stays as the caller set it
 		if spec.AdaptProcs {

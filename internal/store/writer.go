@@ -49,6 +49,17 @@ type RunSpec struct {
 
 	// PlanTag names the campaign cell this run is part of (empty outside a plan).
 	PlanTag
+
+	// Segment is "i/N" when the run is segment i of a run split over N
+	// processes (--segment): Clients are then this segment's share and
+	// WholeClients the whole run's. StartAt is the shared start (--start-at).
+	Segment      string    `json:"segment,omitempty"`
+	WholeClients int       `json:"whole_clients,omitempty"`
+	StartAt      time.Time `json:"start_at,omitzero"`
+	// MergedFrom lists the runs a merged run was made of (pgarena merge),
+	// in segment order; MergeNotes say what was missing or cut short.
+	MergedFrom []string `json:"merged_from,omitempty"`
+	MergeNotes []string `json:"merge_notes,omitempty"`
 }
 
 // PlanTag tags a run with the plan (campaign) and the cell of the plan it
@@ -69,6 +80,12 @@ type ServerInfo struct {
 	DataDir    string            `json:"data_dir,omitempty"`
 	// Pooler is the pooler or proxy the clients went through, if any.
 	Pooler *PoolerInfo `json:"pooler,omitempty"`
+	// ClockOffsetMS is the server's clock_timestamp() minus this
+	// machine's clock at the midpoint of the query (ms), ClockRTTMS the
+	// query's round trip (the offset's uncertainty is half of it): how
+	// segments on several machines compare on the wall clock.
+	ClockOffsetMS *float64 `json:"clock_offset_ms,omitempty"`
+	ClockRTTMS    float64  `json:"clock_rtt_ms,omitempty"`
 }
 
 // PoolerInfo describes a pooler in front of the server: kind (pgbouncer,
