@@ -5,4 +5,5 @@ package all
 import (
 	_ "github.com/pgarena/pgarena/internal/workload/tpcb" // TPC-B, pgbench compatible
 	_ "github.com/pgarena/pgarena/internal/workload/tpcc" // TPC-C, HammerDB TPROC-C compatible schema
+	_ "github.com/pgarena/pgarena/internal/workload/script"
 )
