@@ -3,7 +3,7 @@
 package all
 
 import (
-	_ "github.com/pgarena/pgarena/internal/workload/tpcb" // TPC-B, pgbench compatible
-	_ "github.com/pgarena/pgarena/internal/workload/tpcc" // TPC-C, HammerDB TPROC-C compatible schema
-	_ "github.com/pgarena/pgarena/internal/workload/script"
+	_ "github.com/pgarena/pgarena/internal/workload/script" // pgbench custom scripts on any database
+	_ "github.com/pgarena/pgarena/internal/workload/tpcb"   // TPC-B, pgbench compatible
+	_ "github.com/pgarena/pgarena/internal/workload/tpcc"   // TPC-C, HammerDB TPROC-C compatible schema
 )
