@@ -58,6 +58,8 @@ type Runner struct {
 	conn     *pgx.Conn
 	proto    protocol
 	prepared [][]bool // per script, per command, on conn
+	// allPrepared: prepareAll ran for the script on conn
+	allPrepared []bool
 
 	script  int // running script, command (for debug())
 	command int
@@ -98,6 +100,7 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	setIfUnset("client_id", int64(id))
 	setIfUnset("default_seed", defaultSeed)
 	setIfUnset("random_seed", int64(seed))
+	r.allPrepared = make([]bool, len(p.scripts))
 	r.prepared = make([][]bool, len(p.scripts))
 	for i, s := range p.scripts {
 		r.prepared[i] = make([]bool, len(s.cmds))
@@ -117,9 +120,13 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 		for _, p := range r.prepared {
 			clear(p)
 		}
+		clear(r.allPrepared)
 	}
 	s := r.prog.scripts[i]
 	r.script = i
+	if r.proto == protoPrepared && !r.allPrepared[i] {
+		r.prepareAll(ctx, s)
+	}
 	err := r.run(ctx, s)
 	if err != nil {
 		r.cleanup(ctx)
@@ -329,10 +336,7 @@ func (r *Runner) prepare(ctx context.Context, script, i int, c *command) error {
 	pc := r.conn.PgConn()
 	_, err := pc.Prepare(ctx, c.name, c.ext, nil)
 	if isDuplicatePrepared(err) {
-		// left by an earlier worker on this connection: replace it
-		if err = pc.Exec(ctx, "DEALLOCATE "+c.name).Close(); err == nil {
-			_, err = pc.Prepare(ctx, c.name, c.ext, nil)
-		}
+		err = nil // the same text (the name is its hash), prepared earlier on this connection
 	}
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
@@ -455,6 +459,24 @@ func (r *Runner) store(c *command, fields []pgconn.FieldDescription) error {
 		}
 	}
 	return nil
+}
+
+// prepareAll prepares the script's commands before its first run on a
+// connection, outside any transaction: a duplicate name there does no
+// harm. A command that cannot be prepared yet (its table is made by an
+// earlier command) is prepared before it runs, as pgbench prepares.
+func (r *Runner) prepareAll(ctx context.Context, s *Script) {
+	r.allPrepared[s.index] = true
+	if r.conn.PgConn().TxStatus() != 'I' {
+		return
+	}
+	for i := range s.cmds {
+		if c := &s.cmds[i]; c.kind == cSQL {
+			if r.prepare(ctx, s.index, i, c) != nil {
+				return
+			}
+		}
+	}
 }
 
 // preparePipeline prepares, with the prepared protocol, the commands of

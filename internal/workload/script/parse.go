@@ -2,6 +2,7 @@ package script
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -294,7 +295,7 @@ func dollarTag(s string) (string, bool) {
 // colons (casts) are skipped.
 func compileSQL(sc *scanner, start int, q string, syms *symbols, script, index int) (command, error) {
 	line, _ := sc.pos(start)
-	c := command{kind: cSQL, line: line, text: firstLine(q), name: fmt.Sprintf("pgarena_s%d_c%d", script, index)}
+	c := command{kind: cSQL, line: line, text: firstLine(q)}
 	var piece, ext strings.Builder
 	i := 0
 	for i < len(q) {
@@ -330,6 +331,11 @@ func compileSQL(sc *scanner, start int, q string, syms *symbols, script, index i
 	}
 	c.pieces = append(c.pieces, piece.String())
 	c.ext = ext.String()
+	// named by its text: two programs on one connection (pgbench, a
+	// pooler) never meet a same-named statement of another text
+	h := fnv.New64a()
+	h.Write([]byte(c.ext))
+	c.name = fmt.Sprintf("pgarena_%016x", h.Sum64())
 	if len(c.refs) > 255 {
 		return c, sc.errAt(start, "statement has too many arguments (maximum is 255)")
 	}
