@@ -105,6 +105,7 @@ type txBuffer struct {
 	retries  int64
 	skipped  int64
 	late     int64
+	stmts    []StmtStat // per-command times (-r)
 }
 
 func newBuffer(n int) *buffer { return &buffer{tx: make([]txBuffer, n)} }
@@ -116,6 +117,7 @@ func (b *buffer) reset() {
 		t.errors = ErrorCounts{}
 		t.examples = t.examples[:0]
 		t.retries, t.skipped, t.late = 0, 0, 0
+		clear(t.stmts)
 	}
 }
 
@@ -172,6 +174,19 @@ func (h *Handle) Late(tx int) {
 	h.seq.Add(1)
 }
 
+// Statement records that command i of a transaction of type tx took d
+// (per-statement latencies, pgbench -r).
+func (h *Handle) Statement(tx, i int, d time.Duration) {
+	h.seq.Add(1)
+	t := &h.cur.Load().tx[tx]
+	for len(t.stmts) <= i {
+		t.stmts = append(t.stmts, StmtStat{})
+	}
+	t.stmts[i].Count++
+	t.stmts[i].SumNS += int64(d)
+	h.seq.Add(1)
+}
+
 // swap installs the spare buffer and returns the one the writer used, once
 // the writer is no longer inside a record that may have loaded it.
 func (h *Handle) swap() *buffer {
@@ -225,6 +240,9 @@ func (r *Recorder) Tick(now time.Time) Interval {
 			s.Retries += t.retries
 			s.Skipped += t.skipped
 			s.Late += t.late
+			if len(t.stmts) > 0 {
+				s.Statements = addStmts(s.Statements, t.stmts)
+			}
 		}
 		b.reset()
 		h.spare = b

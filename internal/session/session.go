@@ -49,6 +49,9 @@ type Spec struct {
 	Ramp         time.Duration
 	Autostop     []driver.Rule
 	Seed         uint64
+	// StatementLatencies reports per-command latencies of script
+	// workloads (pgbench -r) in the summary.
+	StatementLatencies bool
 
 	// MaxErrorRate is the share of failed transactions (0 to 1) above
 	// which a run that ran its length is degraded rather than complete

@@ -43,11 +43,13 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 			Transactions: spec.Transactions,
 			Tick:         spec.Tick,
 			Seed:         spec.Seed + uint64(i),
-			Notef:        r.notef,
-			Ramp:         spec.Ramp,
-			Warmup:       spec.Warmup,
-			Autostop:     spec.Autostop,
-			Sampled:      sampled,
+
+			StatementLatencies: spec.StatementLatencies,
+			Notef:              r.notef,
+			Ramp:               spec.Ramp,
+			Warmup:             spec.Warmup,
+			Autostop:           spec.Autostop,
+			Sampled:            sampled,
 
 			ProceedWithConnected: spec.ProceedWithConnected,
 			// The clock goroutine only adds up and hands over: disk,
@@ -114,6 +116,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 		}
 	}
 	res.acc.Fill(&r.sum)
+	nameStatements(&r.sum, spec.Groups)
 	r.sum.InitialConnectMS = float64((connectSum / time.Duration(len(spec.Steps))).Microseconds()) / 1000
 	if targetSecs > 0 && targetSum > 0 {
 		r.sum.TargetRate = targetSum / targetSecs

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -21,8 +22,15 @@ func init() {
 		Name:        "script",
 		Description: "pgbench custom scripts (-f FILE[@WEIGHT], -D NAME=VALUE) on any database",
 		New:         func() workload.Workload { return NewWorkload() },
-		TestFlags:   []string{"-f", "testdata/tiny.sql"},
+		TestFlags:   []string{"-f", tinyScript()},
 	})
+}
+
+// tinyScript is the path of testdata/tiny.sql in the source tree, for the
+// tests of every workload (which run in another package's directory).
+func tinyScript() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "tiny.sql")
 }
 
 // Workload runs pgbench script files on any database: it has no tables
