@@ -74,12 +74,65 @@ func (s *state) get(slot int) (value, error) {
 	return x.val, nil
 }
 
+// arg evaluates an operand: constants and variables without a call of
+// eval (the common operands of pgbench's scripts).
+func (s *state) arg(n *node) (value, error) {
+	if n.op == opConst {
+		return n.val, nil
+	}
+	if n.op == opVar {
+		if x := &s.vars[n.slot]; x.set && x.val.k != kNone {
+			return x.val, nil
+		}
+	}
+	return s.eval(n)
+}
+
 func (s *state) eval(n *node) (value, error) {
 	switch n.op {
 	case opConst:
 		return n.val, nil
 	case opVar:
+		if x := &s.vars[n.slot]; x.set && x.val.k != kNone {
+			return x.val, nil
+		}
 		return s.get(n.slot)
+	case opAdd, opSub, opMul, opRandom:
+		// The hot path of pgbench's scripts (random(1, 100000 * :scale)):
+		// two integers, computed here; anything else takes the general
+		// path below.
+		a, err := s.arg(n.args[0])
+		if err != nil {
+			return value{}, err
+		}
+		b, err := s.arg(n.args[1])
+		if err != nil {
+			return value{}, err
+		}
+		if a.k == kInt && b.k == kInt {
+			switch n.op {
+			case opAdd:
+				if v := a.i + b.i; (v > a.i) == (b.i > 0) {
+					return intVal(v), nil
+				}
+			case opSub:
+				if v := a.i - b.i; (v < a.i) == (b.i > 0) {
+					return intVal(v), nil
+				}
+			case opMul:
+				if v := a.i * b.i; a.i != 0 && a.i != -1 && b.i != -1 && v/a.i == b.i || a.i == 0 || b.i == 0 {
+					return intVal(v), nil
+				}
+			case opRandom:
+				if d := b.i - a.i; a.i <= b.i && d >= 0 && d != math.MaxInt64 {
+					return intVal(s.rng.random(a.i, b.i)), nil
+				}
+			}
+		}
+		if a.k == kNull || b.k == kNull {
+			return value{k: kNull}, nil
+		}
+		return s.apply(n.op, []value{a, b})
 	case opAnd, opOr:
 		a, err := s.eval(n.args[0])
 		if err != nil || a.k == kNull {

@@ -299,7 +299,9 @@ func (r *Runner) shell(ctx context.Context, c *command) error {
 func (r *Runner) text(c *command) string {
 	b := append(r.buf[:0], c.pieces[0]...)
 	for i, slot := range c.refs {
-		if t, ok := r.st.text(slot); ok {
+		if x := &r.st.vars[slot]; x.hasText {
+			b = append(b, x.text...)
+		} else if t, ok := r.st.text(slot); ok {
 			b = append(b, t...)
 		} else {
 			b = append(b, ':')
@@ -320,11 +322,13 @@ func (r *Runner) paramsOf(c *command) [][]byte {
 	}
 	p := r.params[:len(c.refs)]
 	for i, slot := range c.refs {
-		t, ok := r.st.text(slot)
-		if !ok {
-			t = nil
+		if x := &r.st.vars[slot]; x.hasText {
+			p[i] = x.text
+		} else if t, ok := r.st.text(slot); ok {
+			p[i] = t
+		} else {
+			p[i] = nil // unset: NULL, as pgbench sends it
 		}
-		p[i] = t
 	}
 	return p
 }

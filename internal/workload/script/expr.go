@@ -258,7 +258,26 @@ func (p *exprParser) isOp(o string) bool {
 	return t.kind == tOp && t.text == o
 }
 
-func fn(o op, args ...*node) *node { return &node{op: o, args: args} }
+// fn makes an operation node, folded into a constant when its arguments
+// are constants and it is pure (not random, not debug): "-5000" is then
+// no subtraction at run time.
+func fn(o op, args ...*node) *node {
+	n := &node{op: o, args: args}
+	switch o {
+	case opRandom, opRandExp, opRandGauss, opRandZipf, opDebug, opCase, opAnd, opOr:
+		return n
+	}
+	for _, a := range args {
+		if a.op != opConst {
+			return n
+		}
+	}
+	var s state
+	if v, err := s.eval(n); err == nil {
+		return &node{op: opConst, val: v}
+	}
+	return n // the error shows at run time, as in pgbench
+}
 
 func (p *exprParser) or() (*node, error) {
 	l, err := p.and()
