@@ -26,4 +26,8 @@ func TestScriptSyntaxError(t *testing.T) {
 		wantUsage(t, r, bad+":2:17: syntax error: unexpected end of expression in \\set")
 		noRuns(t, results)
 	}
+	results := filepath.Join(t.TempDir(), "results")
+	r := pgarena(t, nil, "run", "script", "-t", "1", "--dsn", dsn, "--results", results)
+	wantUsage(t, r, "no script: give -f FILE[@WEIGHT]")
+	noRuns(t, results)
 }

@@ -38,9 +38,7 @@ func TestEveryWorkload(t *testing.T) {
 				t.Fatal(err)
 			}
 			w := meta.New()
-			// A workload that needs an argument (script: -f FILE) validates
-			// with its TestFlags only.
-			if err := w.Validate(); err != nil && len(meta.TestFlags) == 0 {
+			if err := w.Validate(); err != nil {
 				t.Fatalf("defaults do not validate: %v", err)
 			}
 			if len(meta.TestFlags) > 0 {

@@ -80,9 +80,13 @@ func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
 // default).
 func (w *Workload) SetDebugOutput(out io.Writer) { w.debug = out }
 
-// ValidateRun implements workload.RunValidator; it keeps the client count,
-// which pgbench's seeding of each client depends on.
+// ValidateRun implements workload.RunValidator: a run needs a script. It
+// keeps the client count, which pgbench's seeding of each client depends
+// on.
 func (w *Workload) ValidateRun(clients int) error {
+	if w.prog == nil {
+		return fmt.Errorf("no script: give -f FILE[@WEIGHT]")
+	}
 	w.clients = clients
 	return nil
 }
@@ -91,7 +95,7 @@ func (w *Workload) ValidateRun(clients int) error {
 // A syntax error names file:line:column.
 func (w *Workload) Validate() error {
 	if len(w.files) == 0 {
-		return fmt.Errorf("no script: give -f FILE[@WEIGHT]")
+		return nil // init, check and drop need no script; a run does (ValidateRun)
 	}
 	p := &Program{}
 	if err := LoadFiles(p, w.files); err != nil {
