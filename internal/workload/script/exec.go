@@ -385,7 +385,11 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 		}
 		err = r.finish(c, pc.ExecPrepared(ctx, c.name, r.paramsOf(c), nil, nil))
 		if err != nil {
-			r.prepared[script][i] = false // e.g. DISCARD or a pooler lost it
+			// e.g. DISCARD, or a pooler lost it: prepare the script again
+			// before its next run, outside the transaction (a failed
+			// PREPARE inside one would abort it)
+			clear(r.prepared[script])
+			r.allPrepared[script] = false
 		}
 	}
 	return err
