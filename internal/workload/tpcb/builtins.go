@@ -3,6 +3,7 @@ package tpcb
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 
 	"github.com/jackc/pgx/v5"
@@ -124,8 +125,11 @@ func (w *Workload) ValidateRun(clients int) error {
 // gives it) and :client_id are set as in pgbench.
 func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
 	w.prog.DefineInt("scale", int64(w.scale))
-	return &worker{Worker: script.NewWorker(w.prog, w.prog.NewRunner(id, max(w.clients, id+1), w.seed, nil), rng)}
+	return &worker{Worker: script.NewWorker(w.prog, w.prog.NewRunner(id, max(w.clients, id+1), w.seed, w.debug), rng)}
 }
+
+// SetDebugOutput sets where the debug() function of -f scripts writes.
+func (w *Workload) SetDebugOutput(out io.Writer) { w.debug = out }
 
 // worker wraps the script engine's worker, naming the workload in errors.
 type worker struct{ *script.Worker }

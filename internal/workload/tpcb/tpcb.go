@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -75,6 +76,7 @@ type Workload struct {
 	txNames []string
 	seed    uint64
 	clients int
+	debug   io.Writer // debug() of -f scripts
 	// note is set by Prepare when --scale was given and the database
 	// disagrees.
 	note string
