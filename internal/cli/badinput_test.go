@@ -33,7 +33,7 @@ func TestBadInput(t *testing.T) {
 		{"time and transactions", []string{"run", "tpcb", "-T", "5", "-t", "5", "--dsn", dsn}, []string{"-T/--time or -t/--transactions, not both"}},
 		{"bad duration", []string{"run", "tpcb", "-T", "soon", "--dsn", dsn}, []string{"not a duration"}},
 		{"bad protocol", []string{"run", "tpcb", "-M", "telepathy", "--dsn", dsn}, []string{"unknown query mode"}},
-		{"conflicting scripts", []string{"run", "tpcb", "-S", "-N", "--dsn", dsn}, []string{"conflicting scripts"}},
+		{"zero script weight", []string{"run", "tpcb", "-b", "select-only@0", "--dsn", dsn}, []string{"total script weight must not be zero"}},
 		{"dsn does not parse", []string{"run", "tpcb", "--dsn", "host=x port=notaport"}, []string{"cannot parse connection string", "port"}},
 		{"dsn and cluster", []string{"run", "tpcb", "--dsn", dsn, "--cluster", "dev"}, []string{"either --dsn or --cluster"}},
 		{"not initialised", []string{"run", "tpcb", "-T", "1", "--dsn", dsn}, []string{"not initialised for tpcb", "pgarena init tpcb"}},

@@ -83,6 +83,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if s, ok := w.(workload.Seeder); ok {
 		s.SetSeed(f.seed)
 	}
+	scriptOutput(w, a.Stderr)
 	clients := maxClients(f.steps)
 	threads, restore, err := a.setThreads(f.jobs, clients)
 	if err != nil {

@@ -33,21 +33,23 @@ type runFlags struct {
 	label        string
 	seed         uint64
 	jsonOut      bool
-	results      string
-	tick         time.Duration
-	init         bool
-	loadWorkers  int
-	check        bool
-	cpuProfile   string
-	netIO        string
-	fixedProcs   bool
-	sampleEvery  time.Duration
-	dbHostLocal  bool
-	serverLog    string
-	maxErrorRate float64 // percent
-	proceed      bool
-	seedFrom     string // "time" or "rand" when --random-seed drew the seed
-	pgb          pgbenchRunFlags
+	// statementLatencies: -r (scriptflags.go)
+	statementLatencies bool
+	results            string
+	tick               time.Duration
+	init               bool
+	loadWorkers        int
+	check              bool
+	cpuProfile         string
+	netIO              string
+	fixedProcs         bool
+	sampleEvery        time.Duration
+	dbHostLocal        bool
+	serverLog          string
+	maxErrorRate       float64 // percent
+	proceed            bool
+	seedFrom           string // "time" or "rand" when --random-seed drew the seed
+	pgb                pgbenchRunFlags
 
 	// set by validate
 	steps []session.Step
@@ -71,6 +73,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")
 	seedFlag(fl, &f.seed, &f.seedFrom, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the final summary as JSON on stdout")
+	addScriptRunFlags(fl, f)
 	fl.StringVar(&f.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
 	fl.DurationVar(&f.tick, "interval", time.Second, "length of a recorded interval")
 	fl.BoolVar(&f.init, "init", false, "initialise the workload before running (always on for the embedded cluster)")
@@ -167,8 +170,10 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 		Autostop:     f.rules,
 		Seed:         f.seed,
 		Init:         f.init,
-		LoadWorkers:  f.loadWorkers,
-		Check:        f.check,
+
+		StatementLatencies: f.statementLatencies,
+		LoadWorkers:        f.loadWorkers,
+		Check:              f.check,
 
 		MaxErrorRate:         f.maxErrorRate / 100,
 		ProceedWithConnected: f.proceed,

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"sync/atomic"
@@ -56,10 +57,34 @@ type client struct {
 	// pacingIgnored is set (shared by all clients) when an open-loop run's
 	// worker asked for keying or think times, for a note.
 	pacingIgnored *atomic.Bool
+	// curTx and stepMark time the commands of the running transaction
+	// for Hooks.Step (-r): command i took from stepMark to its Step.
+	curTx    workload.TxType
+	stepMark time.Time
+}
+
+// setHooks gives a worker that asks for them the driver's sleep (on the
+// run's clock, cut short when the run ends) and, with -r, statement
+// timing.
+func (c *client) setHooks(stopNew <-chan struct{}) {
+	hu, ok := c.worker.(workload.HookUser)
+	if !ok {
+		return
+	}
+	h := workload.Hooks{Sleep: func(d time.Duration) bool { return pause(c.cfg.Clock, d, stopNew) }}
+	if c.cfg.StatementLatencies {
+		h.Step = func(i int) {
+			now := c.cfg.Clock.Now()
+			c.handle.Statement(c.txBase+int(c.curTx), i, now.Sub(c.stepMark))
+			c.stepMark = now
+		}
+	}
+	hu.SetHooks(h)
 }
 
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 	c.hadConn = c.live
+	c.setHooks(stopNew)
 	if !c.startAt.IsZero() && !sleepUntil(c.cfg.Clock, c.startAt, stopNew) {
 		return
 	}
@@ -98,10 +123,12 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			}
 			continue
 		}
+		c.curTx, c.stepMark = tx, start
 		class, connectFailed, err := c.run(ctx, tx)
 		end := c.cfg.Clock.Now()
-		if class != metrics.ClassNone && ctx.Err() != nil {
-			// Cancelled by our own stop: neither done nor failed.
+		if class != metrics.ClassNone && (ctx.Err() != nil || errors.Is(err, workload.ErrStopped)) {
+			// Cancelled by our own stop, or the run ended during a pause
+			// of the transaction (\sleep): neither done nor failed.
 			return
 		}
 		if class == metrics.ClassNone {

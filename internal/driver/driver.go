@@ -66,6 +66,9 @@ type Config struct {
 	Drain time.Duration
 	// Seed makes the clients' random streams reproducible.
 	Seed uint64
+	// StatementLatencies times each command of a workload's scripts
+	// (pgbench -r) through workload.Hooks.Step; off, it costs nothing.
+	StatementLatencies bool
 	// ConnectConcurrency limits simultaneous initial connection attempts
 	// (default 32).
 	ConnectConcurrency int

@@ -46,6 +46,28 @@ type TxStats struct {
 	// histogram when needed). A histogram changed afterwards by other
 	// means must not keep them: only Tick, MergeTx and Accumulator set them.
 	latBuckets, svcBuckets []bucketCount
+	// Statements holds per-command times of the type's script, indexed
+	// like workload.StatementLister's commands; nil unless asked (-r).
+	Statements []StmtStat
+}
+
+// StmtStat is one command's share of the per-statement latencies (pgbench
+// -r): how many times it completed and their total time.
+type StmtStat struct {
+	Count int64 `json:"n"`
+	SumNS int64 `json:"sum_ns"`
+}
+
+// addStmts adds o's per-command times to dst, growing it.
+func addStmts(dst, o []StmtStat) []StmtStat {
+	for len(dst) < len(o) {
+		dst = append(dst, StmtStat{})
+	}
+	for i, s := range o {
+		dst[i].Count += s.Count
+		dst[i].SumNS += s.SumNS
+	}
+	return dst
 }
 
 // Duration is the length of the interval.
@@ -70,6 +92,7 @@ func (t *TxStats) add(o *TxStats) {
 	t.Retries += o.Retries
 	t.Skipped += o.Skipped
 	t.Late += o.Late
+	t.Statements = addStmts(t.Statements, o.Statements)
 	if o.Latency != nil {
 		mergeHist(t.Latency, o.Latency, o.latBuckets)
 		t.latBuckets = mergeBuckets(t.latBuckets, o.latBuckets)
@@ -195,6 +218,7 @@ type txJSON struct {
 	LatencyMS     LatencyStats  `json:"latency_ms"`
 	LatencyHist   string        `json:"latency_hist"`
 	ServiceHist   string        `json:"service_hist"`
+	Statements    []StmtStat    `json:"statements,omitempty"`
 }
 
 // MarshalJSON encodes the interval with its histograms.
@@ -220,7 +244,8 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("encode service histogram: %w", err)
 		}
 		j.Tx[i] = txJSON{Name: t.Name, Group: t.Group, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
-			ErrorExamples: t.Examples, Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: statsOf(lat, latB), LatencyHist: le, ServiceHist: se}
+			ErrorExamples: t.Examples, Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: statsOf(lat, latB), LatencyHist: le, ServiceHist: se,
+			Statements: t.Statements}
 	}
 	if iv.TargetRate > 0 {
 		total := iv.Total()
@@ -251,7 +276,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("interval %d %s: service histogram: %w", j.Seq, t.Name, err)
 		}
 		iv.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Count: t.Count, Errors: t.Errors, Examples: t.ErrorExamples, Retries: t.Retries,
-			Skipped: t.Skipped, Late: t.Late, Latency: lat, Service: svc}
+			Skipped: t.Skipped, Late: t.Late, Latency: lat, Service: svc, Statements: t.Statements}
 	}
 	return nil
 }

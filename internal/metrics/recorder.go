@@ -109,6 +109,7 @@ type txBuffer struct {
 	retries  int64
 	skipped  int64
 	late     int64
+	stmts    []StmtStat // per-command times (-r)
 }
 
 func newBuffer(n int) *buffer { return &buffer{tx: make([]txBuffer, n)} }
@@ -120,6 +121,7 @@ func (b *buffer) reset() {
 		t.errors = ErrorCounts{}
 		t.examples = t.examples[:0]
 		t.retries, t.skipped, t.late = 0, 0, 0
+		clear(t.stmts)
 	}
 }
 
@@ -173,6 +175,19 @@ func (h *Handle) Skip(tx int) {
 func (h *Handle) Late(tx int) {
 	h.seq.Add(1)
 	h.cur.Load().tx[tx].late++
+	h.seq.Add(1)
+}
+
+// Statement records that command i of a transaction of type tx took d
+// (per-statement latencies, pgbench -r).
+func (h *Handle) Statement(tx, i int, d time.Duration) {
+	h.seq.Add(1)
+	t := &h.cur.Load().tx[tx]
+	for len(t.stmts) <= i {
+		t.stmts = append(t.stmts, StmtStat{})
+	}
+	t.stmts[i].Count++
+	t.stmts[i].SumNS += int64(d)
 	h.seq.Add(1)
 }
 
@@ -236,6 +251,9 @@ func (r *Recorder) Tick(now time.Time) Interval {
 			s.Retries += t.retries
 			s.Skipped += t.skipped
 			s.Late += t.late
+			if len(t.stmts) > 0 {
+				s.Statements = addStmts(s.Statements, t.stmts)
+			}
 		}
 		b.reset()
 		h.spare = b

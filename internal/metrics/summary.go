@@ -297,6 +297,32 @@ type TxSummary struct {
 	TPS           float64       `json:"tps"`
 	Latency       LatencyStats  `json:"latency_ms"`
 	Service       LatencyStats  `json:"service_ms"`
+	// Statements are the per-command latencies of the type's script
+	// (-r), in script order.
+	Statements []StatementSummary `json:"statements,omitempty"`
+}
+
+// StatementSummary is one command's per-statement latency, as pgbench -r
+// reports it: the mean time of its completions.
+type StatementSummary struct {
+	Command string  `json:"command,omitempty"` // named by the caller, which knows the workload
+	Count   int64   `json:"count"`
+	AvgMS   float64 `json:"avg_ms"`
+}
+
+// statementSummaries turns per-command totals into means.
+func statementSummaries(st []StmtStat) []StatementSummary {
+	if len(st) == 0 {
+		return nil
+	}
+	out := make([]StatementSummary, len(st))
+	for i, s := range st {
+		out[i].Count = s.Count
+		if s.Count > 0 {
+			out[i].AvgMS = round3(float64(s.SumNS) / float64(s.Count) / 1e6)
+		}
+	}
+	return out
 }
 
 // Accumulator merges intervals into run totals, skipping warm-up intervals.
@@ -373,7 +399,8 @@ func (a *Accumulator) Fill(s *Summary) {
 	for i := range a.Tx {
 		t := &a.Tx[i]
 		s.Tx[i] = TxSummary{Name: t.Name, Group: t.Group, Transactions: t.Count, Failed: t.Failed(), Errors: t.Errors,
-			ErrorExamples: t.Examples, Retries: t.Retries, TPS: rate(t.Count), Latency: t.LatencyStats(), Service: t.ServiceStats()}
+			ErrorExamples: t.Examples, Retries: t.Retries, TPS: rate(t.Count), Latency: t.LatencyStats(), Service: t.ServiceStats(),
+			Statements: statementSummaries(t.Statements)}
 	}
 }
 

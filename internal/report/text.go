@@ -254,6 +254,7 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 			}
 		}
 	}
+	statementsText(p, s.Tx)
 	if s.Skipped > 0 || s.Late > 0 {
 		p("number of transactions skipped (later than the latency limit): %d", s.Skipped)
 		p("number of transactions above the latency limit: %d", s.Late)
@@ -272,6 +273,28 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 }
 
 // stepsText writes the steps of a sweep, one row each.
+// statementsText prints the per-statement latencies (-r) as pgbench's
+// report does: for each script, each command's mean time and completions.
+func statementsText(p func(string, ...any), txs []metrics.TxSummary) {
+	any := false
+	for _, t := range txs {
+		any = any || len(t.Statements) > 0
+	}
+	if !any {
+		return
+	}
+	p("statement latencies in milliseconds (mean, completions):")
+	for _, t := range txs {
+		if len(t.Statements) == 0 {
+			continue
+		}
+		p("  script %s:", t.Name)
+		for _, st := range t.Statements {
+			p("  %12.3f %10d  %s", st.AvgMS, st.Count, st.Command)
+		}
+	}
+}
+
 func stepsText(w io.Writer, steps []metrics.StepSummary) {
 	fmt.Fprintf(w, "sweep: %d steps, each its own result (latency in ms):\n", len(steps))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

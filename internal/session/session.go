@@ -55,6 +55,9 @@ type Spec struct {
 	// the first step of a sweep).
 	Segment driver.Segment
 	StartAt time.Time
+	// StatementLatencies reports per-command latencies of script
+	// workloads (pgbench -r) in the summary.
+	StatementLatencies bool
 
 	// MaxErrorRate is the share of failed transactions (0 to 1) above
 	// which a run that ran its length is degraded rather than complete

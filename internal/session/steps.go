@@ -51,6 +51,8 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 			Observer:     r.observer,
 			Segment:      spec.Segment,
 
+			StatementLatencies: spec.StatementLatencies,
+
 			ProceedWithConnected: spec.ProceedWithConnected,
 			// The clock goroutine only adds up and hands over: disk,
 			// terminal and database work happen in the outputs.
@@ -125,6 +127,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 		}
 	}
 	res.acc.Fill(&r.sum)
+	nameStatements(&r.sum, spec.Groups)
 	r.sum.InitialConnectMS = float64((connectSum / time.Duration(len(spec.Steps))).Microseconds()) / 1000
 	if targetSecs > 0 && targetSum > 0 {
 		r.sum.TargetRate = targetSum / targetSecs

@@ -17,6 +17,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -84,6 +85,38 @@ type Worker interface {
 type Pacer interface {
 	Pauses(tx TxType) (keying, thinking time.Duration)
 }
+
+// Hooks are the driver's services to a Worker that asks for them
+// (HookUser): the Worker still never reads a clock or sleeps itself.
+type Hooks struct {
+	// Sleep pauses the client for d in the middle of a transaction, on the
+	// driver's clock (pgbench's \sleep): the pause counts in the
+	// transaction's latency, as in pgbench. It returns false when the run
+	// stopped meanwhile; the Worker then abandons the transaction and
+	// returns ErrStopped (counted neither done nor failed).
+	Sleep func(d time.Duration) bool
+	// Step is nil unless per-statement latencies were asked for (-r).
+	// The Worker calls it when command i of the transaction's script
+	// (StatementLister) has completed; the driver times command i as the
+	// span since the previous Step, or since the transaction started.
+	Step func(i int)
+}
+
+// HookUser is implemented by Workers that use Hooks. The driver calls
+// SetHooks once, before the Worker's first transaction.
+type HookUser interface {
+	SetHooks(h Hooks)
+}
+
+// StatementLister is implemented by workloads whose transactions are
+// scripts of commands, for the per-statement report (-r): the commands of
+// transaction type tx, in the order Hooks.Step numbers them.
+type StatementLister interface {
+	Statements(tx TxType) []string
+}
+
+// ErrStopped is returned by Do when the run stopped during a Hooks.Sleep.
+var ErrStopped = errors.New("run stopped during a pause of the transaction")
 
 // Table is one table of a workload's schema.
 type Table struct {

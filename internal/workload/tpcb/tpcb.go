@@ -18,15 +18,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/workload"
+	"github.com/pgarena/pgarena/internal/workload/script"
 )
 
 // Rows per unit of scale, as pgbench's nbranches, ntellers and naccounts.
@@ -62,13 +62,21 @@ func init() {
 type Workload struct {
 	scale      int
 	fillfactor int
-	selectOnly bool // -S
-	skipSome   bool // -N
-	builtin    string
+	selectOnly bool     // -S
+	skipSome   bool     // -N
+	builtins   []string // -b NAME[@WEIGHT]
+	files      []string // -f FILE[@WEIGHT]
+	defines    []string // -D NAME=VALUE
 	partitions int
 	unlogged   bool
 
 	flags *pflag.FlagSet
+
+	prog    *script.Program // the scripts, compiled by Validate
+	txNames []string
+	seed    uint64
+	clients int
+	debug   io.Writer // debug() of -f scripts
 	// note is set by Prepare when --scale was given and the database
 	// disagrees.
 	note string
@@ -77,13 +85,14 @@ type Workload struct {
 // New returns a tpcb workload with pgbench's defaults: scale 1, fill factor
 // 100, the tpcb-like script, no partitions, logged tables.
 func New() *Workload {
-	w := &Workload{scale: 1, fillfactor: 100}
+	w := &Workload{scale: 1, fillfactor: 100, seed: 1, clients: 1}
 	fs := pflag.NewFlagSet("tpcb", pflag.ContinueOnError)
 	fs.IntVarP(&w.scale, "scale", "s", 1, "scale factor: 1 branch, 10 tellers and 100000 accounts per unit (init; a run reads it from the database)")
 	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fill factor of pgbench_accounts, _tellers and _branches, 10..100 (init)")
 	fs.BoolVarP(&w.selectOnly, "select-only", "S", false, "run the select-only script (same as -b select-only)")
 	fs.BoolVarP(&w.skipSome, "skip-some-updates", "N", false, "run the simple-update script (same as -b simple-update)")
-	fs.StringVarP(&w.builtin, "builtin", "b", "", "builtin script: tpcb-like, simple-update or select-only (a unique prefix will do, as in pgbench)")
+	fs.StringArrayVarP(&w.builtins, "builtin", "b", nil, "builtin script NAME[@WEIGHT]: tpcb-like, simple-update or select-only (a unique prefix will do; repeatable, mixes with -f, as in pgbench)")
+	script.AddFlags(fs, &w.files, &w.defines)
 	fs.IntVar(&w.partitions, "partitions", 0, "range-partition pgbench_accounts into this many partitions, 0 for none (init)")
 	fs.BoolVar(&w.unlogged, "unlogged", false, "create unlogged tables (init)")
 	fs.BoolVar(&w.unlogged, "unlogged-tables", false, "pgbench's name for --unlogged")
@@ -116,45 +125,17 @@ func (w *Workload) Validate() error {
 	if w.partitions < 0 {
 		return fmt.Errorf("partitions must not be negative (got %d)", w.partitions)
 	}
-	_, err := w.script()
-	return err
-}
-
-// script resolves -b, -S and -N to one script name. pgbench would run a mix
-// of the scripts given; pgarena runs one, so conflicting choices are an
-// error.
-func (w *Workload) script() (string, error) {
-	var chosen []string
-	if w.builtin != "" {
-		name, err := findBuiltin(w.builtin)
-		if err != nil {
-			return "", err
-		}
-		chosen = append(chosen, name)
+	p, names, err := w.program()
+	if err != nil {
+		return err
 	}
-	if w.selectOnly {
-		chosen = append(chosen, ScriptSelectOnly)
-	}
-	if w.skipSome {
-		chosen = append(chosen, ScriptSimpleUpdate)
-	}
-	if len(chosen) == 0 {
-		return ScriptTPCBLike, nil
-	}
-	for _, c := range chosen[1:] {
-		if c != chosen[0] {
-			return "", fmt.Errorf("conflicting scripts: %s and %s (choose one of -b, -S, -N)", chosen[0], c)
-		}
-	}
-	return chosen[0], nil
+	w.prog, w.txNames = p, names
+	return nil
 }
 
 // findBuiltin matches name against the builtin scripts as pgbench's
 // findBuiltin does: an exact name or a unique prefix.
 func findBuiltin(name string) (string, error) {
-	if strings.Contains(name, "@") {
-		return "", fmt.Errorf("builtin script weights (%q) are not supported: pgarena runs one script", name)
-	}
 	var found []string
 	for _, s := range scripts {
 		if s == name {
@@ -174,14 +155,13 @@ func findBuiltin(name string) (string, error) {
 	}
 }
 
-// TxTypes implements workload.Workload: the single name of the chosen
-// script.
+// TxTypes implements workload.Workload: one per script, builtins by
+// their names, files by their base names.
 func (w *Workload) TxTypes() []string {
-	s, err := w.script()
-	if err != nil {
-		s = ScriptTPCBLike // Validate reports the error
+	if w.txNames == nil {
+		return []string{ScriptTPCBLike} // before Validate
 	}
-	return []string{s}
+	return w.txNames
 }
 
 // Params implements workload.Parameterizer. After Prepare, scale,
@@ -190,7 +170,7 @@ func (w *Workload) Params() map[string]string {
 	p := map[string]string{
 		"scale":      strconv.Itoa(w.scale),
 		"fillfactor": strconv.Itoa(w.fillfactor),
-		"script":     w.TxTypes()[0],
+		"script":     strings.Join(w.TxTypes(), " "),
 		"partitions": strconv.Itoa(w.partitions),
 	}
 	if w.unlogged {
@@ -259,17 +239,4 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 	w.note = strings.Join(notes, "; ")
 	w.scale, w.partitions, w.fillfactor, w.unlogged = int(branches), parts, ff, unlogged
 	return nil
-}
-
-// isDuplicatePrepared reports whether err is PostgreSQL's
-// duplicate_prepared_statement.
-func isDuplicatePrepared(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "42P05"
-}
-
-// NewWorker implements workload.Workload.
-func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
-	s, _ := w.script()
-	return newWorker(s, int64(w.scale), rng)
 }

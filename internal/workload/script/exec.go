@@ -1,0 +1,564 @@
+package script
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// shellTimeout bounds a \shell or \setshell command.
+const shellTimeout = 60 * time.Second
+
+// protocol is how SQL commands are sent, from the connection's
+// DefaultQueryExecMode as pgbench's -M.
+type protocol int
+
+const (
+	// protoSimple: simple query protocol, variables written into the text.
+	protoSimple protocol = iota
+	// protoExtended: unnamed statements, variables as $n text parameters
+	// whose types the server infers (PQsendQueryParams).
+	protoExtended
+	// protoPrepared: each command prepared once per connection, before its
+	// first execution (PQsendQueryPrepared).
+	protoPrepared
+)
+
+func protocolOf(mode pgx.QueryExecMode) protocol {
+	switch mode {
+	case pgx.QueryExecModeSimpleProtocol:
+		return protoSimple
+	case pgx.QueryExecModeExec, pgx.QueryExecModeDescribeExec:
+		return protoExtended
+	default:
+		return protoPrepared
+	}
+}
+
+// Runner runs a program's scripts for one client. It keeps its buffers
+// from one transaction to the next: running a script of \set and SQL
+// commands allocates nothing of its own.
+type Runner struct {
+	prog  *Program
+	st    state
+	hooks workload.Hooks
+
+	conn     *pgx.Conn
+	proto    protocol
+	prepared [][]bool // per script, per command, on conn
+	// allPrepared: prepareAll ran for the script on conn
+	allPrepared []bool
+
+	script  int // running script, command (for debug())
+	command int
+
+	buf     []byte
+	params  [][]byte
+	pending []int // pipeline: commands sent, -1 for a sync
+	out     [][]byte
+	// the last result read for \gset
+	gsetRows   int
+	gsetFields []pgconn.FieldDescription
+}
+
+// NewRunner makes the runner of client id of clients, its random
+// functions seeded as pgbench seeds them from seed (--random-seed), its
+// variables the program's defaults plus :client_id, :random_seed and
+// :default_seed unless given.
+func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runner {
+	r := &Runner{prog: p, buf: make([]byte, 0, 256)}
+	r.st.names = p.syms.names
+	r.st.vars = make([]variable, len(p.syms.names))
+	r.st.debug = debug
+	r.st.where = func() string { return fmt.Sprintf("script=%d,command=%d", r.script, r.command+1) }
+	var defaultSeed int64
+	r.st.rng, defaultSeed = clientSeeds(seed, id, clients)
+	for _, d := range p.defaults {
+		if d.text != nil {
+			r.st.setText(d.slot, d.text)
+		} else {
+			r.st.setValue(d.slot, d.val)
+		}
+	}
+	setIfUnset := func(name string, v int64) {
+		if i, ok := p.syms.idx[name]; ok && !r.st.vars[i].set {
+			r.st.setValue(i, intVal(v))
+		}
+	}
+	setIfUnset("client_id", int64(id))
+	setIfUnset("default_seed", defaultSeed)
+	setIfUnset("random_seed", int64(seed))
+	r.allPrepared = make([]bool, len(p.scripts))
+	r.prepared = make([][]bool, len(p.scripts))
+	for i, s := range p.scripts {
+		r.prepared[i] = make([]bool, len(s.cmds))
+	}
+	return r
+}
+
+// SetHooks gives the runner the driver's sleep and statement timing.
+func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
+
+// Run runs script i once on conn. On error no transaction is left open:
+// it was rolled back, or the connection closed.
+func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
+	if conn != r.conn {
+		r.conn = conn
+		r.proto = protocolOf(conn.Config().DefaultQueryExecMode)
+		for _, p := range r.prepared {
+			clear(p)
+		}
+		clear(r.allPrepared)
+	}
+	s := r.prog.scripts[i]
+	r.script = i
+	if r.proto == protoPrepared && !r.allPrepared[i] {
+		r.prepareAll(ctx, s)
+	}
+	err := r.run(ctx, s)
+	if err != nil {
+		r.cleanup(ctx)
+		if errors.Is(err, workload.ErrStopped) {
+			return err
+		}
+		c := s.cmds[r.command]
+		return fmt.Errorf("%s:%d: %s: %w", s.Name, c.line, c.text, err)
+	}
+	return nil
+}
+
+func (r *Runner) run(ctx context.Context, s *Script) error {
+	cmds := s.cmds
+	var pl *pgconn.Pipeline
+	for pc := 0; pc < len(cmds); {
+		r.command = pc
+		c := &cmds[pc]
+		switch c.kind {
+		case cSQL:
+			var err error
+			if pl != nil {
+				err = r.send(pl, s.index, pc, c)
+			} else {
+				err = r.exec(ctx, s.index, pc, c)
+			}
+			if err != nil {
+				return err
+			}
+		case cSet:
+			v, err := r.st.eval(c.expr)
+			if err != nil {
+				return err
+			}
+			r.st.setValue(c.slot, v)
+		case cIf:
+			next, err := r.branch(cmds, pc, c)
+			if err != nil {
+				return err
+			}
+			r.step(pc)
+			pc = next
+			continue
+		case cElif, cElse:
+			// the end of a branch that ran
+			r.step(pc)
+			pc = c.end + 1
+			continue
+		case cEndif:
+		case cSleep:
+			if err := r.sleep(c); err != nil {
+				return err
+			}
+		case cShell, cSetShell:
+			if err := r.shell(ctx, c); err != nil {
+				return err
+			}
+		case cStartPipeline:
+			if r.proto == protoSimple {
+				return errors.New("cannot use pipeline mode with the simple query protocol")
+			}
+			if err := r.preparePipeline(ctx, s, pc); err != nil {
+				return err
+			}
+			pl = r.conn.PgConn().StartPipeline(ctx)
+			r.pending = r.pending[:0]
+		case cSyncPipeline:
+			pl.SendPipelineSync()
+			r.pending = append(r.pending, -1)
+		case cEndPipeline:
+			err := r.endPipeline(pl, s)
+			pl = nil
+			if err != nil {
+				return err
+			}
+		}
+		r.step(pc)
+		pc++
+	}
+	return nil
+}
+
+// step reports the end of command i to the driver (-r).
+func (r *Runner) step(i int) {
+	if r.hooks.Step != nil {
+		r.hooks.Step(i)
+	}
+}
+
+// branch evaluates \if c at pc, and the \elif after it while they are
+// false: the index of the first command to run.
+func (r *Runner) branch(cmds []command, pc int, c *command) (int, error) {
+	for {
+		v, err := r.st.eval(c.expr)
+		if err != nil {
+			return 0, err
+		}
+		if v.truth() {
+			return pc + 1, nil
+		}
+		pc = c.next
+		c = &cmds[pc]
+		if c.kind != cElif {
+			return pc + 1, nil // \else runs its branch; \endif ends
+		}
+		r.command = pc
+	}
+}
+
+func (r *Runner) sleep(c *command) error {
+	n := c.sleepConst
+	if c.sleepSlot >= 0 {
+		v, err := r.st.get(c.sleepSlot)
+		if err != nil {
+			return err
+		}
+		if n, err = v.toInt(); err != nil {
+			return fmt.Errorf("\\sleep: %w", err)
+		}
+	}
+	if n <= 0 {
+		return nil
+	}
+	if r.hooks.Sleep == nil {
+		return errors.New("\\sleep: the driver gives no clock")
+	}
+	if !r.hooks.Sleep(time.Duration(n) * c.unit) {
+		return workload.ErrStopped
+	}
+	return nil
+}
+
+func (r *Runner) shell(ctx context.Context, c *command) error {
+	words := make([]string, 0, len(c.shell))
+	for _, a := range c.shell {
+		if a.slot < 0 {
+			words = append(words, a.lit)
+			continue
+		}
+		t, ok := r.st.text(a.slot)
+		if !ok {
+			return fmt.Errorf("undefined variable %q", r.st.names[a.slot])
+		}
+		words = append(words, string(t))
+	}
+	sctx, cancel := context.WithTimeout(ctx, shellTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(sctx, "/bin/sh", "-c", strings.Join(words, " "))
+	if c.kind == cShell {
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("shell command failed: %v: %s", err, bytes.TrimSpace(out))
+		}
+		return nil
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("shell command failed: %v", err)
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	n, perr := strconv.ParseInt(strings.TrimSpace(line), 10, 32)
+	if perr != nil {
+		return fmt.Errorf("shell command must return an integer (not %q)", line)
+	}
+	r.st.setValue(c.slot, intVal(n))
+	return nil
+}
+
+// text writes the simple-protocol text of c into r.buf. An unset variable
+// stays as ":name", as in pgbench.
+func (r *Runner) text(c *command) string {
+	b := append(r.buf[:0], c.pieces[0]...)
+	for i, slot := range c.refs {
+		if x := &r.st.vars[slot]; x.hasText {
+			b = append(b, x.text...)
+		} else if t, ok := r.st.text(slot); ok {
+			b = append(b, t...)
+		} else {
+			b = append(b, ':')
+			b = append(b, r.st.names[slot]...)
+		}
+		b = append(b, c.pieces[i+1]...)
+	}
+	r.buf = b
+	// pgconn copies the text into its send buffer and keeps no reference
+	// to it, so a string over r.buf is safe and saves a copy.
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// paramsOf gives c's parameters: the variables' texts, NULL when unset.
+func (r *Runner) paramsOf(c *command) [][]byte {
+	if cap(r.params) < len(c.refs) {
+		r.params = make([][]byte, len(c.refs))
+	}
+	p := r.params[:len(c.refs)]
+	for i, slot := range c.refs {
+		if x := &r.st.vars[slot]; x.hasText {
+			p[i] = x.text
+		} else if t, ok := r.st.text(slot); ok {
+			p[i] = t
+		} else {
+			p[i] = nil // unset: NULL, as pgbench sends it
+		}
+	}
+	return p
+}
+
+func (r *Runner) prepare(ctx context.Context, script, i int, c *command) error {
+	if r.prepared[script][i] {
+		return nil
+	}
+	pc := r.conn.PgConn()
+	_, err := pc.Prepare(ctx, c.name, c.ext, nil)
+	if isDuplicatePrepared(err) {
+		err = nil // the same text (the name is its hash), prepared earlier on this connection
+	}
+	if err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	r.prepared[script][i] = true
+	return nil
+}
+
+func isDuplicatePrepared(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42P05"
+}
+
+// exec runs one SQL command and reads its results, assigning them for
+// \gset and \aset.
+func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
+	pc := r.conn.PgConn()
+	var err error
+	switch r.proto {
+	case protoSimple:
+		mrr := pc.Exec(ctx, r.text(c))
+		if c.assign == assignNone {
+			err = mrr.Close()
+			break
+		}
+		for mrr.NextResult() {
+			if aerr := r.assign(c, mrr.ResultReader(), false); aerr != nil && err == nil {
+				err = aerr
+			}
+		}
+		if cerr := mrr.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil && c.assign == assignGset {
+			err = r.gsetLast(c)
+		}
+	case protoExtended:
+		err = r.finish(c, pc.ExecParams(ctx, c.ext, r.paramsOf(c), nil, nil, nil))
+	case protoPrepared:
+		if err = r.prepare(ctx, script, i, c); err != nil {
+			return err
+		}
+		err = r.finish(c, pc.ExecPrepared(ctx, c.name, r.paramsOf(c), nil, nil))
+		if err != nil {
+			// e.g. DISCARD, or a pooler lost it: prepare the script again
+			// before its next run, outside the transaction (a failed
+			// PREPARE inside one would abort it)
+			clear(r.prepared[script])
+			r.allPrepared[script] = false
+		}
+	}
+	return err
+}
+
+// finish reads one extended-protocol result.
+func (r *Runner) finish(c *command, rr *pgconn.ResultReader) error {
+	if c.assign == assignNone {
+		_, err := rr.Close()
+		return err
+	}
+	if err := r.assign(c, rr, true); err != nil {
+		return err
+	}
+	if c.assign == assignGset {
+		return r.gsetLast(c)
+	}
+	return nil
+}
+
+// assign reads one result of c. \aset assigns the first row of every
+// result with rows; \gset keeps the result to assign the last one.
+func (r *Runner) assign(c *command, rr *pgconn.ResultReader, last bool) error {
+	rows := 0
+	r.out = r.out[:0]
+	var fields []pgconn.FieldDescription
+	for rr.NextRow() {
+		if rows == 0 {
+			fields = rr.FieldDescriptions()
+			for _, v := range rr.Values() {
+				var cp []byte
+				if v != nil {
+					cp = append([]byte{}, v...)
+				}
+				r.out = append(r.out, cp)
+			}
+		}
+		rows++
+	}
+	if _, err := rr.Close(); err != nil {
+		return err
+	}
+	if fields == nil {
+		fields = rr.FieldDescriptions()
+	}
+	r.gsetRows, r.gsetFields = rows, fields
+	if c.assign == assignAset && rows > 0 {
+		return r.store(c, fields)
+	}
+	return nil
+}
+
+// gsetLast assigns the last result read for \gset: exactly one row.
+func (r *Runner) gsetLast(c *command) error {
+	if r.gsetRows != 1 {
+		return fmt.Errorf("expected one row, got %d", r.gsetRows)
+	}
+	return r.store(c, r.gsetFields)
+}
+
+func (r *Runner) store(c *command, fields []pgconn.FieldDescription) error {
+	for i, f := range fields {
+		name := c.prefix + f.Name
+		slot, ok := r.prog.syms.idx[name]
+		if !ok {
+			if !validName(name) {
+				return fmt.Errorf("invalid variable name %q", name)
+			}
+			continue // no script reads it
+		}
+		if r.out[i] == nil {
+			r.st.setValue(slot, value{k: kNull})
+		} else {
+			r.st.setText(slot, r.out[i])
+		}
+	}
+	return nil
+}
+
+// prepareAll prepares the script's commands before its first run on a
+// connection, outside any transaction: a duplicate name there does no
+// harm. A command that cannot be prepared yet (its table is made by an
+// earlier command) is prepared before it runs, as pgbench prepares.
+func (r *Runner) prepareAll(ctx context.Context, s *Script) {
+	r.allPrepared[s.index] = true
+	if r.conn.PgConn().TxStatus() != 'I' {
+		return
+	}
+	for i := range s.cmds {
+		if c := &s.cmds[i]; c.kind == cSQL {
+			if r.prepare(ctx, s.index, i, c) != nil {
+				return
+			}
+		}
+	}
+}
+
+// preparePipeline prepares, with the prepared protocol, the commands of
+// the pipeline starting at pc before it starts (as pgbench).
+func (r *Runner) preparePipeline(ctx context.Context, s *Script, pc int) error {
+	if r.proto != protoPrepared {
+		return nil
+	}
+	for i := pc + 1; i < len(s.cmds) && s.cmds[i].kind != cEndPipeline; i++ {
+		if s.cmds[i].kind == cSQL {
+			if err := r.prepare(ctx, s.index, i, &s.cmds[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// send queues one SQL command on the pipeline.
+func (r *Runner) send(pl *pgconn.Pipeline, script, i int, c *command) error {
+	if r.proto == protoPrepared {
+		pl.SendQueryPrepared(c.name, r.paramsOf(c), nil, nil)
+	} else {
+		pl.SendQueryParams(c.ext, r.paramsOf(c), nil, nil, nil)
+	}
+	r.pending = append(r.pending, i)
+	return nil
+}
+
+// endPipeline syncs and reads every result of the pipeline in order.
+func (r *Runner) endPipeline(pl *pgconn.Pipeline, s *Script) error {
+	pl.SendPipelineSync()
+	r.pending = append(r.pending, -1)
+	err := pl.Flush()
+	for _, i := range r.pending {
+		if err != nil {
+			break
+		}
+		var res any
+		res, err = pl.GetResults()
+		if err != nil {
+			break
+		}
+		switch v := res.(type) {
+		case *pgconn.ResultReader:
+			if i < 0 {
+				err = errors.New("pipeline: a result where a sync was expected")
+				break
+			}
+			r.command = i
+			err = r.finish(&s.cmds[i], v)
+		case *pgconn.PipelineSync:
+			if i >= 0 {
+				err = errors.New("pipeline: a sync where a result was expected")
+			}
+		}
+	}
+	if cerr := pl.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// cleanup makes sure no transaction is left open after an error: it rolls
+// back, and closes the connection if the rollback fails. The rollback gets
+// its own short deadline so it also runs when ctx was cancelled.
+func (r *Runner) cleanup(ctx context.Context) {
+	pc := r.conn.PgConn()
+	if pc.IsClosed() || pc.TxStatus() == 'I' {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := pc.Exec(rctx, "ROLLBACK").Close(); err != nil || pc.TxStatus() != 'I' {
+		_ = pc.Close(rctx)
+	}
+}

@@ -1,0 +1,11 @@
+\set aid random(1, 100000 * :scale)
+\set delta random(-5000, 5000)
+UPDATE pgbench_accounts
+  SET abalance = abalance + :delta
+  WHERE aid = :aid
+  RETURNING abalance \;
+-- get values into 'one' and 'three' variables
+SELECT 1 AS one, 2 AS two \;
+SELECT 3 AS three \aset
+-- an empty result assigns nothing
+SELECT 1 AS none WHERE false \aset

@@ -1,0 +1,215 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/pflag"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+func init() {
+	workload.Register(workload.Meta{
+		Name:        "script",
+		Description: "pgbench custom scripts (-f FILE[@WEIGHT], -D NAME=VALUE) on any database",
+		New:         func() workload.Workload { return NewWorkload() },
+		TestFlags:   []string{"-f", tinyScript()},
+	})
+}
+
+// tinyScript is the path of testdata/tiny.sql in the source tree, for the
+// tests of every workload (which run in another package's directory).
+func tinyScript() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "tiny.sql")
+}
+
+// Workload runs pgbench script files on any database: it has no tables
+// (init creates nothing, check checks nothing).
+type Workload struct {
+	files   []string
+	defines []string
+	flags   *pflag.FlagSet
+
+	prog    *Program
+	seed    uint64
+	clients int
+	debug   io.Writer
+}
+
+// NewWorkload returns a script workload without scripts: -f gives them.
+func NewWorkload() *Workload {
+	w := &Workload{seed: 1, clients: 1}
+	fs := pflag.NewFlagSet("script", pflag.ContinueOnError)
+	AddFlags(fs, &w.files, &w.defines)
+	w.flags = fs
+	return w
+}
+
+// AddFlags defines pgbench's -f FILE[@WEIGHT] and -D NAME=VALUE on fs (for
+// the script workload and for tpcb).
+func AddFlags(fs *pflag.FlagSet, files, defines *[]string) {
+	fs.StringArrayVarP(files, "file", "f", nil, "pgbench script FILE[@WEIGHT] (repeatable; a weight picks scripts in proportion)")
+	fs.StringArrayVarP(defines, "define", "D", nil, "script variable NAME=VALUE every client starts with (repeatable)")
+	workload.ForVerbs(fs, []string{workload.VerbRun}, "file", "define")
+}
+
+// Meta implements workload.Workload.
+func (w *Workload) Meta() workload.Meta {
+	m, _ := workload.Get("script")
+	return m
+}
+
+// Flags implements workload.Flagser.
+func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
+
+// SetSeed implements workload.Seeder: the --random-seed of the scripts'
+// random functions.
+func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
+
+// SetDebugOutput sets where the debug() function writes (nowhere by
+// default).
+func (w *Workload) SetDebugOutput(out io.Writer) { w.debug = out }
+
+// ValidateRun implements workload.RunValidator: a run needs a script. It
+// keeps the client count, which pgbench's seeding of each client depends
+// on.
+func (w *Workload) ValidateRun(clients int) error {
+	if w.prog == nil {
+		return fmt.Errorf("no script: give -f FILE[@WEIGHT]")
+	}
+	w.clients = clients
+	return nil
+}
+
+// Validate implements workload.Workload: it reads and parses the scripts.
+// A syntax error names file:line:column.
+func (w *Workload) Validate() error {
+	if len(w.files) == 0 {
+		return nil // init, check and drop need no script; a run does (ValidateRun)
+	}
+	p := &Program{}
+	if err := LoadFiles(p, w.files); err != nil {
+		return err
+	}
+	if err := DefineAll(p, w.defines); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	w.prog = p
+	return nil
+}
+
+// LoadFiles parses -f arguments (FILE[@WEIGHT]) into p.
+func LoadFiles(p *Program, args []string) error {
+	for _, a := range args {
+		name, weight, err := SplitWeight(a)
+		if err != nil {
+			return err
+		}
+		text, err := os.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("script %s: %w", name, err)
+		}
+		if _, err := p.Add(name, string(text), weight); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DefineAll applies -D NAME=VALUE arguments to p.
+func DefineAll(p *Program, defs []string) error {
+	for _, d := range defs {
+		name, val, ok := strings.Cut(d, "=")
+		if !ok {
+			return fmt.Errorf("-D %s: expected NAME=VALUE", d)
+		}
+		if err := p.Define(name, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tables implements workload.Workload: none.
+func (w *Workload) Tables() []workload.Table { return nil }
+
+// TxTypes implements workload.Workload: one per script, named by TxNames.
+func (w *Workload) TxTypes() []string {
+	if w.prog == nil {
+		return []string{"script"}
+	}
+	return TxNames(w.prog)
+}
+
+// TxNames names the scripts of p for the report: the file's base name,
+// numbered when two share one.
+func TxNames(p *Program) []string {
+	out := make([]string, len(p.scripts))
+	seen := map[string]int{}
+	for i, s := range p.scripts {
+		n := strings.TrimSuffix(filepath.Base(s.Name), ".sql")
+		seen[n]++
+		if seen[n] > 1 {
+			n += "#" + strconv.Itoa(seen[n])
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// Statements implements workload.StatementLister.
+func (w *Workload) Statements(tx workload.TxType) []string {
+	return w.prog.scripts[tx].Commands()
+}
+
+// Params implements workload.Parameterizer.
+func (w *Workload) Params() map[string]string {
+	return map[string]string{"scripts": strings.Join(w.files, " "), "random_seed": strconv.FormatUint(w.seed, 10)}
+}
+
+// NewWorkload implements workload.Workload.
+func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
+	return NewWorker(w.prog, w.prog.NewRunner(id, w.clients, w.seed, w.debug), rng)
+}
+
+// Worker runs a program's scripts for one client: Next picks a script by
+// weight, Do runs it.
+type Worker struct {
+	prog *Program
+	run  *Runner
+	rng  *rand.Rand
+}
+
+// NewWorker makes the workload.Worker of a runner; rng picks the scripts.
+func NewWorker(p *Program, r *Runner, rng *rand.Rand) *Worker {
+	return &Worker{prog: p, run: r, rng: rng}
+}
+
+// Next implements workload.Worker.
+func (w *Worker) Next() workload.TxType {
+	if len(w.prog.scripts) == 1 {
+		return 0
+	}
+	return workload.TxType(w.prog.Choose(w.rng.Int64N(w.prog.total)))
+}
+
+// Do implements workload.Worker.
+func (w *Worker) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {
+	return w.run.Run(ctx, conn, int(tx))
+}
+
+// SetHooks implements workload.HookUser.
+func (w *Worker) SetHooks(h workload.Hooks) { w.run.SetHooks(h) }
