@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/store"
@@ -148,9 +152,14 @@ func TestPoolerAdminDSN(t *testing.T) {
 		t.Errorf("pooler record %+v", run.Server.Pooler)
 	}
 	// Its pool mode is not known before the run: -M prepared fails at run
-	// time, and a finding says why and what to do.
+	// time, and a finding says why and what to do. Whether a client meets a
+	// server connection that lacks its statements depends on pgbouncer's
+	// choice of server; RECONNECT on the console every 100 ms replaces the
+	// server connections as they are released, so some certainly do.
+	stop := reconnectEvery(t, admin, 100*time.Millisecond)
 	prep := pgarena(t, nil, "run", "tpcb", "-M", "prepared", "-c", "4", "-T", "2s", "--dsn", b.DSN(),
 		"--pooler-admin-dsn", admin, "--results", results)
+	stop()
 	if prep.code != ExitOK && prep.code != ExitFailed {
 		t.Fatalf("%s", prep)
 	}
@@ -166,6 +175,46 @@ func TestPoolerAdminDSN(t *testing.T) {
 		strings.Replace(admin, "dbname=pgbouncer", "dbname=nosuchdb", 1), "--results", t.TempDir())
 	if bad.code == ExitOK || !strings.Contains(bad.stderr, "admin console does not answer") {
 		t.Errorf("a wrong --pooler-admin-dsn should fail clearly:\n%s", bad)
+	}
+}
+
+// reconnectEvery sends RECONNECT to a pgbouncer console every d until the
+// returned stop is called: pgbouncer closes each server connection once it
+// is released and opens a fresh one (without prepared statements).
+func reconnectEvery(t *testing.T, admin string, d time.Duration) (stop func()) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	ctx, cancel := context.WithCancel(t.Context())
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		cancel()
+		t.Fatalf("pgbouncer console: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if _, err := conn.Exec(ctx, "RECONNECT"); err != nil && ctx.Err() == nil {
+					t.Errorf("RECONNECT: %v", err)
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		conn.Close(context.Background())
 	}
 }
 

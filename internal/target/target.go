@@ -173,6 +173,14 @@ func Connect(ctx context.Context, cfg *pgx.ConnConfig, appName string) (*pgx.Con
 	if appName != "" {
 		c.RuntimeParams["application_name"] = appName
 	}
+	// pgarena's own connections (control, loader, checks) may go through a
+	// transaction pooler named by --dsn: pgx's named statements
+	// (stmtcache_...) would meet other sessions' on a shared server
+	// connection (42P05) or be missing on the next one (26000). Unnamed
+	// statements with cached descriptions work through any pooler.
+	if c.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		c.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
 	return pgx.ConnectConfig(ctx, c)
 }
 
