@@ -203,6 +203,7 @@ workload, benchmarks it and removes the cluster.`,
 		a.reportCommand(),
 		a.planCommand(),
 		a.findMaxCommand(),
+		a.serveCommand(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
