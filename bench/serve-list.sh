@@ -14,7 +14,8 @@ PGARENA=$PWD/bin/pgarena
 DIR=$(mktemp -d)
 PORT=${PORT:-18080}
 trap 'kill "$SERVE_PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
-go run ./bench/serve-list -dir "$DIR" -n "$N" -intervals "$INTERVALS"
+PGARENA_SERVE_BENCH_DIR=$DIR PGARENA_SERVE_BENCH_RUNS=$N PGARENA_SERVE_BENCH_INTERVALS=$INTERVALS \
+	go test -count=1 -run "^TestFillBenchRuns$" ./internal/serve/ >/dev/null
 "$PGARENA" serve --results "$DIR" --addr "127.0.0.1:$PORT" 2>/dev/null &
 SERVE_PID=$!
 for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 0.1; done

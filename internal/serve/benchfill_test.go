@@ -1,58 +1,52 @@
-// Command serve-list fills a results directory with synthetic finished runs
-// for bench/serve-list.sh: one run is recorded with the store's writer, the
-// others are copies of it with their own id, time and label (and every tenth
-// one a plan cell).
-package main
+package serve
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"testing"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/report/reporttest"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
-func main() {
-	dir := flag.String("dir", "", "results directory to fill")
-	n := flag.Int("n", 1000, "runs")
-	intervals := flag.Int("intervals", 60, "intervals per run")
-	flag.Parse()
-	if err := fill(*dir, *n, *intervals); err != nil {
-		fmt.Fprintln(os.Stderr, "serve-list:", err)
-		os.Exit(1)
+// TestFillBenchRuns fills $PGARENA_SERVE_BENCH_DIR with $PGARENA_SERVE_BENCH_RUNS
+// (default 1000) synthetic finished runs for bench/serve-list.sh: one recorded
+// with the store's writer ($PGARENA_SERVE_BENCH_INTERVALS intervals, default 60),
+// the others copies of it with their own id, time and label, every tenth a
+// plan cell. Skipped without the variable.
+func TestFillBenchRuns(t *testing.T) {
+	dir := os.Getenv("PGARENA_SERVE_BENCH_DIR")
+	if dir == "" {
+		t.Skip("PGARENA_SERVE_BENCH_DIR not set (bench/serve-list.sh sets it)")
 	}
-}
-
-func fill(dir string, n, intervals int) error {
+	n, intervals := envInt("PGARENA_SERVE_BENCH_RUNS", 1000), envInt("PGARENA_SERVE_BENCH_INTERVALS", 60)
 	fx := reporttest.Fixture{Label: "seed", Workload: "tpcb", Scale: "10", Clients: 8, Speed: 1, Intervals: intervals, Warmup: 2, Deadlocks: 1}
 	ids, err := reporttest.Write(dir, []reporttest.Fixture{fx})
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
 	src := filepath.Join(dir, ids[0])
 	var spec map[string]any
 	b, err := os.ReadFile(filepath.Join(src, store.SpecFile))
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &spec); err != nil {
-		return err
+		t.Fatal(err)
 	}
 	t0 := time.Now().Add(-time.Duration(n) * time.Hour)
 	for i := 1; i < n; i++ {
 		id := fmt.Sprintf("%s-%05d", ids[0], i)
 		dst := filepath.Join(dir, id)
 		if err := os.Mkdir(dst, 0o755); err != nil {
-			return err
+			t.Fatal(err)
 		}
 		for _, f := range []string{store.IntervalsFile, store.SummaryFile, store.ServerFile, store.HistogramsFile} {
-			if err := copyFile(filepath.Join(src, f), filepath.Join(dst, f)); err != nil {
-				return err
-			}
+			copyFile(t, filepath.Join(src, f), filepath.Join(dst, f))
 		}
 		spec["id"], spec["created"], spec["label"] = id, t0.Add(time.Duration(i)*time.Hour), fmt.Sprintf("setup-%d", i%37)
 		delete(spec, "plan")
@@ -61,22 +55,31 @@ func fill(dir string, n, intervals int) error {
 		}
 		b, err := json.Marshal(spec)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dst, store.SpecFile), b, 0o644); err != nil {
-			return err
+			t.Fatal(err)
 		}
 	}
-	return nil
 }
 
-func copyFile(from, to string) error {
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
 	b, err := os.ReadFile(from)
 	if os.IsNotExist(err) {
-		return nil
+		return
 	}
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	return os.WriteFile(to, b, 0o644)
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
