@@ -41,7 +41,31 @@ func State(p *Plan, st *store.Store) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	cells := p.Cells()
+	return stateOf(p, p.Cells(), runs), nil
+}
+
+// TaggedState is the state of the plan named name from its runs' tags alone,
+// when the plan file is not at hand (pgarena serve): only cells that have a
+// run are known, in the order of their first run, so no cell is pending
+// without runs and the ETA counts only the known cells.
+func TaggedState(name string, runs []store.RunInfo) *Status {
+	var cells []Cell
+	seen := map[string]bool{}
+	for i := len(runs) - 1; i >= 0; i-- { // List is newest first
+		r := &runs[i]
+		c := Cell{ID: r.Cell, Name: r.CellName, Repeat: r.Repeat}
+		if r.Plan != name || seen[c.Key()] {
+			continue
+		}
+		seen[c.Key()] = true
+		c.Index = len(cells) + 1
+		cells = append(cells, c)
+	}
+	return stateOf(&Plan{Name: name}, cells, runs)
+}
+
+// stateOf derives the state of cells of p from runs (newest first).
+func stateOf(p *Plan, cells []Cell, runs []store.RunInfo) *Status {
 	idx := map[string]int{}
 	for i := range cells {
 		idx[cells[i].Key()] = i
@@ -68,7 +92,7 @@ func State(p *Plan, st *store.Store) (*Status, error) {
 			cs.State, cs.Run = st, r
 		}
 	}
-	return s, nil
+	return s
 }
 
 // runState maps a run's status to the state of its cell.

@@ -74,6 +74,24 @@
     window.pgarenaCharts.push(u);
   });
 
+  // pgarenaUpdate redraws the charts from new data of the same shape (a run
+  // that grew: pgarena serve's live page). It returns false when the charts
+  // or their series changed, and the page must be loaded again.
+  window.pgarenaUpdate = function (next) {
+    if (next.charts.length !== window.pgarenaCharts.length) return false;
+    for (var i = 0; i < next.charts.length; i++) {
+      var c = next.charts[i], u = window.pgarenaCharts[i];
+      if (c.id !== u.pgarenaId || c.series.length !== u.series.length - 1) return false;
+    }
+    data = next;
+    next.charts.forEach(function (c, i) {
+      var cols = [c.x ? c.x : next.x];
+      c.series.forEach(function (s) { cols.push(column(s.values)); });
+      window.pgarenaCharts[i].setData(cols);
+    });
+    return true;
+  };
+
   var pending = null;
   window.addEventListener("resize", function () {
     if (pending) cancelAnimationFrame(pending);

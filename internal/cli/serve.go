@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pgarena/pgarena/internal/serve"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+const serveLong = `Serve the results directory in the browser: the runs list (filters,
+sorting, plans with their cells), a live page for each run that follows it as
+it is recorded (also runs started by other pgarena processes), compare with
+the noise band and overlaid charts (the URL is the view: share it), downloads
+(HTML report, CSV, JSON) and plan status. Read-only: it never changes or
+deletes a run. It listens on 127.0.0.1:8080; an --addr that is not a loopback
+address needs a token (--token, or one is generated and printed once).`
+
+func (a *app) serveCommand() *cobra.Command {
+	var (
+		results, addr, token string
+		plans                []string
+	)
+	cmd := &cobra.Command{
+		Use:     "serve",
+		Short:   "Browse, watch live, compare and share runs in a browser (read-only)",
+		Long:    serveLong,
+		Example: "  pgarena serve\n  pgarena serve --results /data/pgarena-results --plan poolers.yaml\n  pgarena serve --addr 0.0.0.0:8080",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.serve(cmd.Context(), results, addr, token, plans)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address host:port; not loopback: a token is required")
+	f.StringVar(&token, "token", "", "token required on every request (default: generated when --addr is not loopback)")
+	f.StringSliceVar(&plans, "plan", nil, "plan file whose status shows every cell, pending ones included (repeatable)")
+	return cmd
+}
+
+// serve listens on addr until ctx ends (Ctrl-C), then shuts down with a
+// deadline.
+func (a *app) serve(ctx context.Context, results, addr, token string, plans []string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usagef("--addr %q: want host:port, e.g. 127.0.0.1:8080", addr)
+	}
+	if token == "" && !serve.IsLoopback(addr) {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return fmt.Errorf("generate a token: %w", err)
+		}
+		token = hex.EncodeToString(b)
+	}
+	st := store.OpenReadOnly(a.resultsDir(results))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return usagef("--addr %s: %v", addr, err)
+	}
+	srv := &http.Server{Handler: serve.New(st, serve.Options{Token: token, Plans: plans}),
+		ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String() + "/"
+	if token != "" {
+		url += "?token=" + token
+	}
+	fmt.Fprintf(a.Stderr, "serving %s at %s (read-only; Ctrl-C stops)\n", st.Dir(), url)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
+		return srv.Close() // live pages still streaming
+	} else if err != nil {
+		return err
+	}
+	return nil
+}

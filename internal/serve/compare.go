@@ -1,0 +1,156 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// maxSelection bounds the runs of one compare or download request.
+const maxSelection = 50
+
+// selection loads the runs ?run= names, in order (the first is the baseline).
+func (s *Server) selection(r *http.Request) ([]*store.Run, error) {
+	refs := r.URL.Query()["run"]
+	if len(refs) == 0 {
+		return nil, fmt.Errorf("select runs: ?run=ID&run=ID")
+	}
+	if len(refs) > maxSelection {
+		return nil, fmt.Errorf("at most %d runs at once, got %d", maxSelection, len(refs))
+	}
+	runs := make([]*store.Run, 0, len(refs))
+	for _, ref := range refs {
+		run, _, err := s.runs.load(ref, false)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+	}
+	return runs, nil
+}
+
+// selectionQuery is the query naming runs, for links.
+func selectionQuery(runs []*store.Run) string {
+	v := url.Values{}
+	for _, r := range runs {
+		v.Add("run", r.ID)
+	}
+	return v.Encode()
+}
+
+var compareTop = template.Must(template.New("top").Parse(`<section class="serve-compare" style="padding:0 1em">
+<h2>Comparison with the noise band</h2>
+{{if .Refuse}}<p class="note interrupted">{{.Refuse}}</p>{{end}}
+{{range .Warnings}}<p class="note">warning: {{.}}</p>{{end}}
+<p>verdict metric: {{range .Metrics}}<a href="/compare?{{$.Query}}&amp;metric={{.}}">{{.}}</a> {{end}}</p>
+<pre id="compare-text">{{.Text}}</pre>
+</section>
+`))
+
+// handleCompare shows the selected runs side by side: the compare table with
+// each group's confidence interval and verdict (as pgarena compare prints
+// it), then the report of all of them (overlaid charts). Its URL is the view.
+func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
+	runs, err := s.selection(r)
+	if err != nil {
+		runError(w, err)
+		return
+	}
+	m, ok := report.MetricByKey(r.URL.Query().Get("metric"))
+	if !ok {
+		m = report.Metrics[0]
+	}
+	groups := make([]*report.Group, len(runs))
+	for i, run := range runs {
+		name := run.ID
+		if run.Spec.Label != "" {
+			name += " [" + run.Spec.Label + "]"
+		}
+		groups[i] = &report.Group{Name: name, Runs: []*store.Run{run}}
+	}
+	if m.Figure != "" && !report.HasFigure(groups, m.Figure) {
+		m = report.Metrics[0]
+	}
+	var text bytes.Buffer
+	if len(groups) > 1 {
+		report.CompareText(&text, groups, m)
+	} else {
+		text.WriteString("select at least two runs to compare")
+	}
+	refuse, warnings := report.Comparability(runs)
+	var keys []string
+	for _, mm := range report.Metrics {
+		if mm.Figure == "" || report.HasFigure(groups, mm.Figure) {
+			keys = append(keys, mm.Key)
+		}
+	}
+	q := selectionQuery(runs)
+	var top bytes.Buffer
+	err = compareTop.Execute(&top, map[string]any{"Refuse": strings.TrimSuffix(refuse, " (use --force to compare anyway)"),
+		"Warnings": warnings, "Metrics": keys, "Query": template.URL(q), "Text": text.String()})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.writeReport(w, runs, q, top.Bytes(), nil)
+}
+
+// handleDownload sends a selection as a file: the self-contained HTML
+// report, the CSV export or the JSON export (every interval and histogram).
+func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
+	runs, err := s.selection(r)
+	if err != nil {
+		runError(w, err)
+		return
+	}
+	name := "pgarena-" + runs[0].ID
+	if len(runs) > 1 {
+		name = fmt.Sprintf("pgarena-%d-runs", len(runs))
+	}
+	var buf bytes.Buffer
+	format := r.PathValue("format")
+	switch format {
+	case "html":
+		err = report.HTML(&buf, runs)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	case "csv":
+		err = report.WriteCSV(&buf, runs)
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	case "json":
+		err = writeJSONExport(&buf, runs)
+		w.Header().Set("Content-Type", "application/json")
+	default:
+		http.Error(w, "download: html, csv or json", http.StatusNotFound)
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+"."+format))
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeJSONExport writes a JSON array of the runs' exports (report.RunExport).
+func writeJSONExport(buf *bytes.Buffer, runs []*store.Run) error {
+	out := make([]*report.RunExport, len(runs))
+	for i, r := range runs {
+		hists, err := r.Histograms()
+		if err != nil {
+			return fmt.Errorf("run %s: %w", r.ID, err)
+		}
+		if out[i], err = report.NewRunExport(r, hists); err != nil {
+			return err
+		}
+	}
+	enc := json.NewEncoder(buf)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

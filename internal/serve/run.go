@@ -1,0 +1,190 @@
+package serve
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// runCache keeps recently loaded runs, each with the signature of its
+// directory when it was read: a run is read again only when a file in its
+// directory changed (a live run grows by an interval per tick).
+type runCache struct {
+	st *store.Store
+	mu sync.Mutex
+	m  map[string]cachedRun
+}
+
+type cachedRun struct {
+	sig string
+	run *store.Run
+}
+
+// runCacheSize bounds the runs kept in memory (a run with tens of thousands
+// of intervals is tens of MB).
+const runCacheSize = 16
+
+func newRunCache(st *store.Store) *runCache { return &runCache{st: st, m: map[string]cachedRun{}} }
+
+// load returns the run ref names; fresh reads it again even if its
+// directory looks unchanged (a writer that died changes no file).
+func (c *runCache) load(ref string, fresh bool) (*store.Run, string, error) {
+	id, err := c.st.Resolve(ref)
+	if err != nil {
+		return nil, "", err
+	}
+	sig, err := dirSignature(filepath.Join(c.st.Dir(), id))
+	if err != nil {
+		return nil, "", fmt.Errorf("run %s: %w", id, err)
+	}
+	c.mu.Lock()
+	cr, ok := c.m[id]
+	c.mu.Unlock()
+	if ok && cr.sig == sig && !fresh {
+		return cr.run, sig, nil
+	}
+	run, err := c.st.Load(id)
+	if err != nil {
+		return nil, "", err
+	}
+	c.mu.Lock()
+	if len(c.m) >= runCacheSize {
+		for k := range c.m { // evict any: the cache is a convenience
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[id] = cachedRun{sig: sig, run: run}
+	c.mu.Unlock()
+	return run, sig, nil
+}
+
+// dirSignature names the size and modification time of every file in a
+// run directory: it changes whenever the run's writer adds anything,
+// whatever the files are called.
+func dirSignature(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed while we looked
+		}
+		fmt.Fprintf(&b, "%s:%d:%d;", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+	}
+	return b.String(), nil
+}
+
+// runError answers a request for a run that cannot be read: missing (or
+// deleted while being read) is 404, anything else 500, in one line.
+func runError(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	if errors.Is(err, store.ErrNoRun) || errors.Is(err, store.ErrAmbiguous) || errors.Is(err, os.ErrNotExist) {
+		code = http.StatusNotFound
+	}
+	http.Error(w, err.Error(), code)
+}
+
+// serveBar is put at the top of report pages served here.
+var serveBar = template.Must(template.New("bar").Parse(
+	`<nav class="serve" style="padding:.5em 1em;border-bottom:1px solid #d6dde3"><a href="/">runs</a> · download: ` +
+		`<a href="/download/html?{{.}}">HTML report</a> · <a href="/download/csv?{{.}}">CSV</a> · <a href="/download/json?{{.}}">JSON</a></nav>`))
+
+// handleRun serves a run's report; while the run goes, the page follows it
+// (live.js, fed by /run/ID/events).
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	run, _, err := s.runs.load(r.PathValue("id"), false)
+	if err != nil {
+		runError(w, err)
+		return
+	}
+	var extra bytes.Buffer
+	if run.Status == metrics.StatusRunning {
+		fmt.Fprintf(&extra, `<script src="/static/live.js" data-run="%s"></script>`, template.HTMLEscapeString(run.ID))
+	}
+	s.writeReport(w, []*store.Run{run}, "run="+urlEscape(run.ID), nil, extra.Bytes())
+}
+
+// writeReport renders runs with report.HTML and adds serve's navigation
+// bar and top (after <body>) and end (before </body>), which must be safe HTML.
+func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query string, top, end []byte) {
+	var page bytes.Buffer
+	if err := report.HTML(&page, runs); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	var bar bytes.Buffer
+	if err := serveBar.Execute(&bar, template.URL(query)); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	html := page.Bytes()
+	head, tail, ok := bytes.Cut(html, []byte("<body>\n"))
+	body, foot, ok2 := bytes.Cut(tail, []byte("</body>"))
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if !ok || !ok2 {
+		_, _ = w.Write(html) // a report without the markers: as it is
+		return
+	}
+	for _, part := range [][]byte{head, []byte("<body>\n"), bar.Bytes(), top, body, end, []byte("</body>"), foot} {
+		_, _ = w.Write(part)
+	}
+}
+
+// handleEvents streams server-sent events while a run goes: "update" each
+// time its directory changed, "end" once it is no longer running, "gone"
+// when it cannot be read any more (deleted).
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	id := r.PathValue("id")
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	send := func(event, data string) {
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, data)
+		fl.Flush()
+	}
+	send("hello", "")
+	tick := time.NewTicker(s.opts.Poll)
+	defer tick.Stop()
+	last, polls := "", 0
+	for {
+		polls++
+		// Every few polls read the run even if no file changed: a writer
+		// killed with -9 changes nothing, but the run is interrupted.
+		run, sig, err := s.runs.load(id, polls%5 == 0)
+		switch {
+		case err != nil:
+			send("gone", strings.ReplaceAll(err.Error(), "\n", " "))
+			return
+		case run.Status != metrics.StatusRunning:
+			send("end", run.Status)
+			return
+		case sig != last && last != "":
+			send("update", fmt.Sprint(len(run.Intervals)))
+		}
+		last = sig
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
