@@ -80,7 +80,10 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if s, ok := w.(workload.Seeder); ok {
 		s.SetSeed(f.seed)
 	}
-	clients := maxClients(f.steps)
+	clients, err := runClients(cmd, w, f)
+	if err != nil {
+		return err
+	}
 	threads, restore, err := a.setThreads(f.jobs, clients)
 	if err != nil {
 		return err
@@ -110,6 +113,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		defer stop()
 	}
 	spec := a.spec(f, w, threads)
+	a.splitGroups(&spec, w)
 	if err := splitReads(&spec, &f.replica); err != nil {
 		return err
 	}
