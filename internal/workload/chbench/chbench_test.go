@@ -208,3 +208,18 @@ func TestGroups(t *testing.T) {
 		t.Error("no client at all validates")
 	}
 }
+
+// TestDistribute: on Citus, tpcc's distribution and the extra tables as
+// reference tables; nothing without Citus.
+func TestDistribute(t *testing.T) {
+	if got := newWorkload(t).Distribute(); got != nil {
+		t.Errorf("without --citus: %v", got)
+	}
+	got := strings.Join(newWorkload(t, "--citus").Distribute(), "\n")
+	for _, want := range []string{"create_distributed_table('warehouse', 'w_id'", "create_reference_table('item')",
+		"create_reference_table('supplier')", "create_reference_table('nation')", "create_reference_table('region')"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Distribute lacks %q:\n%s", want, got)
+		}
+	}
+}
