@@ -138,11 +138,11 @@ func (w *Workload) Groups() []workload.Part {
 	var parts []workload.Part
 	if w.oltpClients > 0 {
 		parts = append(parts, workload.Part{Name: GroupOLTP, Clients: w.oltpClients, Workload: &part{w, w.tpcc.TxTypes(),
-			func(id int, rng *rand.Rand) workload.Worker { return w.tpcc.NewWorker(id, rng) }}})
+			func(id int, rng *rand.Rand) workload.Worker { return w.tpcc.NewWorker(id, rng) }, false}})
 	}
 	if w.olapClients > 0 {
 		parts = append(parts, workload.Part{Name: GroupOLAP, Clients: w.olapClients, Workload: &part{w, Queries.Names(),
-			func(int, *rand.Rand) workload.Worker { return analytic.NewStream(Queries, 0, 0) }}})
+			func(int, *rand.Rand) workload.Worker { return analytic.NewStream(Queries, 0, 0) }, true}})
 	}
 	return parts
 }
@@ -154,11 +154,22 @@ type part struct {
 	*Workload
 	types     []string
 	newWorker func(id int, rng *rand.Rand) workload.Worker
+	analytic  bool // the streams: no terminals-per-warehouse limit
 }
 
+// TxTypes, NewWorker: the group's own; Groups: a part is not split again.
 func (p *part) TxTypes() []string                                { return p.types }
 func (p *part) NewWorker(id int, rng *rand.Rand) workload.Worker { return p.newWorker(id, rng) }
 func (p *part) Groups() []workload.Part                          { return nil }
+
+// ValidateRun implements workload.RunValidator: tpcc's limit for the
+// transactional clients; any number of analytic streams.
+func (p *part) ValidateRun(clients int) error {
+	if p.analytic {
+		return nil
+	}
+	return p.Workload.ValidateRun(clients)
+}
 
 // SetSeed implements workload.Seeder: the seed of TPC-C's data and
 // constants and of the extra tables.

@@ -223,3 +223,15 @@ func TestDistribute(t *testing.T) {
 		}
 	}
 }
+
+// TestPartsValidateRun: tpcc's 10 terminals per warehouse bound the
+// transactional clients only.
+func TestPartsValidateRun(t *testing.T) {
+	parts := newWorkload(t, "--warehouses", "1").Groups()
+	if err := parts[0].Workload.(workload.RunValidator).ValidateRun(11); err == nil {
+		t.Error("11 oltp clients on 1 warehouse validate")
+	}
+	if err := parts[1].Workload.(workload.RunValidator).ValidateRun(11); err != nil {
+		t.Errorf("11 analytic streams on 1 warehouse: %v", err)
+	}
+}
