@@ -84,7 +84,10 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		s.SetSeed(f.seed)
 	}
 	scriptOutput(w, a.Stderr)
-	clients := maxClients(f.steps)
+	clients, err := runClients(cmd, w, f)
+	if err != nil {
+		return err
+	}
 	threads, restore, err := a.setThreads(f.jobs, clients)
 	if err != nil {
 		return err
@@ -114,6 +117,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		defer stop()
 	}
 	spec := a.spec(f, w, threads)
+	a.splitGroups(&spec, w)
 	if err = splitReads(&spec, &f.replica); err == nil {
 		err = a.applySegment(&spec, f)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// figureWindow measures the first group's figures of merit (TPC-C NOPM,
+// figureWindow measures the first group's (or Spec.Figures') figures of merit (TPC-C NOPM,
 // TPM) over the measured part of a run: a database snapshot when warm-up
 // ends (or at the start), another at the end, and the clients' committed
 // counts in between. It is an Output, so its snapshots never hold up the
@@ -31,7 +31,10 @@ type figureWindow struct {
 
 func newFigureWindow(spec Spec, conn *pgx.Conn) *figureWindow {
 	rep, ok := spec.Groups[0].Workload.(workload.FigureReporter)
-	if !ok || len(spec.Steps) > 1 || len(spec.Groups) > 1 {
+	if len(spec.Groups) > 1 {
+		rep, ok = spec.Figures, spec.Figures != nil
+	}
+	if !ok || len(spec.Steps) > 1 {
 		return &figureWindow{}
 	}
 	return &figureWindow{rep: rep, conn: conn, warmup: spec.Warmup, tick: spec.Tick, committed: map[string]int64{}}

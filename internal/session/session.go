@@ -81,6 +81,10 @@ type Spec struct {
 	NetIO netio.Mode
 	// AdaptProcs adds Ps while clients need CPU (see netio.AdaptProcs).
 	AdaptProcs bool
+	// Figures, with several groups, reports the run's figures of merit (a
+	// workload.Grouper's whole workload; committed counts are then named
+	// "group/type"). Nil: figures only for a run of one group.
+	Figures workload.FigureReporter
 	// TxLog, when not nil, writes pgbench's transaction logs (-l); their
 	// paths are recorded in the run spec (Load["pgbench_logs"]).
 	TxLog *TxLog

@@ -341,6 +341,25 @@ type ReadOnlySplitter interface {
 	SplitReadOnly() (reads, writes Workload, share float64)
 }
 
+// Grouper is implemented by workloads that run as several client groups
+// at once (chbench: transactional clients and analytic streams). The CLI
+// runs Groups as the run's client groups, each with its own clients (the
+// workload's flags give the counts), in place of one group of -c clients.
+// Each part's Workload has the whole workload's Meta, tables, checks and
+// figures, and only its own transaction types and workers; the figures of
+// merit are the whole workload's, given committed counts named
+// "group/type".
+type Grouper interface {
+	Groups() []Part
+}
+
+// Part is one client group of a Grouper.
+type Part struct {
+	Name     string // the group's name: "oltp"
+	Workload Workload
+	Clients  int
+}
+
 var registry = struct {
 	sync.Mutex
 	m map[string]Meta

@@ -3,6 +3,7 @@
 package all
 
 import (
+	_ "github.com/pgarena/pgarena/internal/workload/chbench"  // CH-benCHmark: TPC-C plus 22 analytic queries
 	_ "github.com/pgarena/pgarena/internal/workload/script"   // pgbench custom scripts on any database
 	_ "github.com/pgarena/pgarena/internal/workload/sysbench" // sysbench 1.0 OLTP tests, sysbench compatible
 	_ "github.com/pgarena/pgarena/internal/workload/tpcb"     // TPC-B, pgbench compatible
