@@ -204,6 +204,7 @@ workload, benchmarks it and removes the cluster.`,
 		a.planCommand(),
 		a.findMaxCommand(),
 		a.mergeCommand(),
+		a.k8sCommand(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
