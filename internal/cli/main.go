@@ -205,6 +205,7 @@ workload, benchmarks it and removes the cluster.`,
 		a.findMaxCommand(),
 		a.mergeCommand(),
 		a.serveCommand(),
+		a.k8sCommand(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root

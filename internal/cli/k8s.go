@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/pgarena/pgarena/internal/k8sjob"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+const k8sLong = `Write the Kubernetes manifest of a benchmark split over N pods: an Indexed
+Job (completionMode Indexed, completions = parallelism = --agents N) whose pod
+i runs "pgarena run WORKLOAD ... --segment /N" (i from JOB_COMPLETION_INDEX)
+with one shared --start-at, all recording their runs in one directory on a
+ReadWriteMany PersistentVolumeClaim (--results-pvc, or one the manifest
+claims). The run flags after the workload are passed to every pod. Collect the
+runs and merge them with pgarena merge: the manifest's top comments say how.
+
+The target: --dsn without a password (the password in a Secret given by
+--env-secret, whose keys such as PGPASSWORD become the pods' environment: PG*
+variables work as in psql), or --dsn-secret NAME, a Secret whose key "dsn"
+holds the whole DSN. A password is never written into the manifest.
+
+Each pod requests 250m CPU + 25m per client and 64Mi + 64Ki per client (its
+share of -c), no limits (a CPU limit throttles the clients and shows up as
+latency); --cpu and --memory override. No headless Service is written: the
+segments align on --start-at, not on a barrier.`
+
+// k8sFlags are pgarena k8s's own flags; the rest are run's.
+type k8sFlags struct {
+	image, namespace, name         string
+	resultsPVC, resultsSize, class string
+	cpu, memory                    string
+	dsnSecret, envSecret           string
+	startMargin                    time.Duration
+}
+
+// k8sOwnFlags are the flags of k8sFlags plus the run flags the manifest
+// sets itself: none of them is passed to the pods as given.
+var k8sOwnFlags = []string{"--image", "--namespace", "--name", "--results-pvc", "--results-size", "--storage-class",
+	"--cpu", "--memory", "--dsn-secret", "--env-secret", "--start-margin",
+	"--agents", "--start-at", "--segment", "--segment-id-file", "--results", "--dsn"}
+
+func (k *k8sFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&k.image, "image", "pgarena:"+Version, "container image with the pgarena binary on PATH")
+	fl.StringVar(&k.namespace, "namespace", "", "namespace of the Job (default: kubectl's)")
+	fl.StringVar(&k.name, "name", "", "name of the Job and of its results directory (default pgarena-WORKLOAD-TIME)")
+	fl.StringVar(&k.resultsPVC, "results-pvc", "", "existing ReadWriteMany PersistentVolumeClaim for the results, mounted at /results (default: the manifest claims NAME-results)")
+	fl.StringVar(&k.resultsSize, "results-size", "1Gi", "size of the claim the manifest writes (without --results-pvc)")
+	fl.StringVar(&k.class, "storage-class", "", "storage class of the claim the manifest writes (one offering ReadWriteMany)")
+	fl.StringVar(&k.cpu, "cpu", "", "CPU request of each pod (default 250m + 25m per client of the pod)")
+	fl.StringVar(&k.memory, "memory", "", "memory request of each pod (default 64Mi + 64Ki per client of the pod)")
+	fl.StringVar(&k.dsnSecret, "dsn-secret", "", "Secret whose key \"dsn\" holds the target DSN (instead of --dsn)")
+	fl.StringVar(&k.envSecret, "env-secret", "", "Secret whose keys become the pods' environment, e.g. PGPASSWORD")
+	fl.DurationVar(&k.startMargin, "start-margin", 2*time.Minute, "start measuring this long after the manifest is written (unless --start-at): time to apply it, schedule the pods, pull the image and connect")
+}
+
+func (a *app) k8sCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "k8s WORKLOAD --agents N", Short: "Write a Kubernetes Indexed Job running a benchmark as N segments",
+		Long: k8sLong, Example: "  pgarena k8s tpcc -c 256 --agents 4 -T 10m --dsn 'host=db user=bench dbname=bench' --env-secret pg-password > job.yaml"}
+	f, k := &runFlags{}, &k8sFlags{}
+	a.workloadCommands(cmd, "run", func(sub *cobra.Command) { f.add(sub); k.add(sub.Flags()) },
+		func(cmd *cobra.Command, w workload.Workload) error { return a.writeK8s(cmd, w, f, k) })
+	return cmd
+}
+
+// writeK8s checks the flags and writes the manifest on stdout.
+func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *k8sFlags) error {
+	if err := f.validate(cmd, w); err != nil {
+		return err
+	}
+	if err := a.checkK8s(cmd, f, k); err != nil {
+		return err
+	}
+	startAt := time.Now().Add(k.startMargin).Truncate(time.Second)
+	if f.seg.startAt != "" {
+		at, err := parseStartAt(f.seg.startAt, time.Now())
+		if err != nil {
+			return err
+		}
+		startAt = at
+	}
+	s := k8sjob.Spec{Name: k.name, Namespace: k.namespace, Image: k.image, Workload: w.Meta().Name,
+		RunArgs: k8sRunArgs(a.args), Agents: f.seg.agents, StartAt: startAt,
+		DSN: f.target.dsn, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
+		ResultsPVC: k.resultsPVC, ResultsSize: k.resultsSize, StorageClass: k.class, CPU: k.cpu, Memory: k.memory}
+	if s.Name == "" {
+		s.Name = "pgarena-" + nonLabel.ReplaceAllString(strings.ToLower(s.Workload), "-") + "-" + startAt.UTC().Format("20060102-150405")
+	}
+	cpu, mem := k8sjob.Requests(k8sjob.PerAgent(maxClients(f.steps), s.Agents))
+	if s.CPU == "" {
+		s.CPU = cpu
+	}
+	if s.Memory == "" {
+		s.Memory = mem
+	}
+	m, err := k8sjob.Manifest(s)
+	if err != nil {
+		return usagef("%s", err)
+	}
+	if _, err := a.Stdout.Write(m); err != nil {
+		return err
+	}
+	a.notef("Job %s: %d pods start measuring at %s: apply the manifest before then; its top comments say how to collect and merge the runs",
+		s.Name, s.Agents, startAt.UTC().Format(time.RFC3339))
+	return nil
+}
+
+var nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// checkK8s refuses what the pods cannot do (bad input: exit 2), and any
+// password, which the manifest would carry in plain text.
+func (a *app) checkK8s(cmd *cobra.Command, f *runFlags, k *k8sFlags) error {
+	n := f.seg.agents
+	for _, arg := range a.args {
+		if target.RedactDSN(arg) != arg {
+			return usagef("a connection string holds a password, which the manifest would carry in plain text: put the DSN in a Secret (kubectl create secret generic NAME --from-literal=dsn=...) and give --dsn-secret NAME, or the password as PGPASSWORD in a Secret given by --env-secret NAME")
+		}
+	}
+	for _, fl := range []string{"segment", "cluster", "init", "pg-bin", "pg-set", "keep-cluster", "results"} {
+		if cmd.Flags().Changed(fl) {
+			return usagef("pgarena k8s: leave out --%s: the pods take their segment from the Job, run against --dsn or --dsn-secret (load it first with pgarena init) and record in /results on the claim", fl)
+		}
+	}
+	switch {
+	case n < 1:
+		return usagef("pgarena k8s needs --agents N, the number of pods (segments), at least 1 (got %d)", n)
+	case maxClients(f.steps) < n:
+		return usagef("--agents %d: -c must be at least %d", n, n)
+	case f.target.dsn != "" && k.dsnSecret != "":
+		return usagef("give either --dsn or --dsn-secret, not both")
+	case f.target.dsn == "" && k.dsnSecret == "" && k.envSecret == "":
+		return usagef("pgarena k8s needs the pods' target: --dsn without a password (the password in a Secret given by --env-secret), or --dsn-secret NAME")
+	case k.startMargin <= 0 || k.startMargin > maxStartWait:
+		return usagef("--start-margin must be above 0 and at most %s (got %s)", maxStartWait, k.startMargin)
+	}
+	return nil
+}
+
+// k8sRunArgs is the pods' command line after "pgarena": run and this
+// command's arguments after "k8s", without the flags the manifest sets.
+func k8sRunArgs(args []string) []string {
+	out := []string{"run"}
+	for i := 1; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(args[i], "=")
+		if strings.HasPrefix(name, "--") && slices.Contains(k8sOwnFlags, name) {
+			if !hasValue {
+				i++
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
