@@ -99,7 +99,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.writeReport(w, runs, q, top.Bytes(), nil)
+	s.writeReport(w, runs, q, reportParts{top: top.Bytes()})
 }
 
 // handleDownload sends a selection as a file: the self-contained HTML

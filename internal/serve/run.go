@@ -112,16 +112,26 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		runError(w, err)
 		return
 	}
+	rules, err := autostopHTML(run)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	var extra bytes.Buffer
 	if run.Status == metrics.StatusRunning {
 		fmt.Fprintf(&extra, `<script src="/static/live.js" data-run="%s"></script>`, template.HTMLEscapeString(run.ID))
 	}
-	s.writeReport(w, []*store.Run{run}, "run="+urlEscape(run.ID), nil, extra.Bytes())
+	s.writeReport(w, []*store.Run{run}, "run="+urlEscape(run.ID), reportParts{main: rules, end: extra.Bytes()})
 }
 
+// reportParts are what serve adds to a report page, each safe HTML: top
+// after <body>, main at the start of <main> (a section there is swapped in
+// by live updates), end before </body>.
+type reportParts struct{ top, main, end []byte }
+
 // writeReport renders runs with report.HTML and adds serve's navigation
-// bar and top (after <body>) and end (before </body>), which must be safe HTML.
-func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query string, top, end []byte) {
+// bar and the parts.
+func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query string, parts reportParts) {
 	var page bytes.Buffer
 	if err := report.HTML(&page, runs); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -140,7 +150,13 @@ func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query str
 		_, _ = w.Write(html) // a report without the markers: as it is
 		return
 	}
-	for _, part := range [][]byte{head, []byte("<body>\n"), bar.Bytes(), top, body, end, []byte("</body>"), foot} {
+	before, after, ok := bytes.Cut(body, []byte("<main>\n"))
+	if !ok {
+		before, after = body, nil
+	} else {
+		before = append(before[:len(before):len(before)], "<main>\n"...)
+	}
+	for _, part := range [][]byte{head, []byte("<body>\n"), bar.Bytes(), parts.top, before, parts.main, after, parts.end, []byte("</body>"), foot} {
 		_, _ = w.Write(part)
 	}
 }
