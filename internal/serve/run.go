@@ -102,7 +102,8 @@ func runError(w http.ResponseWriter, err error) {
 // serveBar is put at the top of report pages served here.
 var serveBar = template.Must(template.New("bar").Parse(
 	`<nav class="serve" style="padding:.5em 1em;border-bottom:1px solid #d6dde3"><a href="/">runs</a> · download: ` +
-		`<a href="/download/html?{{.}}">HTML report</a> · <a href="/download/csv?{{.}}">CSV</a> · <a href="/download/json?{{.}}">JSON</a></nav>`))
+		`<a href="/download/html?{{.Query}}">HTML report</a> · <a href="/download/csv?{{.Query}}">CSV</a> · <a href="/download/json?{{.Query}}">JSON</a> · <a href="/download/png?{{.Query}}">PNG charts (zip)</a>` +
+		`{{with .Run}} · <a href="/run/{{.}}/png">PNG charts</a>{{end}}</nav>`))
 
 // handleRun serves a run's report; while the run goes, the page follows it
 // (live.js, fed by /run/ID/events).
@@ -121,13 +122,16 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	if run.Status == metrics.StatusRunning {
 		fmt.Fprintf(&extra, `<script src="/static/live.js" data-run="%s"></script>`, template.HTMLEscapeString(run.ID))
 	}
-	s.writeReport(w, []*store.Run{run}, "run="+urlEscape(run.ID), reportParts{main: rules, end: extra.Bytes()})
+	s.writeReport(w, []*store.Run{run}, "run="+urlEscape(run.ID), reportParts{main: rules, end: extra.Bytes(), run: run.ID})
 }
 
 // reportParts are what serve adds to a report page, each safe HTML: top
 // after <body>, main at the start of <main> (a section there is swapped in
 // by live updates), end before </body>.
-type reportParts struct{ top, main, end []byte }
+type reportParts struct {
+	top, main, end []byte
+	run            string // the run of a run page, for its PNG charts link
+}
 
 // writeReport renders runs with report.HTML and adds serve's navigation
 // bar and the parts.
@@ -138,7 +142,7 @@ func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query str
 		return
 	}
 	var bar bytes.Buffer
-	if err := serveBar.Execute(&bar, template.URL(query)); err != nil {
+	if err := serveBar.Execute(&bar, map[string]any{"Query": template.URL(query), "Run": parts.run}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
