@@ -18,9 +18,10 @@ import (
 
 const serveLong = `Serve the results directory in the browser: the runs list (filters,
 sorting, plans with their cells), a live page for each run that follows it as
-it is recorded (also runs started by other pgarena processes), compare with
-the noise band and overlaid charts (the URL is the view: share it), downloads
-(HTML report, CSV, JSON) and plan status. Read-only: it never changes or
+it is recorded (also runs started by other pgarena processes) with how close
+each autostop rule is, compare with the noise band and overlaid charts (the
+URL is the view: share it), downloads (HTML report, CSV, JSON, PNG charts)
+and plan status. Read-only: it never changes or
 deletes a run. It listens on 127.0.0.1:8080; an --addr that is not a loopback
 address needs a token (--token, or one is generated and printed once).`
 

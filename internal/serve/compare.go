@@ -99,11 +99,12 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.writeReport(w, runs, q, top.Bytes(), nil)
+	s.writeReport(w, runs, q, reportParts{top: top.Bytes()})
 }
 
 // handleDownload sends a selection as a file: the self-contained HTML
-// report, the CSV export or the JSON export (every interval and histogram).
+// report, the CSV export, the JSON export (every interval and histogram)
+// or a zip of the PNG charts.
 func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 	runs, err := s.selection(r)
 	if err != nil {
@@ -126,8 +127,12 @@ func (s *Server) handleDownload(w http.ResponseWriter, r *http.Request) {
 	case "json":
 		err = writeJSONExport(&buf, runs)
 		w.Header().Set("Content-Type", "application/json")
+	case "png":
+		err = s.writePNGZip(&buf, runs)
+		w.Header().Set("Content-Type", "application/zip")
+		format = "png.zip"
 	default:
-		http.Error(w, "download: html, csv or json", http.StatusNotFound)
+		http.Error(w, "download: html, csv, json or png", http.StatusNotFound)
 		return
 	}
 	if err != nil {

@@ -1,7 +1,9 @@
 // Package serve is pgarena's web service over a results directory: the runs
 // list (filters, sorting, plans grouped with their cells), a live run page
-// that follows a run directory as it grows (server-sent events), compare
-// (the noise-band table and overlaid charts, with downloads) and plan status.
+// that follows a run directory as it grows (server-sent events) and shows
+// how close each autostop rule is, compare (the noise-band table and
+// overlaid charts), downloads (HTML, CSV, JSON, PNG charts one by one or
+// zipped) and plan status.
 //
 // It is read-only: it never changes or deletes a run. Pages are rendered by
 // internal/report (the same HTML as `pgarena report`); every string that

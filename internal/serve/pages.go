@@ -22,6 +22,7 @@ var (
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
 		"ms":   func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+		"path": url.PathEscape,
 		"time": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 		"query": func(k, v string) template.URL {
 			return template.URL(url.QueryEscape(k) + "=" + url.QueryEscape(v))

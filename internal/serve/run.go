@@ -102,7 +102,8 @@ func runError(w http.ResponseWriter, err error) {
 // serveBar is put at the top of report pages served here.
 var serveBar = template.Must(template.New("bar").Parse(
 	`<nav class="serve" style="padding:.5em 1em;border-bottom:1px solid #d6dde3"><a href="/">runs</a> · download: ` +
-		`<a href="/download/html?{{.}}">HTML report</a> · <a href="/download/csv?{{.}}">CSV</a> · <a href="/download/json?{{.}}">JSON</a></nav>`))
+		`<a href="/download/html?{{.Query}}">HTML report</a> · <a href="/download/csv?{{.Query}}">CSV</a> · <a href="/download/json?{{.Query}}">JSON</a> · <a href="/download/png?{{.Query}}">PNG charts (zip)</a>` +
+		`{{with .Run}} · <a href="/run/{{.}}/png">PNG charts</a>{{end}}</nav>`))
 
 // handleRun serves a run's report; while the run goes, the page follows it
 // (live.js, fed by /run/ID/events).
@@ -112,23 +113,36 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		runError(w, err)
 		return
 	}
+	rules, err := autostopHTML(run)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	var extra bytes.Buffer
 	if run.Status == metrics.StatusRunning {
 		fmt.Fprintf(&extra, `<script src="/static/live.js" data-run="%s"></script>`, template.HTMLEscapeString(run.ID))
 	}
-	s.writeReport(w, []*store.Run{run}, "run="+urlEscape(run.ID), nil, extra.Bytes())
+	s.writeReport(w, []*store.Run{run}, "run="+urlEscape(run.ID), reportParts{main: rules, end: extra.Bytes(), run: run.ID})
+}
+
+// reportParts are what serve adds to a report page, each safe HTML: top
+// after <body>, main at the start of <main> (a section there is swapped in
+// by live updates), end before </body>.
+type reportParts struct {
+	top, main, end []byte
+	run            string // the run of a run page, for its PNG charts link
 }
 
 // writeReport renders runs with report.HTML and adds serve's navigation
-// bar and top (after <body>) and end (before </body>), which must be safe HTML.
-func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query string, top, end []byte) {
+// bar and the parts.
+func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query string, parts reportParts) {
 	var page bytes.Buffer
 	if err := report.HTML(&page, runs); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	var bar bytes.Buffer
-	if err := serveBar.Execute(&bar, template.URL(query)); err != nil {
+	if err := serveBar.Execute(&bar, map[string]any{"Query": template.URL(query), "Run": parts.run}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
@@ -140,7 +154,13 @@ func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query str
 		_, _ = w.Write(html) // a report without the markers: as it is
 		return
 	}
-	for _, part := range [][]byte{head, []byte("<body>\n"), bar.Bytes(), top, body, end, []byte("</body>"), foot} {
+	before, after, ok := bytes.Cut(body, []byte("<main>\n"))
+	if !ok {
+		before, after = body, nil
+	} else {
+		before = append(before[:len(before):len(before)], "<main>\n"...)
+	}
+	for _, part := range [][]byte{head, []byte("<body>\n"), bar.Bytes(), parts.top, before, parts.main, after, parts.end, []byte("</body>"), foot} {
 		_, _ = w.Write(part)
 	}
 }

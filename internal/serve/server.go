@@ -16,6 +16,7 @@ type Server struct {
 	opts  Options
 	list  *listCache
 	runs  *runCache
+	pngs  *pngCache
 	mux   *http.ServeMux
 }
 
@@ -41,10 +42,12 @@ func New(st *store.Store, opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{store: st, opts: opts, list: newListCache(), runs: newRunCache(st), mux: http.NewServeMux()}
+	s := &Server{store: st, opts: opts, list: newListCache(), runs: newRunCache(st), pngs: &pngCache{}, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /{$}", s.handleList)
 	s.mux.HandleFunc("GET /run/{id}", s.handleRun)
 	s.mux.HandleFunc("GET /run/{id}/events", s.handleEvents)
+	s.mux.HandleFunc("GET /run/{id}/png", s.handlePNGList)
+	s.mux.HandleFunc("GET /run/{id}/png/{name}", s.handlePNG)
 	s.mux.HandleFunc("GET /compare", s.handleCompare)
 	s.mux.HandleFunc("GET /download/{format}", s.handleDownload)
 	s.mux.HandleFunc("GET /plan/{name}", s.handlePlan)
