@@ -129,7 +129,7 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	}
 	err := r.run(ctx, s)
 	if err != nil {
-		r.cleanup(ctx)
+		workload.EndFailed(ctx, r.conn)
 		if errors.Is(err, workload.ErrStopped) {
 			return err
 		}
@@ -546,19 +546,4 @@ func (r *Runner) endPipeline(pl *pgconn.Pipeline, s *Script) error {
 		err = cerr
 	}
 	return err
-}
-
-// cleanup makes sure no transaction is left open after an error: it rolls
-// back, and closes the connection if the rollback fails. The rollback gets
-// its own short deadline so it also runs when ctx was cancelled.
-func (r *Runner) cleanup(ctx context.Context) {
-	pc := r.conn.PgConn()
-	if pc.IsClosed() || pc.TxStatus() == 'I' {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := pc.Exec(rctx, "ROLLBACK").Close(); err != nil || pc.TxStatus() != 'I' {
-		_ = pc.Close(rctx)
-	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"time"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
@@ -91,7 +90,7 @@ func (k *worker) Do(ctx context.Context, conn *pgx.Conn, _ workload.TxType) erro
 		}
 	}
 	if err := k.event(ctx); err != nil {
-		k.cleanup(ctx)
+		workload.EndFailed(ctx, k.conn)
 		return fmt.Errorf("%s: %w", k.w.test, err)
 	}
 	return nil
@@ -364,7 +363,7 @@ func (k *worker) prepareAll(ctx context.Context) error {
 	}
 	for _, st := range all {
 		if err := k.prepare(ctx, st); err != nil {
-			k.cleanup(ctx)
+			workload.EndFailed(ctx, k.conn)
 			return err
 		}
 	}
@@ -387,19 +386,4 @@ func (k *worker) prepare(ctx context.Context, st *statement) error {
 	}
 	st.gen = k.gen
 	return nil
-}
-
-// cleanup leaves no transaction open after an error: it rolls back, and
-// closes the connection if that fails. The rollback has its own deadline so
-// it also runs when ctx was cancelled.
-func (k *worker) cleanup(ctx context.Context) {
-	pc := k.conn.PgConn()
-	if pc.IsClosed() || pc.TxStatus() == 'I' {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := pc.Exec(rctx, "ROLLBACK").Close(); err != nil || pc.TxStatus() != 'I' {
-		_ = pc.Close(rctx)
-	}
 }

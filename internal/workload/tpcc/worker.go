@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -91,7 +90,7 @@ func (wk *worker) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) er
 		return fmt.Errorf("tpcc: unknown transaction type %d", tx)
 	}
 	if err != nil {
-		cleanup(ctx, conn)
+		workload.EndFailed(ctx, conn)
 		return fmt.Errorf("%s: %w", txNames[tx], err)
 	}
 	return nil
@@ -152,19 +151,4 @@ func middleCustomer(br pgx.BatchResults, w, d int, last string) (int, error) {
 		return 0, fmt.Errorf("no customer named %s in warehouse %d district %d", last, w, d)
 	}
 	return int(ids[(len(ids)+1)/2-1]), nil
-}
-
-// cleanup makes sure no transaction is left open after an error: it rolls
-// back, and closes the connection if the rollback fails. The rollback gets
-// its own short deadline so it also runs when ctx was cancelled.
-func cleanup(ctx context.Context, conn *pgx.Conn) {
-	pc := conn.PgConn()
-	if pc.IsClosed() || pc.TxStatus() == 'I' {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := pc.Exec(rctx, "rollback").Close(); err != nil || pc.TxStatus() != 'I' {
-		_ = pc.Close(rctx)
-	}
 }
