@@ -352,10 +352,14 @@ func (r *run) workloads() []workload.Workload {
 	return out
 }
 
-// prepare reads every group's parameters from the database (scale,
+// prepare gives a segment's workloads their segment (workload.Segmenter)
+// and reads every group's parameters from the database (scale,
 // warehouses).
 func (r *run) prepare(ctx context.Context) error {
 	for _, g := range r.spec.Groups {
+		if sg, ok := g.Workload.(workload.Segmenter); ok && !r.spec.Segment.Whole() {
+			sg.SetSegment(r.spec.Segment.Index, r.spec.Segment.Count)
+		}
 		if p, ok := g.Workload.(workload.Preparer); ok {
 			if err := p.Prepare(ctx, r.conn); err != nil {
 				return err

@@ -360,6 +360,15 @@ type Part struct {
 	Clients  int
 }
 
+// Segmenter is implemented by workloads that make keys (inserts) when a
+// run is split over several processes (--segment index/count): the
+// process runs segment index of count, and takes a share of the new keys
+// disjoint from the other segments' (ycsb). Called once, before Prepare
+// and before any Worker is made; not called for a whole run.
+type Segmenter interface {
+	SetSegment(index, count int)
+}
+
 var registry = struct {
 	sync.Mutex
 	m map[string]Meta

@@ -187,7 +187,7 @@ func TestLatestFavoursRecent(t *testing.T) {
 // inserts only; a failed insert's key is retried and holds the space back
 // until it succeeds; a duplicate-key failure acknowledges.
 func TestKeySpace(t *testing.T) {
-	k := newKeySpace(100)
+	k := newKeySpace(100, 0, 1)
 	a, b, c := k.take(), k.take(), k.take()
 	if a != 100 || b != 101 || c != 102 {
 		t.Fatalf("took %d %d %d, want 100 101 102", a, b, c)
@@ -213,7 +213,7 @@ func TestKeySpace(t *testing.T) {
 	}
 
 	// many clients at once
-	k = newKeySpace(0)
+	k = newKeySpace(0, 0, 1)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)

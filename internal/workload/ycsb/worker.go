@@ -107,7 +107,10 @@ func (c *worker) Next() workload.TxType { return workload.TxType(c.choose.next(c
 // SkewedLatestGenerator draws last - zipfian(last), last being the newest
 // acknowledged key number, so it never picks key 0; pgarena's latest
 // ranges over every readable key.)
-func (c *worker) nextKey() int64 {
+func (c *worker) nextKey() int64 { return c.keys.keynum(c.nextIndex()) }
+
+// nextIndex draws the index (keySpace.keynum) of nextKey's key.
+func (c *worker) nextIndex() int64 {
 	switch c.m.dist {
 	case distUniform:
 		return c.rng.Int64N(c.base)
@@ -208,8 +211,8 @@ func (c *worker) update(ctx context.Context, conn *pgx.Conn, key string) error {
 // insert adds the next key of the shared counter (keyspace.go): only a
 // committed insert extends what reads may draw.
 func (c *worker) insert(ctx context.Context, conn *pgx.Conn) error {
-	keynum := c.keys.take()
-	key := c.key(keynum)
+	x := c.keys.take()
+	key := c.key(c.keys.keynum(x))
 	all := c.values(c.fields)
 	c.args = append(c.args[:0], key)
 	for f := range c.fields {
@@ -219,14 +222,14 @@ func (c *worker) insert(ctx context.Context, conn *pgx.Conn) error {
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
-		c.keys.done(keynum)
+		c.keys.done(x)
 		return nil
 	case errors.As(err, &pgErr) && pgErr.Code == "23505":
 		// the row is there: an earlier attempt committed (its answer was
 		// lost), or an earlier run inserted it
-		c.keys.done(keynum)
+		c.keys.done(x)
 	default:
-		c.keys.failed(keynum)
+		c.keys.failed(x)
 	}
 	return fmt.Errorf("insert %s: %w", key, err)
 }

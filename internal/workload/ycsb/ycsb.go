@@ -81,6 +81,7 @@ type Workload struct {
 	latestZ   float64 // zeta(base), for the workers' latest generators
 	loadedRec int64   // records of the load, from its mark (-1: unknown)
 	note      string
+	seg, segs int // this process's segment (SetSegment); segs 0: the whole run
 }
 
 // New returns a ycsb workload with the defaults: workload A, 100000
@@ -310,9 +311,23 @@ func parseMark(mark string) (loadParams, bool) {
 	return p, ok
 }
 
+// SetSegment implements workload.Segmenter: segment index of count
+// inserts its own stripe of the new key numbers (keyspace.go), and reads
+// the loaded rows and its own inserts. Segments must count the same rows
+// when they start (Prepare), as they do when none inserts before the
+// others have prepared (--agents and --start-at).
+func (w *Workload) SetSegment(index, count int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seg, w.segs = index, count
+	if w.keys != nil {
+		w.setKeys(w.base)
+	}
+}
+
 // setKeys starts the key space at rows existing rows. w.mu is held.
 func (w *Workload) setKeys(rows int64) {
-	w.keys = newKeySpace(rows)
+	w.keys = newKeySpace(rows, w.seg, w.segs)
 	w.base = rows
 	w.latestZ = zeta(rows, zipfianConstant)
 }
