@@ -141,10 +141,13 @@ func appendGroups(dst []byte, rng *rand.Rand, n int) []byte {
 // sysbench it walks a permutation of the 32-bit integers made of quadratic
 // residues modulo the prime 4294967291 (≡ 3 mod 4, so x → x² mod p, folded,
 // is a bijection below p), applied twice around a seeded offset; the
-// starting index and the offset come from the run's seed.
+// starting index and the offset come from the run's seed. Segment i of N
+// (--segment, --agents) takes every N-th index from i: the segments share
+// the seed, so their numbers stay distinct.
 type uniqueSeq struct {
-	index  atomic.Uint32
-	offset uint32
+	taken         atomic.Uint32 // numbers this process has taken
+	start, offset uint32
+	stride, shift uint32 // index = start + taken*stride + shift
 }
 
 const uniquePrime = 4294967291
@@ -160,14 +163,18 @@ func permute(x uint32) uint32 {
 	return uniquePrime - r
 }
 
-func newUniqueSeq(seed uint64) *uniqueSeq {
-	u := &uniqueSeq{offset: permute(uint32(seed >> 32))}
-	u.index.Store(permute(uint32(seed)))
-	return u
+// newUniqueSeq is the sequence of segment index of count (0 of 1: the
+// whole run).
+func newUniqueSeq(seed uint64, index, count int) *uniqueSeq {
+	if count < 1 {
+		index, count = 0, 1
+	}
+	return &uniqueSeq{start: permute(uint32(seed)), offset: permute(uint32(seed >> 32)),
+		stride: uint32(count), shift: uint32(index)}
 }
 
 // next returns the next number of the sequence; safe for concurrent use.
 func (u *uniqueSeq) next() uint32 {
-	i := u.index.Add(1) - 1
-	return permute(permute(i) + u.offset)
+	k := u.taken.Add(1) - 1
+	return permute(permute(u.start+k*u.stride+u.shift) + u.offset)
 }

@@ -85,7 +85,10 @@ type Workload struct {
 	seed    uint64
 	clients int // from ValidateRun: select_random_* split the k range by client
 	unique  *uniqueSeq
-	flags   *pflag.FlagSet
+	// seg of segs is this process's segment (--segment): its share of
+	// oltp_insert's unique ids.
+	seg, segs int
+	flags     *pflag.FlagSet
 	// notes are set by Prepare: what it read from the database.
 	notes []string
 }
@@ -313,13 +316,18 @@ func countTables(ctx context.Context, conn *pgx.Conn) (int, error) {
 	return n, nil
 }
 
+// SetSegment implements workload.Segmenter: segment index of count takes
+// every count-th of oltp_insert's unique ids, so segments never insert the
+// same id.
+func (w *Workload) SetSegment(index, count int) { w.seg, w.segs = index, count }
+
 // NewWorker implements workload.Workload.
 func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
 	if w.dist.kind == "" {
 		w.dist, _ = newDistribution(w.randType, w.randSpecIter, w.randSpecPct, w.randSpecRes, w.randParetoH)
 	}
 	if w.unique == nil {
-		w.unique = newUniqueSeq(w.seed)
+		w.unique = newUniqueSeq(w.seed, w.seg, w.segs)
 	}
 	return newWorker(w, id, rng)
 }

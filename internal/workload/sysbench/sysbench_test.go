@@ -167,14 +167,24 @@ func TestDistributions(t *testing.T) {
 }
 
 func TestUniqueSeq(t *testing.T) {
-	u := newUniqueSeq(42)
+	u := newUniqueSeq(42, 0, 1)
 	seen := map[uint32]bool{}
+	var whole []uint32
 	for range 200000 {
 		v := u.next()
 		if seen[v] {
 			t.Fatalf("%d drawn twice", v)
 		}
 		seen[v] = true
+		whole = append(whole, v)
+	}
+	// Segments (--segment i/3) share the seed and take every third number
+	// of the whole run's sequence: never the same id twice between them.
+	segs := []*uniqueSeq{newUniqueSeq(42, 0, 3), newUniqueSeq(42, 1, 3), newUniqueSeq(42, 2, 3)}
+	for k, v := range whole {
+		if got := segs[k%3].next(); got != v {
+			t.Fatalf("number %d: segment %d/3 drew %d, the whole run %d", k, k%3, got, v)
+		}
 	}
 }
 
