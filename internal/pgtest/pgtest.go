@@ -216,3 +216,20 @@ func dbName(testName string, seq int64) string {
 	}
 	return "t_" + base + suffix
 }
+
+// Connect opens a connection to dsn with the given query mode, closed when
+// the test ends.
+func Connect(t testing.TB, dsn string, mode pgx.QueryExecMode) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = mode
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
 
@@ -91,8 +92,8 @@ func comments(t *testing.T, conn *pgx.Conn) string {
 func TestSchemaMatchesSysbench(t *testing.T) {
 	theirs := pgtest.DSN(t)
 	sysbench(t, theirs, "oltp_read_write", "--tables=2", "--table-size=1000", "prepare")
-	ours := initDB(t, newWorkload(t, "", "--tables", "2", "--table-size", "1000"))
-	want, got := schema(t, connect(t, theirs, pgx.QueryExecModeSimpleProtocol)), schema(t, connect(t, ours, pgx.QueryExecModeSimpleProtocol))
+	ours := loadertest.Loaded(t, newWorkload(t, "", "--tables", "2", "--table-size", "1000"))
+	want, got := schema(t, pgtest.Connect(t, theirs, pgx.QueryExecModeSimpleProtocol)), schema(t, pgtest.Connect(t, ours, pgx.QueryExecModeSimpleProtocol))
 	for _, k := range []string{"columns", "constraints", "indexes", "sequences", "data"} {
 		if got[k] != want[k] || got[k] == "" {
 			t.Errorf("%s differ from sysbench prepare:\npgarena:\n%s\nsysbench:\n%s", k, got[k], want[k])
@@ -103,12 +104,12 @@ func TestSchemaMatchesSysbench(t *testing.T) {
 // TestSysbenchRunsOnPgarena: sysbench runs its own scripts on a database
 // pgarena loaded, and inserts without an id continue after the loaded ids.
 func TestSysbenchRunsOnPgarena(t *testing.T) {
-	dsn := initDB(t, newWorkload(t, "", "--tables", "2", "--table-size", "1000"))
+	dsn := loadertest.Loaded(t, newWorkload(t, "", "--tables", "2", "--table-size", "1000"))
 	out := sysbench(t, dsn, "oltp_read_write", "--tables=2", "--table-size=1000", "--threads=2", "--time=2", "run")
 	if !strings.Contains(out, "transactions:") {
 		t.Fatalf("no transactions reported:\n%s", out)
 	}
-	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	conn := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	ctx := context.Background()
 	if err := newWorkload(t, "", "--tables", "2", "--table-size", "1000").Check(ctx, conn); err != nil {
 		t.Fatalf("check after sysbench oltp_read_write: %v", err)
@@ -131,10 +132,10 @@ func TestPgarenaRunsOnSysbench(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	sysbench(t, dsn, "oltp_read_write", "--tables=3", "--table-size=1000", "prepare")
 	ctx := context.Background()
-	admin := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	admin := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	before := schema(t, admin)
 	for mode, qm := range modes {
-		conn := connect(t, dsn, qm)
+		conn := pgtest.Connect(t, dsn, qm)
 		w := newWorkload(t, "")
 		if err := w.Prepare(ctx, conn); err != nil {
 			t.Fatal(err)

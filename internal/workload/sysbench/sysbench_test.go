@@ -12,9 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/pgtest"
-	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // newWorkload returns a workload for test (oltp_read_write when "") with
@@ -36,32 +35,6 @@ func newWorkload(t testing.TB, test string, args ...string) *Workload {
 		t.Fatal(err)
 	}
 	return w
-}
-
-// initDB loads w into a fresh database and returns its DSN.
-func initDB(t testing.TB, w workload.Workload) string {
-	t.Helper()
-	dsn := pgtest.DSN(t)
-	dial := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, dsn) }
-	if _, err := loader.Init(context.Background(), dial, w, loader.Options{Workers: 2}); err != nil {
-		t.Fatalf("init: %v", err)
-	}
-	return dsn
-}
-
-func connect(t testing.TB, dsn string, mode pgx.QueryExecMode) *pgx.Conn {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DefaultQueryExecMode = mode
-	conn, err := pgx.ConnectConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
 }
 
 var modes = map[string]pgx.QueryExecMode{
@@ -242,8 +215,8 @@ func TestEveryTestEveryProtocol(t *testing.T) {
 		for mode, qm := range modes {
 			t.Run(test+"/"+mode, func(t *testing.T) {
 				ctx := context.Background()
-				dsn := initDB(t, newWorkload(t, "", "--tables", "2", "--table-size", "500"))
-				conn := connect(t, dsn, qm)
+				dsn := loadertest.Loaded(t, newWorkload(t, "", "--tables", "2", "--table-size", "500"))
+				conn := pgtest.Connect(t, dsn, qm)
 				w := newWorkload(t, test)
 				if err := w.Prepare(ctx, conn); err != nil {
 					t.Fatal(err)

@@ -2,6 +2,8 @@ package tpcb
 
 import (
 	"context"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
+	"github.com/pgarena/pgarena/internal/pgtest"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -10,11 +12,11 @@ import (
 // BenchmarkDo measures one transaction per iteration against the test
 // cluster (fsync off): use it for allocations and client CPU, not for tps.
 func BenchmarkDo(b *testing.B) {
-	dsn := initDB(b, newWorkload(b))
+	dsn := loadertest.Loaded(b, newWorkload(b))
 	for _, mode := range modes {
 		for _, script := range scripts {
 			b.Run(mode.String()+"/"+script, func(b *testing.B) {
-				conn := connect(b, dsn, mode)
+				conn := pgtest.Connect(b, dsn, mode)
 				w := newWorkload(b, "-b", script)
 				wk := w.NewWorker(0, rand.New(rand.NewPCG(1, 2)))
 				ctx, cancel := context.WithCancel(context.Background())

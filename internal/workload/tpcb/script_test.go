@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
+	"github.com/pgarena/pgarena/internal/pgtest"
 )
 
 // TestBuiltinsEqualPgbench: the builtin scripts, run by the script engine
@@ -15,9 +17,9 @@ import (
 // (same accounts, tellers, branches and deltas, in the same order).
 func TestBuiltinsEqualPgbench(t *testing.T) {
 	w := newWorkload(t)
-	dsn := initDB(t, w)
+	dsn := loadertest.Loaded(t, w)
 	ctx := context.Background()
-	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	conn := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	const n, seed = 100, 77
 	history := func() []string {
 		rows, err := conn.Query(ctx, "select format('%s %s %s %s', tid, bid, aid, delta) from pgbench_history order by ctid")
@@ -67,10 +69,10 @@ func TestFileMixesWithBuiltins(t *testing.T) {
 	if got := w.TxTypes(); !slices.Equal(got, []string{"select-only", "vars"}) {
 		t.Fatalf("TxTypes = %v", got)
 	}
-	dsn := initDB(t, w)
+	dsn := loadertest.Loaded(t, w)
 	ctx := context.Background()
 	for _, mode := range modes {
-		conn := connect(t, dsn, mode)
+		conn := pgtest.Connect(t, dsn, mode)
 		if _, err := conn.Exec(ctx, "drop table if exists vars_seen; create table vars_seen (scale int, client_id int, extra int)"); err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -31,32 +31,6 @@ func newWorkload(t testing.TB, args ...string) *Workload {
 		t.Fatal(err)
 	}
 	return w
-}
-
-// initDB loads w into a fresh database and returns its DSN.
-func initDB(t testing.TB, w workload.Workload) string {
-	t.Helper()
-	dsn := pgtest.DSN(t)
-	dial := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, dsn) }
-	if _, err := loader.Init(context.Background(), dial, w, loader.Options{Workers: 2}); err != nil {
-		t.Fatalf("init: %v", err)
-	}
-	return dsn
-}
-
-func connect(t testing.TB, dsn string, mode pgx.QueryExecMode) *pgx.Conn {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DefaultQueryExecMode = mode
-	conn, err := pgx.ConnectConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
 }
 
 func TestRegistered(t *testing.T) {
@@ -147,7 +121,7 @@ func TestRowCounts(t *testing.T) {
 	for _, scale := range []int{1, 2} {
 		t.Run(fmt.Sprint(scale), func(t *testing.T) {
 			w := newWorkload(t, "-s", fmt.Sprint(scale))
-			conn := connect(t, initDB(t, w), pgx.QueryExecModeSimpleProtocol)
+			conn := pgtest.Connect(t, loadertest.Loaded(t, w), pgx.QueryExecModeSimpleProtocol)
 			ctx := context.Background()
 			for table, want := range map[string]int{
 				"pgbench_branches": scale, "pgbench_tellers": 10 * scale,
@@ -194,7 +168,7 @@ func pgbench(t *testing.T, args ...string) string {
 // data itself.
 func describe(t *testing.T, dsn string) map[string][]string {
 	t.Helper()
-	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	conn := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	ctx := context.Background()
 	out := map[string][]string{}
 	for name, q := range map[string]string{
@@ -241,7 +215,7 @@ func TestSchemaMatchesPgbench(t *testing.T) {
 		t.Run(strings.Join(tc.ours, " "), func(t *testing.T) {
 			theirs := pgtest.DSN(t)
 			pgbench(t, append(append([]string{"-i", "-q", "-s", "1"}, tc.theirs...), theirs)...)
-			ours := initDB(t, newWorkload(t, tc.ours...))
+			ours := loadertest.Loaded(t, newWorkload(t, tc.ours...))
 			want, got := describe(t, theirs), describe(t, ours)
 			for _, k := range []string{"columns", "relations", "constraints", "data"} {
 				if g, w := strings.Join(got[k], "\n"), strings.Join(want[k], "\n"); g != w || g == "" {
@@ -305,8 +279,8 @@ func TestScriptsKeepConsistency(t *testing.T) {
 	w := newWorkload(t)
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			dsn := initDB(t, w)
-			conn := connect(t, dsn, mode)
+			dsn := loadertest.Loaded(t, w)
+			conn := pgtest.Connect(t, dsn, mode)
 			ctx := context.Background()
 			run(t, conn, 200)
 			run(t, conn, 200, "-S")
@@ -328,7 +302,7 @@ func TestScriptsKeepConsistency(t *testing.T) {
 			}
 			// a second connection of the same mode sees the same data
 			// after tpcb-like again: still only the skipped updates
-			run(t, connect(t, dsn, mode), 50, "-b", "tpcb-like")
+			run(t, pgtest.Connect(t, dsn, mode), 50, "-b", "tpcb-like")
 			if err := w.Check(ctx, conn); !errors.As(err, &skipped) {
 				t.Fatalf("Check = %v, want a *SkippedUpdatesError", err)
 			}
@@ -340,7 +314,7 @@ func TestErrorRollsBack(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			w := newWorkload(t)
-			conn := connect(t, initDB(t, w), mode)
+			conn := pgtest.Connect(t, loadertest.Loaded(t, w), mode)
 			ctx := context.Background()
 			wk := w.NewWorker(0, rand.New(rand.NewPCG(3, 4)))
 			if err := wk.Do(ctx, conn, 0); err != nil {
@@ -370,9 +344,9 @@ func TestErrorRollsBack(t *testing.T) {
 
 func TestCancelledDoLeavesNoTransaction(t *testing.T) {
 	w := newWorkload(t)
-	dsn := initDB(t, w)
-	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
-	locker := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	dsn := loadertest.Loaded(t, w)
+	conn := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	locker := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	ctx := context.Background()
 	// hold every branch so the worker blocks on its branch update
 	if _, err := locker.Exec(ctx, "begin; lock table pgbench_branches in exclusive mode"); err != nil {
@@ -400,7 +374,7 @@ func TestCancelledDoLeavesNoTransaction(t *testing.T) {
 func TestPrepare(t *testing.T) {
 	ctx := context.Background()
 	t.Run("empty database", func(t *testing.T) {
-		conn := connect(t, pgtest.DSN(t), pgx.QueryExecModeSimpleProtocol)
+		conn := pgtest.Connect(t, pgtest.DSN(t), pgx.QueryExecModeSimpleProtocol)
 		err := newWorkload(t).Prepare(ctx, conn)
 		want := "database is not initialised for tpcb (table pgbench_branches is missing): run `pgarena init tpcb` first"
 		if err == nil || err.Error() != want {
@@ -408,7 +382,7 @@ func TestPrepare(t *testing.T) {
 		}
 	})
 	t.Run("scale from the database", func(t *testing.T) {
-		conn := connect(t, initDB(t, newWorkload(t, "-s", "2", "--partitions", "2")), pgx.QueryExecModeSimpleProtocol)
+		conn := pgtest.Connect(t, loadertest.Loaded(t, newWorkload(t, "-s", "2", "--partitions", "2")), pgx.QueryExecModeSimpleProtocol)
 		w := newWorkload(t, "-s", "5")
 		if err := w.Prepare(ctx, conn); err != nil {
 			t.Fatal(err)
@@ -429,7 +403,7 @@ func TestPrepare(t *testing.T) {
 	for _, args := range [][]string{{"--fillfactor", "90"}, {"--fillfactor", "85", "--partitions", "3", "--unlogged"}} {
 		t.Run(fmt.Sprint("storage from the database ", args), func(t *testing.T) {
 			loaded := newWorkload(t, args...)
-			conn := connect(t, initDB(t, loaded), pgx.QueryExecModeSimpleProtocol)
+			conn := pgtest.Connect(t, loadertest.Loaded(t, loaded), pgx.QueryExecModeSimpleProtocol)
 			w := newWorkload(t)
 			if err := w.Prepare(ctx, conn); err != nil {
 				t.Fatal(err)
@@ -453,12 +427,12 @@ func TestPrepare(t *testing.T) {
 
 func TestPgbenchRunsOnPgarenaDatabase(t *testing.T) {
 	w := newWorkload(t)
-	dsn := initDB(t, w)
+	dsn := loadertest.Loaded(t, w)
 	out := pgbench(t, "-n", "-T", "2", "-c", "2", dsn)
 	if !strings.Contains(out, "number of failed transactions: 0") && !strings.Contains(out, "tps") {
 		t.Errorf("pgbench output: %s", out)
 	}
-	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	conn := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	if err := w.Prepare(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}

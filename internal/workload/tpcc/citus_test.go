@@ -237,7 +237,7 @@ func TestCitusQuote(t *testing.T) {
 // when the extension is there) Distribute gives the golden DDL and the
 // functions are distributed right after their creation.
 func TestCitusWiring(t *testing.T) {
-	conn := connect(t, pgtest.DSN(t), pgx.QueryExecModeSimpleProtocol)
+	conn := pgtest.Connect(t, pgtest.DSN(t), pgx.QueryExecModeSimpleProtocol)
 	ctx := context.Background()
 	w := newWorkload(t)
 	if err := w.PrepareInit(ctx, conn); err != nil || w.Distribute() != nil {

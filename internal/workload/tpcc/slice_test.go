@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
 
@@ -37,7 +38,7 @@ func TestWarehouseRange(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	dial := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, dsn) }
-	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	conn := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	loadSlice := func(ctx context.Context, args ...string) (loader.Stats, error) {
 		return loader.Init(ctx, dial, newWorkload(t, append([]string{"-w", "2"}, args...)...), loader.Options{Workers: 2})
 	}
@@ -90,7 +91,7 @@ func TestWarehouseRange(t *testing.T) {
 	checkRowCounts(t, conn, 2)
 
 	// The same rows as a whole load.
-	whole := connect(t, initDB(t, newWorkload(t, "-w", "2")), pgx.QueryExecModeSimpleProtocol)
+	whole := pgtest.Connect(t, loadertest.Loaded(t, newWorkload(t, "-w", "2")), pgx.QueryExecModeSimpleProtocol)
 	for _, table := range tableNames {
 		q := "select coalesce(sum(hashtext(t::text)::bigint), 0) from " + table + " t"
 		if a, b := count(t, conn, q), count(t, whole, q); a != b {

@@ -10,36 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/workload"
 )
-
-// initDB loads w into a fresh database and returns its DSN.
-func initDB(t testing.TB, w workload.Workload) string {
-	t.Helper()
-	dsn := pgtest.DSN(t)
-	dial := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, dsn) }
-	if _, err := loader.Init(context.Background(), dial, w, loader.Options{Workers: 2}); err != nil {
-		t.Fatalf("init: %v", err)
-	}
-	return dsn
-}
-
-func connect(t testing.TB, dsn string, mode pgx.QueryExecMode) *pgx.Conn {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DefaultQueryExecMode = mode
-	conn, err := pgx.ConnectConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
 
 // The query modes the driver sets for -M simple, extended and prepared.
 var modes = []pgx.QueryExecMode{
@@ -115,7 +89,7 @@ func runWorkers(t *testing.T, w *Workload, dsn string, mode pgx.QueryExecMode, c
 		errs   []error
 	)
 	for id := range clients {
-		conn := connect(t, dsn, mode)
+		conn := pgtest.Connect(t, dsn, mode)
 		wk := w.NewWorker(id, rand.New(rand.NewPCG(seed, uint64(id))))
 		wg.Add(1)
 		go func() {
@@ -147,8 +121,8 @@ func runWorkers(t *testing.T, w *Workload, dsn string, mode pgx.QueryExecMode, c
 
 func TestOneWarehouse(t *testing.T) {
 	w := newWorkload(t, "-w", "1")
-	dsn := initDB(t, w)
-	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	dsn := loadertest.Loaded(t, w)
+	conn := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	ctx := context.Background()
 	checkRowCounts(t, conn, 1)
 	if err := w.Check(ctx, conn); err != nil {
@@ -250,7 +224,7 @@ func newOrderRollbacks(t *testing.T, dsn string, conn *pgx.Conn, args []string) 
 		const n = 400
 		var wg sync.WaitGroup
 		for id := range 2 {
-			c := connect(t, dsn, pgx.QueryExecModeCacheStatement)
+			c := pgtest.Connect(t, dsn, pgx.QueryExecModeCacheStatement)
 			wk := w.NewWorker(id, rand.New(rand.NewPCG(11, uint64(id))))
 			wg.Add(1)
 			go func() {
@@ -278,7 +252,7 @@ func newOrderRollbacks(t *testing.T, dsn string, conn *pgx.Conn, args []string) 
 }
 
 func TestPrepareEmpty(t *testing.T) {
-	conn := connect(t, pgtest.DSN(t), pgx.QueryExecModeSimpleProtocol)
+	conn := pgtest.Connect(t, pgtest.DSN(t), pgx.QueryExecModeSimpleProtocol)
 	err := newWorkload(t).Prepare(context.Background(), conn)
 	want := "database is not initialised for tpcc (table warehouse is missing): run `pgarena init tpcc` first"
 	if err == nil || err.Error() != want {
@@ -292,8 +266,8 @@ func TestPrepareEmpty(t *testing.T) {
 // again after each.
 func TestTwoWarehouses(t *testing.T) {
 	w := newWorkload(t, "--warehouses", "2")
-	dsn := initDB(t, w)
-	conn := connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	dsn := loadertest.Loaded(t, w)
+	conn := pgtest.Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
 	ctx := context.Background()
 	checkRowCounts(t, conn, 2)
 	if err := w.Check(ctx, conn); err != nil {
@@ -387,7 +361,7 @@ func errorRollsBack(t *testing.T, dsn string, admin *pgx.Conn) {
 	for _, mode := range modes {
 		for _, args := range [][]string{nil, {"--stored-procs"}} {
 			t.Run(fmt.Sprint(mode, args), func(t *testing.T) {
-				conn := connect(t, dsn, mode)
+				conn := pgtest.Connect(t, dsn, mode)
 				rw := newWorkload(t, args...)
 				if err := rw.Prepare(ctx, conn); err != nil {
 					t.Fatal(err)
@@ -471,7 +445,7 @@ func orderStatusNoOrders(t *testing.T, dsn string, admin *pgx.Conn) {
 	defer admin.Exec(ctx, "delete from customer where c_id = 3001") //nolint:errcheck
 	for _, mode := range modes {
 		for _, args := range [][]string{nil, {"--stored-procs"}} {
-			conn := connect(t, dsn, mode)
+			conn := pgtest.Connect(t, dsn, mode)
 			w := newWorkload(t, args...)
 			if err := w.Prepare(ctx, conn); err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/driver"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -111,7 +112,7 @@ func TestSegmentsInsertTogether(t *testing.T) {
 	ctx := context.Background()
 	const rows = 2000
 	args := []string{"--records", "2000", "--workload", "d", "--insert-order", "ordered", "--insert-proportion", "0.5", "--read-proportion", "0.5"}
-	dsn := initDB(t, newWorkload(t, args...))
+	dsn := loadertest.Loaded(t, newWorkload(t, args...))
 	conn := connect(t, dsn)
 	var ws [2]*Workload
 	for i := range ws {

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/driver"
-	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -80,17 +80,6 @@ func encodeRows(rows [][]any) []byte {
 	return b
 }
 
-// initDB loads w into a fresh database and returns its DSN.
-func initDB(t testing.TB, w workload.Workload) string {
-	t.Helper()
-	dsn := pgtest.DSN(t)
-	dial := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, dsn) }
-	if _, err := loader.Init(context.Background(), dial, w, loader.Options{Workers: 2}); err != nil {
-		t.Fatalf("init: %v", err)
-	}
-	return dsn
-}
-
 func connect(t testing.TB, dsn string) *pgx.Conn {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), dsn)
@@ -107,7 +96,7 @@ func connect(t testing.TB, dsn string) *pgx.Conn {
 func TestRunEveryLetter(t *testing.T) {
 	ctx := context.Background()
 	w := newWorkload(t, "--records", "3000")
-	dsn := initDB(t, w)
+	dsn := loadertest.Loaded(t, w)
 	conn := connect(t, dsn)
 	rows := int64(3000)
 	for _, letter := range []string{"a", "b", "c", "d", "e", "f"} {
@@ -165,7 +154,7 @@ func runWorkload(t *testing.T, w workload.Workload, dsn string) map[string]int64
 func TestFailedInsertDoesNotExtend(t *testing.T) {
 	ctx := context.Background()
 	w := newWorkload(t, "--records", "500", "--workload", "d", "--insert-order", "ordered")
-	dsn := initDB(t, w)
+	dsn := loadertest.Loaded(t, w)
 	conn := connect(t, dsn)
 	if err := w.Prepare(ctx, conn); err != nil {
 		t.Fatal(err)
@@ -217,7 +206,7 @@ func TestFailedInsertDoesNotExtend(t *testing.T) {
 func TestPrepare(t *testing.T) {
 	ctx := context.Background()
 	w := newWorkload(t, "--records", "300", "--field-count", "3", "--field-length", "20", "--insert-order", "ordered")
-	dsn := initDB(t, w)
+	dsn := loadertest.Loaded(t, w)
 	conn := connect(t, dsn)
 	r := newWorkload(t, "--records", "999", "--workload", "f", "--write-all-fields")
 	if err := r.Prepare(ctx, conn); err != nil {
