@@ -419,3 +419,44 @@ func All() []Meta {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// NextRow returns the row Batches.Fill fills next and appends to dst: the
+// row slice already at that position of dst when it holds width values
+// (the loader hands the previous batch back), else a new one.
+func NextRow(dst [][]any, width int) []any {
+	var r []any
+	if len(dst) < cap(dst) {
+		r = dst[:len(dst)+1][len(dst)]
+	}
+	if cap(r) < width {
+		r = make([]any, width)
+	}
+	return r[:width]
+}
+
+// Protocol is how a worker sends its statements, chosen from its
+// connection's DefaultQueryExecMode (-M) as pgbench and sysbench do.
+type Protocol int
+
+const (
+	// ProtocolSimple: the simple query protocol, values written into the text.
+	ProtocolSimple Protocol = iota
+	// ProtocolExtended: unnamed statements, values as text parameters
+	// (PQsendQueryParams).
+	ProtocolExtended
+	// ProtocolPrepared: named statements prepared once per connection
+	// (PQsendQueryPrepared).
+	ProtocolPrepared
+)
+
+// ProtocolOf maps a connection's query mode to its Protocol.
+func ProtocolOf(mode pgx.QueryExecMode) Protocol {
+	switch mode {
+	case pgx.QueryExecModeSimpleProtocol:
+		return ProtocolSimple
+	case pgx.QueryExecModeExec, pgx.QueryExecModeDescribeExec:
+		return ProtocolExtended
+	default:
+		return ProtocolPrepared
+	}
+}

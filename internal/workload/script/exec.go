@@ -21,31 +21,12 @@ import (
 // shellTimeout bounds a \shell or \setshell command.
 const shellTimeout = 60 * time.Second
 
-// protocol is how SQL commands are sent, from the connection's
-// DefaultQueryExecMode as pgbench's -M.
-type protocol int
-
+// The protocols of -M (workload.Protocol), by their short names here.
 const (
-	// protoSimple: simple query protocol, variables written into the text.
-	protoSimple protocol = iota
-	// protoExtended: unnamed statements, variables as $n text parameters
-	// whose types the server infers (PQsendQueryParams).
-	protoExtended
-	// protoPrepared: each command prepared once per connection, before its
-	// first execution (PQsendQueryPrepared).
-	protoPrepared
+	protoSimple   = workload.ProtocolSimple
+	protoExtended = workload.ProtocolExtended
+	protoPrepared = workload.ProtocolPrepared
 )
-
-func protocolOf(mode pgx.QueryExecMode) protocol {
-	switch mode {
-	case pgx.QueryExecModeSimpleProtocol:
-		return protoSimple
-	case pgx.QueryExecModeExec, pgx.QueryExecModeDescribeExec:
-		return protoExtended
-	default:
-		return protoPrepared
-	}
-}
 
 // Runner runs a program's scripts for one client. It keeps its buffers
 // from one transaction to the next: running a script of \set and SQL
@@ -56,7 +37,7 @@ type Runner struct {
 	hooks workload.Hooks
 
 	conn     *pgx.Conn
-	proto    protocol
+	proto    workload.Protocol
 	prepared [][]bool // per script, per command, on conn
 	// allPrepared: prepareAll ran for the script on conn
 	allPrepared []bool
@@ -116,7 +97,7 @@ func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	if conn != r.conn {
 		r.conn = conn
-		r.proto = protocolOf(conn.Config().DefaultQueryExecMode)
+		r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
 		for _, p := range r.prepared {
 			clear(p)
 		}

@@ -85,14 +85,7 @@ func rows(seed uint64, n int, total, kMax int64, dist *distribution) workload.Ba
 			text := make([]byte, 0, (last-first+1)*(cLen+padLen))
 			dst = dst[:0]
 			for id := first; id <= last; id++ {
-				var r []any
-				if len(dst) < cap(dst) {
-					r = dst[:len(dst)+1][len(dst)]
-				}
-				if cap(r) < 4 {
-					r = make([]any, 4)
-				}
-				r = r[:4]
+				r := workload.NextRow(dst, 4)
 				k := dist.draw(rng, 1, uint32(kMax))
 				at := len(text)
 				text = appendGroups(text, rng, cGroups)

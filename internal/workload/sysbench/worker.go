@@ -14,26 +14,13 @@ import (
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// protocol is how statements are sent, from the connection's
-// DefaultQueryExecMode (-M).
-type protocol int
-
+// The protocols of -M (workload.Protocol); prepared is sysbench's pgsql
+// driver's way: every statement prepared once per connection.
 const (
-	protoSimple   protocol = iota // values written into the text
-	protoExtended                 // unnamed statements with typed text parameters
-	protoPrepared                 // named statements prepared once per connection, as sysbench's pgsql driver
+	protoSimple   = workload.ProtocolSimple
+	protoExtended = workload.ProtocolExtended
+	protoPrepared = workload.ProtocolPrepared
 )
-
-func protocolOf(mode pgx.QueryExecMode) protocol {
-	switch mode {
-	case pgx.QueryExecModeSimpleProtocol:
-		return protoSimple
-	case pgx.QueryExecModeExec, pgx.QueryExecModeDescribeExec:
-		return protoExtended
-	default:
-		return protoPrepared
-	}
-}
 
 // binaryResults asks for results in binary, as sysbench's PQexecPrepared
 // does (resultFormat 1).
@@ -52,7 +39,7 @@ type worker struct {
 	begin, commit *statement
 
 	conn  *pgx.Conn
-	proto protocol
+	proto workload.Protocol
 	gen   uint64 // connection generation, for statement.gen
 
 	params [][]byte // the current statement's parameter values (text)
@@ -81,7 +68,7 @@ func (k *worker) Next() workload.TxType { return 0 }
 func (k *worker) Do(ctx context.Context, conn *pgx.Conn, _ workload.TxType) error {
 	if conn != k.conn {
 		k.conn, k.gen = conn, k.gen+1
-		k.proto = protocolOf(conn.Config().DefaultQueryExecMode)
+		k.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
 		if k.proto == protoPrepared {
 			if err := k.prepareAll(ctx); err != nil {
 				k.conn = nil // try again on the next call

@@ -100,14 +100,7 @@ func batches(total int64, width int, row func(n int64, r []any)) workload.Batche
 			last := min(first+batchRows-1, total)
 			dst = dst[:0]
 			for n := first; n <= last; n++ {
-				var r []any
-				if len(dst) < cap(dst) {
-					r = dst[:len(dst)+1][len(dst)]
-				}
-				if cap(r) < width {
-					r = make([]any, width)
-				}
-				r = r[:width]
+				r := workload.NextRow(dst, width)
 				row(n, r)
 				dst = append(dst, r)
 			}

@@ -101,14 +101,7 @@ func (w *Workload) rows() workload.Batches {
 			var buf []byte
 			var pcg rand.PCG
 			for k := first; k < last; k++ {
-				var r []any
-				if len(dst) < cap(dst) {
-					r = dst[:len(dst)+1][len(dst)]
-				}
-				if cap(r) < width {
-					r = make([]any, width)
-				}
-				r = r[:width]
+				r := workload.NextRow(dst, width)
 				r[0] = string(keyName(buf[:0], k, hashed))
 				pcg.Seed(seed, uint64(k))
 				buf = fillValue(buf[:0], fields*length, pcg.Uint64)
