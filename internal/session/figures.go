@@ -16,17 +16,25 @@ import (
 // TPM) over the measured part of a run: a database snapshot when warm-up
 // ends (or at the start), another at the end, and the clients' committed
 // counts in between. It is an Output, so its snapshots never hold up the
-// clock. Sweeps get no figures: each step would need its own.
+// clock. The window ends when the clients stop (stop), before anything that
+// follows the load (a replica's catch-up, the heartbeat's commits) can move
+// the clock or the database's counters. Sweeps get no figures: each step
+// would need its own.
 type figureWindow struct {
 	rep    workload.FigureReporter
 	conn   *pgx.Conn
 	warmup time.Duration
 	tick   time.Duration
 
+	snapMu sync.Mutex // one snapshot at a time on conn
+
 	mu        sync.Mutex
 	before    map[string]float64
 	start     time.Time
 	committed map[string]int64
+	after     map[string]float64 // set by stop
+	stopped   time.Time
+	stopErr   error
 }
 
 func newFigureWindow(spec Spec, conn *pgx.Conn) *figureWindow {
@@ -54,7 +62,9 @@ const snapshotWait = 30 * time.Second
 func (fw *figureWindow) snapshot(ctx context.Context, at time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, snapshotWait)
 	defer cancel()
+	fw.snapMu.Lock()
 	snap, err := fw.rep.Snapshot(ctx, fw.conn)
+	fw.snapMu.Unlock()
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if err != nil {
@@ -96,24 +106,40 @@ func (fw *figureWindow) reporter() workload.FigureReporter {
 
 func (fw *figureWindow) String() string { return "figures" }
 
-// end takes the final snapshot and computes the figures; call it after the
-// outputs are drained.
-func (fw *figureWindow) end(ctx context.Context, notef func(string, ...any)) []metrics.Figure {
+// stop takes the final snapshot; call it as soon as the clients have
+// stopped.
+func (fw *figureWindow) stop(ctx context.Context) {
+	rep := fw.reporter()
+	if rep == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, snapshotWait)
+	defer cancel()
+	fw.snapMu.Lock()
+	after, err := rep.Snapshot(ctx, fw.conn)
+	fw.snapMu.Unlock()
+	fw.mu.Lock()
+	fw.after, fw.stopped, fw.stopErr = after, time.Now(), err
+	fw.mu.Unlock()
+}
+
+// end computes the figures over the window stop closed; call it after the
+// outputs are drained (the committed counts of the last intervals are in).
+func (fw *figureWindow) end(notef func(string, ...any)) []metrics.Figure {
 	rep := fw.reporter()
 	if rep == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, snapshotWait)
-	defer cancel()
-	after, err := rep.Snapshot(ctx, fw.conn)
-	if err != nil {
-		notef("figures of merit: %v", err)
-		return nil
-	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
+	if fw.stopErr != nil || fw.stopped.IsZero() {
+		if fw.stopErr != nil {
+			notef("figures of merit: %v", fw.stopErr)
+		}
+		return nil
+	}
 	var out []metrics.Figure
-	for _, f := range rep.Figures(fw.before, after, time.Since(fw.start), fw.committed) {
+	for _, f := range rep.Figures(fw.before, fw.after, fw.stopped.Sub(fw.start), fw.committed) {
 		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx})
 	}
 	return out

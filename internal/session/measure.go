@@ -87,6 +87,9 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if cerr := closeObs(); cerr != nil {
 		r.notef("%v", cerr)
 	}
+	if err == nil {
+		figs.stop(ctx)
+	}
 	if r.repl != nil && err == nil && !sr.stopped { // a cut-short step has no catch-up
 		r.sum.Replication = r.repl.run(&r.sum)
 	}
@@ -99,7 +102,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	fan.close()
 	if err == nil {
-		r.sum.Figures = figs.end(ctx, r.notef)
+		r.sum.Figures = figs.end(r.notef)
 	}
 	if err != nil {
 		return res, err
