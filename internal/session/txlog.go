@@ -108,15 +108,27 @@ type txLogThread struct {
 // txAgg is one aggregation interval.
 type txAgg struct {
 	start                     int64 // unix seconds
-	n                         int64
-	sumLat, sumLat2           float64
-	minLat, maxLat            float64
-	sumLag, sumLag2           float64
-	minLag, maxLag            float64
+	n                         int64 // committed
+	lat, lag                  moments
 	skipped, retried, retries int64
 	serialization, deadlock   int64
 	other                     int64 // failures pgbench has no column for (counted, not written)
-	lagN                      int64
+}
+
+// moments are what pgbench's aggregated log keeps of a value (µs): its sum,
+// sum of squares, minimum and maximum.
+type moments struct{ sum, sum2, min, max float64 }
+
+// add adds v, the first value when first.
+func (m *moments) add(v float64, first bool) {
+	if first || v < m.min {
+		m.min = v
+	}
+	if first || v > m.max {
+		m.max = v
+	}
+	m.sum += v
+	m.sum2 += v * v
 }
 
 // openTxLog creates the files of l for clients clients (truncating
@@ -240,26 +252,9 @@ func (w *txLogWriter) aggregate(t *txLogThread, e *driver.TxEvent) {
 	case e.Class != metrics.ClassNone:
 		a.other++
 	default:
-		lat := float64(e.End.Sub(e.Intended).Microseconds())
-		lag := float64(e.Start.Sub(e.Intended).Microseconds())
-		if a.n == 0 || lat < a.minLat {
-			a.minLat = lat
-		}
-		if a.n == 0 || lat > a.maxLat {
-			a.maxLat = lat
-		}
+		a.lat.add(float64(e.End.Sub(e.Intended).Microseconds()), a.n == 0)
+		a.lag.add(float64(e.Start.Sub(e.Intended).Microseconds()), a.n == 0)
 		a.n++
-		a.sumLat += lat
-		a.sumLat2 += lat * lat
-		if a.lagN == 0 || lag < a.minLag {
-			a.minLag = lag
-		}
-		if a.lagN == 0 || lag > a.maxLag {
-			a.maxLag = lag
-		}
-		a.lagN++
-		a.sumLag += lag
-		a.sumLag2 += lag * lag
 	}
 }
 
@@ -270,13 +265,13 @@ func (w *txLogWriter) writeAgg(t *txLogThread) {
 	b = strconv.AppendInt(b, a.start, 10)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, a.n, 10)
-	for _, v := range [4]float64{a.sumLat, a.sumLat2, a.minLat, a.maxLat} {
+	for _, v := range [4]float64{a.lat.sum, a.lat.sum2, a.lat.min, a.lat.max} {
 		b = append(b, ' ')
 		b = strconv.AppendFloat(b, v, 'f', 0, 64)
 	}
 	lag := [4]float64{}
 	if w.cfg.Throttled {
-		lag = [4]float64{a.sumLag, a.sumLag2, a.minLag, a.maxLag}
+		lag = [4]float64{a.lag.sum, a.lag.sum2, a.lag.min, a.lag.max}
 	}
 	for _, v := range lag {
 		b = append(b, ' ')
