@@ -9,7 +9,7 @@ import "math"
 // Stream seeds and draws per row, by column (dbgen's Seed[] table).
 const (
 	seedPartName, seedPartMfgr, seedPartBrand, seedPartType = 709314158, 1, 46831694, 1841581359
-	seedPartSize, seedPartContainer, seedPartComment         = 1193163244, 727633698, 804159733
+	seedPartSize, seedPartContainer, seedPartComment        = 1193163244, 727633698, 804159733
 
 	seedPSQty, seedPSCost, seedPSComment = 1671059989, 1051288424, 1961692154
 
