@@ -127,6 +127,18 @@ func TestWriteRejectsBadRanges(t *testing.T) {
 	}
 }
 
+func TestScaleLimits(t *testing.T) {
+	for _, sf := range []float64{0, -1, 0.00001, 30000} {
+		if _, err := New(sf).Write(io.Discard, Supplier, 0, 0, TBL); err == nil {
+			t.Errorf("scale %g: no error", sf)
+		}
+	}
+	g := New(0.0001) // one supplier, 15 orders
+	if n, err := g.Write(io.Discard, LineItem, 0, g.BaseRows(LineItem), COPY); err != nil || n == 0 {
+		t.Errorf("scale 0.0001: %d lines, %v", n, err)
+	}
+}
+
 func TestTableNames(t *testing.T) {
 	for _, tab := range Tables {
 		got, err := ParseTable(strings.ToUpper(tab.String()))

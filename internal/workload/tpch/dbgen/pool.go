@@ -29,6 +29,7 @@ type textPool struct {
 	cpWord []uint32 // checkpoint c: index in words of the word holding text byte c<<checkpointBits
 	cpBack []uint8  // ... and that byte's distance from the word's first byte
 	pieces [len(seps)][]string
+	lens   [len(seps)][256]uint8 // len(pieces[k][w])
 }
 
 // sharedPool builds the pool once per process: it does not depend on the scale factor and
@@ -199,6 +200,7 @@ func buildPool() *textPool {
 		p.pieces[k] = make([]string, len(g.vocab))
 		for i, w := range g.vocab {
 			p.pieces[k][i] = w + sep
+			p.lens[k][i] = uint8(len(w) + len(sep))
 		}
 	}
 	return p
@@ -218,6 +220,18 @@ func (p *textPool) appendText(dst []byte, off, n int) []byte {
 	c := off >> checkpointBits
 	i := int(p.cpWord[c])
 	pos := c<<checkpointBits - int(p.cpBack[c])
+	// Skip the words before off by their lengths alone.
+	for words := p.words; ; {
+		sep, j := 0, i+1
+		if j < len(words) && words[j] >= escapeBase {
+			sep, j = int(words[j]-escapeBase), j+1
+		}
+		l := int(p.lens[sep][words[i]])
+		if pos+l > off {
+			break
+		}
+		pos, i = pos+l, j
+	}
 	for n > 0 {
 		piece, j := p.next(i)
 		if end := pos + len(piece); end > off {

@@ -30,6 +30,9 @@ func (g *Generator) refreshSets() int {
 }
 
 func (g *Generator) refreshRange(n int) (orderRange, error) {
+	if err := g.checkScale(); err != nil {
+		return orderRange{}, err
+	}
 	if n < 1 || n > g.refreshSets() {
 		return orderRange{}, fmt.Errorf("dbgen: update set %d out of range [1, %d] at scale %g", n, g.refreshSets(), g.sf)
 	}
