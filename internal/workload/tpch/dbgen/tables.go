@@ -341,16 +341,20 @@ func (o *orderStreams) rowDone() {
 	}
 }
 
-// orderRange is a run of orders: dbgen indexes first+1 .. first+count, keyed with seq
-// (0 for the base data, 1.. for update sets).
-type orderRange struct{ first, count, seq int64 }
+// orderRange is a run of orders: dbgen's indexes first+1 .. first+count, keyed with seq (0
+// for the base data, 1.. for update sets), drawn from the streams' rows at .. at+count.
+type orderRange struct{ first, count, seq, at int64 }
+
+func baseOrders(from, to int64) orderRange {
+	return orderRange{first: from, count: to - from, at: from}
+}
 
 // writeOrders writes the orders of r; their totals and status come from their lines, which
 // are drawn but not written.
 func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
 	p := g.textPool()
 	o := newOrderStreams()
-	o.skipRows(r.first)
+	o.skipRows(r.at)
 	customers, parts := scaled(customerBase, g.sf), scaled(partBase, g.sf)
 	clerks := int32(math.Max(g.sf*1000, 1000))
 	for i := r.first + 1; i <= r.first+r.count; i++ {
@@ -397,7 +401,7 @@ func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
 func (g *Generator) writeLineItems(lw *lineWriter, r orderRange) {
 	p := g.textPool()
 	o := newOrderStreams()
-	o.skipRows(r.first)
+	o.skipRows(r.at)
 	suppliers, parts := scaled(supplierBase, g.sf), scaled(partBase, g.sf)
 	for i := r.first + 1; i <= r.first+r.count; i++ {
 		key := sparseKey(i, r.seq)

@@ -30,9 +30,9 @@ func (g *Generator) Write(w io.Writer, t Table, from, to int64, f Format) (int64
 	case Customer:
 		g.writeCustomer(lw, from, to)
 	case Orders:
-		g.writeOrders(lw, orderRange{first: from, count: to - from})
+		g.writeOrders(lw, baseOrders(from, to))
 	case LineItem:
-		g.writeLineItems(lw, orderRange{first: from, count: to - from})
+		g.writeLineItems(lw, baseOrders(from, to))
 	default:
 		return 0, fmt.Errorf("dbgen: unknown table %d", int(t))
 	}
