@@ -18,6 +18,8 @@ const (
 	poolSeed       = 933588178         // the text pregeneration stream's seed
 	checkpointBits = 7                 // a checkpoint every 128 bytes of text
 	escapeBase     = 248               // bytes above escapeBase are separators: escapeBase+k is seps[k]
+	poolWords      = 47_013_504        // the compact pool's length (words and escapes), a capacity hint
+	backBits       = 5                 // poolWords < 1<<(32-backBits)
 )
 
 // seps are the separators after a word: a space, the comma of "J, J N", the terminators.
@@ -25,11 +27,13 @@ var seps = [...]string{" ", ", ", ". ", "; ", ": ", "? ", "! ", "-- "}
 
 // textPool is the compact pool.
 type textPool struct {
-	words  []byte   // word ids, each optionally followed by an escape byte
-	cpWord []uint32 // checkpoint c: index in words of the word holding text byte c<<checkpointBits
-	cpBack []uint8  // ... and that byte's distance from the word's first byte
-	pieces [len(seps)][]string
-	lens   [len(seps)][256]uint8 // len(pieces[k][w])
+	words []byte // word ids, each optionally followed by an escape byte
+	// checkpoints[c] locates text byte c<<checkpointBits: the index in words of the word
+	// holding it, shifted left by backBits, or'ed with the byte's distance from the word's
+	// first byte (a word and its separator are shorter than 1<<backBits).
+	checkpoints []uint32
+	pieces      [len(seps)][]string
+	lens        [len(seps)][256]uint8 // len(pieces[k][w])
 }
 
 // sharedPool builds the pool once per process: it does not depend on the scale factor and
@@ -51,8 +55,8 @@ func newGrammar() *grammar {
 			return i
 		}
 		i := uint8(len(g.vocab))
-		if len(g.vocab) >= escapeBase {
-			panic("dbgen: too many words for the compact text pool")
+		if len(g.vocab) >= escapeBase || len(w)+len("-- ") >= 1<<backBits {
+			panic("dbgen: dists.dss's words do not fit the compact text pool")
 		}
 		ids[w] = i
 		g.vocab = append(g.vocab, w)
@@ -121,9 +125,8 @@ func buildPool() *textPool {
 		wordLen[i] = len(w)
 	}
 	p := &textPool{
-		words:  make([]byte, 0, 48<<20),
-		cpWord: make([]uint32, poolSize>>checkpointBits+1),
-		cpBack: make([]uint8, poolSize>>checkpointBits+1),
+		words:       make([]byte, 0, poolWords+128),
+		checkpoints: make([]uint32, poolSize>>checkpointBits+1),
 	}
 	seed := int64(poolSeed)
 	var r int
@@ -188,9 +191,8 @@ func buildPool() *textPool {
 			if next < n && sent[next] >= escapeBase {
 				l, next = l-1+len(seps[sent[next]-escapeBase]), next+1
 			}
-			for ; c < len(p.cpWord) && c<<checkpointBits < length+l; c++ {
-				p.cpWord[c] = uint32(base + i)
-				p.cpBack[c] = uint8(c<<checkpointBits - length)
+			for ; c < len(p.checkpoints) && c<<checkpointBits < length+l; c++ {
+				p.checkpoints[c] = uint32(base+i)<<backBits | uint32(c<<checkpointBits-length)
 			}
 			length += l
 			i = next
@@ -218,8 +220,8 @@ func (p *textPool) next(i int) (string, int) {
 // appendText appends the pool's bytes [off, off+n) to dst.
 func (p *textPool) appendText(dst []byte, off, n int) []byte {
 	c := off >> checkpointBits
-	i := int(p.cpWord[c])
-	pos := c<<checkpointBits - int(p.cpBack[c])
+	cp := p.checkpoints[c]
+	i, pos := int(cp>>backBits), c<<checkpointBits-int(cp&(1<<backBits-1))
 	// Skip the words before off by their lengths alone.
 	for words := p.words; ; {
 		sep, j := 0, i+1
