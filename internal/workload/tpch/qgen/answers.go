@@ -62,8 +62,10 @@ var columnKinds = [23]string{
 // with want, with the spec's tolerances (Clause 2.1.3.5): strings, counts
 // and integers exactly, singleton decimals to the cent, sums within 100,
 // averages and ratios within 1% at 1/100; rows in order (every validation
-// query has an ORDER BY or one row). nil if equal enough; else one error
-// naming the first difference (row, column, got, want).
+// query has an ORDER BY or one row). A NULL is written \N, as COPY's text
+// format writes it (Q17 is NULL at SF 0.01), and equals only \N. nil if
+// equal enough; else one error naming the first difference (row, column,
+// got, want).
 func Check(n int, got [][]string, want Answer) error {
 	mustQuery(n)
 	kinds := columnKinds[n]
@@ -92,8 +94,18 @@ var (
 	onePct  = big.NewRat(1, 100)
 )
 
+// Null is how a NULL value is written in rows given to Check and in
+// answer sets: \N, as PostgreSQL's COPY text format writes it.
+const Null = `\N`
+
 // compare compares one value of kind k.
 func compare(k kind, got, want string) error {
+	if got == Null || want == Null {
+		if got != want {
+			return fmt.Errorf("NULL and a value")
+		}
+		return nil
+	}
 	if k == kStr {
 		if strings.TrimRight(got, " ") != strings.TrimRight(want, " ") {
 			return fmt.Errorf("strings differ")
