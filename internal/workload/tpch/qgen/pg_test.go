@@ -16,7 +16,7 @@ import (
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
 
-// schema is Clause 1.4.1's tables with their primary keys (Clause 1.4.2.2)
+// schema is Clause 1.4.1's tables with their primary keys (Clause 1.4.2)
 // and one index for Q17's and Q20's correlated subqueries, which
 // PostgreSQL runs once per outer row.
 const schema = `

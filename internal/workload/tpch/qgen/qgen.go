@@ -8,9 +8,11 @@
 // Clause 2.4.n.3 as TPC-H's qgen does: dbgen's Park-Miller generator
 // (rnd.c), stream 0 seeded with the seed and stream n with its n-th
 // successor, query n drawing from stream n in varsub.c's order, including
-// Q16's and Q22's in-place shuffles. Stream s is `qgen -r seed+s -p s`'s
-// output (one qgen run per stream, its seed the base seed plus the stream
-// number); the SQL is this package's PostgreSQL text, not qgen's templates.
+// Q16's and Q22's in-place shuffles. The tests check draws against query
+// text that qgen printed for several seeds. Stream s draws what
+// `qgen -r seed+s -p s` draws (one qgen run per stream, seeded with the
+// base seed plus the stream number: pgarena's convention); the SQL is this
+// package's PostgreSQL text, not qgen's templates.
 //
 // Order. Stream s runs the queries in the order of Appendix A's table
 // (qgen's permute.h; Clause 5.3.5.4), row s mod 41; stream 0 is the power
