@@ -216,6 +216,9 @@ func TestNoPlaceholderLeft(t *testing.T) {
 	if !strings.Contains(Validation(11, 0.01).SQL, "* 0.0100000000") {
 		t.Fatalf("Q11's FRACTION at SF 0.01 should be 0.0001/SF:\n%s", Validation(11, 0.01).SQL)
 	}
+	if got := Validation(19, 1).Params; !reflect.DeepEqual(got, []string{"Brand#12", "Brand#23", "Brand#34", "1", "10", "20"}) {
+		t.Fatalf("Q19's validation parameters: %q", got)
+	}
 	if !strings.Contains(Validation(1, 1).SQL, "interval '90 day'") {
 		t.Fatalf("Q1's DELTA:\n%s", Validation(1, 1).SQL)
 	}
