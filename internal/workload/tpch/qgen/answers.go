@@ -168,6 +168,9 @@ func cents(x *big.Rat) *big.Rat {
 //	                       first rows, last rows and row counts for Q2,
 //	                       Q9, Q11, Q16, Q20
 //
+// PostgreSQL 15 running this package's SQL over the same data matches all
+// 22 at each of the three scales (TestValidationOnPostgres, run by hand).
+//
 // Format: "# ..." comment lines; "-- qN" starts query N; its next line is
 // the column names, then one line per row; fields separated by '|'; \N
 // is NULL.
