@@ -14,6 +14,7 @@ import (
 	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgtest"
+	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -59,6 +60,23 @@ func runDriver(t *testing.T, dsn string, mode pgx.QueryExecMode, args []string, 
 		}
 	}
 	return sum
+}
+
+// statementRows are the rows of -r in a summary's text (pgbench's, or
+// pgarena's), as printed after the mean time (its 14 columns).
+func statementRows(text string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "statement latencies in milliseconds") {
+			in = true
+			continue
+		}
+		if in && pgbenchStatementRow.MatchString(l) && len(l) > 14 {
+			out = append(out, l[14:])
+		}
+	}
+	return out
 }
 
 // rows returns query's rows, each as text.
@@ -206,6 +224,11 @@ end $$`)
 					t.Errorf("command %d: pgarena %d failures %d retries, pgbench %d and %d",
 						i, st[i].Failures, st[i].Retries, wantFail[i], wantRetry[i])
 				}
+			}
+			var text strings.Builder
+			report.SummaryText(&text, &sum)
+			if w, g := statementRows(out), statementRows(text.String()); strings.Join(w, "\n") != strings.Join(g, "\n") {
+				t.Errorf("-r rows after the mean time:\npgbench\n%s\npgarena\n%s", strings.Join(w, "\n"), strings.Join(g, "\n"))
 			}
 			if st[3].Retries == 0 || st[3].Failures == 0 {
 				t.Errorf("command 3 (SELECT fail_once): %d failures, %d retries: want both", st[3].Failures, st[3].Retries)
