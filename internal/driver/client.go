@@ -195,7 +195,7 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 			if r, ok := c.worker.(workload.Retrier); ok {
 				r.Retry() // the same random draws again, as pgbench
 			}
-			c.stepMark = c.cfg.Clock.Now()
+			c.stepMark = c.cfg.Clock.Now() // -r: the retry's first command is timed from here
 			continue
 		}
 		return class, false, err
