@@ -83,7 +83,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if s, ok := w.(workload.Seeder); ok {
 		s.SetSeed(f.seed)
 	}
-	scriptOutput(w, a.Stderr)
+	scriptOutput(w, a.Stderr, f.jobs)
 	clients, err := runClients(cmd, w, f)
 	if err != nil {
 		return err

@@ -12,12 +12,16 @@ import (
 // per-statement latencies.
 func addScriptRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.BoolVarP(&f.statementLatencies, "report-per-command", "r", false,
-		"report each script command's mean latency in the summary (script workloads: tpcb, script)")
+		"report each script command's mean latency, failures and retries in the summary (script workloads: tpcb, script)")
 }
 
-// scriptOutput sends a script workload's debug() output to stderr.
-func scriptOutput(w workload.Workload, stderr io.Writer) {
+// scriptOutput sends a script workload's debug() output to stderr and
+// gives it pgbench's -j (default 1), which its choice of scripts follows.
+func scriptOutput(w workload.Workload, stderr io.Writer, jobs int) {
 	if d, ok := w.(interface{ SetDebugOutput(io.Writer) }); ok {
 		d.SetDebugOutput(stderr)
+	}
+	if t, ok := w.(workload.Threader); ok {
+		t.SetThreads(max(jobs, 1))
 	}
 }

@@ -138,6 +138,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			}
 		} else {
 			c.handle.Fail(c.txBase+int(tx), class, pgerr.Detail(err, end))
+			c.statementFailed(tx, err, false)
 		}
 		if obs := c.cfg.Observer; obs != nil {
 			obs.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: intended, Start: start, End: end,
@@ -189,7 +190,12 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 		}
 		if class.Retryable() && try < c.group.MaxTries && ctx.Err() == nil {
 			c.handle.Retry(c.txBase+int(tx), class)
+			c.statementFailed(tx, err, true)
 			c.retries++
+			if r, ok := c.worker.(workload.Retrier); ok {
+				r.Retry() // the same random draws again, as pgbench
+			}
+			c.stepMark = c.cfg.Clock.Now() // -r: the retry's first command is timed from here
 			continue
 		}
 		return class, false, err
@@ -198,6 +204,15 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 		c.dropConn()
 	}
 	return metrics.ClassNone, false, nil
+}
+
+// statementFailed counts, with -r, a failure of the transaction at the
+// command its error names (workload.StatementError): retried, or final.
+func (c *client) statementFailed(tx workload.TxType, err error, retried bool) {
+	var se workload.StatementError
+	if c.cfg.StatementLatencies && errors.As(err, &se) {
+		c.handle.StatementFailed(c.txBase+int(tx), se.Statement(), retried)
+	}
 }
 
 func (c *client) setConn(conn *pgx.Conn) {

@@ -2,14 +2,17 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/clock"
+	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -82,4 +85,82 @@ func TestHooksSleepAndStatements(t *testing.T) {
 			t.Fatalf("statements: counts %v, sums %v ns; want 9 each, 9×9 ms and 9×1 ms", n, stmts)
 		}
 	})
+}
+
+// retryWorkload's transactions draw a value at their start and fail at
+// command 1 with a serialization failure on two of every three attempts.
+type retryWorkload struct {
+	sleepWorkload
+	worker *retryWorker // the only client's
+}
+
+func (r *retryWorkload) NewWorker(id int, _ *rand.Rand) workload.Worker {
+	r.worker = &retryWorker{}
+	return r.worker
+}
+
+type retryWorker struct {
+	attempts, draw, drawn int
+	retry                 bool
+	retried               []int // the draws of the retried attempts
+}
+
+func (w *retryWorker) Next() workload.TxType { return 0 }
+func (w *retryWorker) Retry()                { w.retry = true }
+
+type cmdErr struct{ error }
+
+func (cmdErr) Statement() int  { return 1 }
+func (e cmdErr) Unwrap() error { return e.error }
+
+func (w *retryWorker) Do(context.Context, *pgx.Conn, workload.TxType) error {
+	if w.retry {
+		w.retry = false
+		w.retried = append(w.retried, w.draw)
+	} else {
+		w.drawn++
+		w.draw = w.drawn
+	}
+	w.attempts++
+	if w.attempts%3 != 0 {
+		return fmt.Errorf("script: %w", cmdErr{&pgconn.PgError{Code: "40001", Message: "could not serialize access"}})
+	}
+	return nil
+}
+
+// TestRetryReplaysAndCountsPerCommand: before retrying a transaction the
+// driver calls the Worker's Retry (workload.Retrier), and only then; with
+// StatementLatencies a failure naming its command (workload.StatementError)
+// counts at that command, as a retry or as a failure.
+func TestRetryReplaysAndCountsPerCommand(t *testing.T) {
+	w := &retryWorkload{}
+	_, col, err := run(t, context.Background(), w, nilDialer, Config{Clients: 1, Transactions: 6, MaxTries: 2,
+		Tick: 50 * time.Millisecond, StatementLatencies: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attempts 1 F, 2 F (failed after 2 tries), 3 ok, 4 F, 5 F, 6 ok, ...:
+	// each transaction is a failure or, on its first try, a commit.
+	ok, failed, retries, _ := col.total()
+	var fails, rets int64
+	for _, iv := range col.ivs {
+		for _, s := range iv.Tx[0].Statements {
+			fails += s.Failures
+			rets += s.Retries
+		}
+		if len(iv.Tx[0].Statements) > 0 && iv.Tx[0].Statements[0] != (metrics.StmtStat{}) {
+			t.Errorf("command 0 has figures: %+v", iv.Tx[0].Statements[0])
+		}
+	}
+	if ok+failed != 6 || fails != failed || rets != retries || retries == 0 || failed == 0 {
+		t.Fatalf("ok %d failed %d retries %d; per command: failures %d retries %d", ok, failed, retries, fails, rets)
+	}
+	if int64(len(w.worker.retried)) != retries || w.worker.drawn != 6 {
+		t.Fatalf("Retry before %d re-runs for %d retries; %d draws for 6 transactions", len(w.worker.retried), retries, w.worker.drawn)
+	}
+	for i, d := range w.worker.retried {
+		if i > 0 && d == w.worker.retried[i-1] {
+			t.Errorf("two retries of draw %d: a new transaction was taken for a retry", d)
+		}
+	}
 }

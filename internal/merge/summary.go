@@ -14,7 +14,7 @@ import (
 func summarize(runs []*store.Run, ivs []metrics.Interval, label string) (metrics.Summary, string) {
 	first := runs[0]
 	sum := metrics.Summary{Status: metrics.StatusComplete, Workload: first.Spec.Workload, Label: label,
-		QueryMode: first.Spec.QueryMode, Params: first.Spec.Params}
+		QueryMode: first.Spec.QueryMode, Params: first.Spec.Params, MaxTries: first.Spec.MaxTries}
 	if n := len(ivs); n > 0 {
 		sum.Start, sum.End = ivs[0].Start, ivs[n-1].End
 	}

@@ -52,10 +52,13 @@ type TxStats struct {
 }
 
 // StmtStat is one command's share of the per-statement latencies (pgbench
-// -r): how many times it completed and their total time.
+// -r): how many times it completed and their total time, and how many
+// transactions failed at it, or were retried after failing at it.
 type StmtStat struct {
-	Count int64 `json:"n"`
-	SumNS int64 `json:"sum_ns"`
+	Count    int64 `json:"n"`
+	SumNS    int64 `json:"sum_ns"`
+	Failures int64 `json:"failures,omitempty"`
+	Retries  int64 `json:"retries,omitempty"`
 }
 
 // addStmts adds o's per-command times to dst, growing it.
@@ -66,6 +69,8 @@ func addStmts(dst, o []StmtStat) []StmtStat {
 	for i, s := range o {
 		dst[i].Count += s.Count
 		dst[i].SumNS += s.SumNS
+		dst[i].Failures += s.Failures
+		dst[i].Retries += s.Retries
 	}
 	return dst
 }

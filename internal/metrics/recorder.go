@@ -191,6 +191,22 @@ func (h *Handle) Statement(tx, i int, d time.Duration) {
 	h.seq.Add(1)
 }
 
+// StatementFailed counts a failure of command i of a transaction of type
+// tx (pgbench -r's per-command failures, or its retries when retried).
+func (h *Handle) StatementFailed(tx, i int, retried bool) {
+	h.seq.Add(1)
+	t := &h.cur.Load().tx[tx]
+	for len(t.stmts) <= i {
+		t.stmts = append(t.stmts, StmtStat{})
+	}
+	if retried {
+		t.stmts[i].Retries++
+	} else {
+		t.stmts[i].Failures++
+	}
+	h.seq.Add(1)
+}
+
 // swap installs the spare buffer and returns the one the writer used, once
 // the writer is no longer inside a record that may have loaded it.
 func (h *Handle) swap() *buffer {

@@ -45,6 +45,9 @@ type Summary struct {
 	InitialConnectMS float64 `json:"initial_connect_ms"`
 	// Reconnects counts connections re-opened after a failure.
 	Reconnects int64 `json:"reconnects,omitempty"`
+	// MaxTries is --max-tries, pgbench's "maximum number of tries" (0 in
+	// runs recorded before it was kept).
+	MaxTries int `json:"max_tries,omitempty"`
 
 	Tx []TxSummary `json:"tx"`
 
@@ -302,12 +305,15 @@ type TxSummary struct {
 	Statements []StatementSummary `json:"statements,omitempty"`
 }
 
-// StatementSummary is one command's per-statement latency, as pgbench -r
-// reports it: the mean time of its completions.
+// StatementSummary is one command's per-statement figures, as pgbench -r
+// reports them: the mean time of its completions, the transactions that
+// failed at it and the retries after a failure at it.
 type StatementSummary struct {
-	Command string  `json:"command,omitempty"` // named by the caller, which knows the workload
-	Count   int64   `json:"count"`
-	AvgMS   float64 `json:"avg_ms"`
+	Command  string  `json:"command,omitempty"` // named by the caller, which knows the workload
+	Count    int64   `json:"count"`
+	AvgMS    float64 `json:"avg_ms"`
+	Failures int64   `json:"failures"`
+	Retries  int64   `json:"retries"`
 }
 
 // statementSummaries turns per-command totals into means.
@@ -317,7 +323,7 @@ func statementSummaries(st []StmtStat) []StatementSummary {
 	}
 	out := make([]StatementSummary, len(st))
 	for i, s := range st {
-		out[i].Count = s.Count
+		out[i].Count, out[i].Failures, out[i].Retries = s.Count, s.Failures, s.Retries
 		if s.Count > 0 {
 			out[i].AvgMS = round3(float64(s.SumNS) / float64(s.Count) / 1e6)
 		}

@@ -38,6 +38,7 @@ var htmlTemplate = sync.OnceValue(func() *template.Template {
 		"num": fmtNum,
 		"rel": fmtRel,
 		"int": func(v int64) string { return strconv.FormatInt(v, 10) },
+		"inc": func(i int) int { return i + 1 },
 	}).Parse(reportTmpl))
 })
 
@@ -66,6 +67,7 @@ type page struct {
 	HasPooler      bool         // sampled pooler series are charted
 	HasFailureText bool         // some run kept what its failures said
 	HasSteps       bool         // a run is a sweep: its steps are charted and tabled
+	HasStatements  bool         // a run has per-statement figures (-r)
 	UplotJS        template.JS
 	UplotCSS       template.CSS
 	ReportJS       template.JS
@@ -187,6 +189,9 @@ func buildPage(runs []*store.Run) *page {
 	for i, r := range runs {
 		p.Runs = append(p.Runs, newRunView(i, names[i], r))
 		p.HasFailureText = p.HasFailureText || len(p.Runs[i].Failures) > 0
+		for _, t := range p.Runs[i].Summary.Tx {
+			p.HasStatements = p.HasStatements || len(t.Statements) > 0
+		}
 	}
 	if len(runs) > 1 {
 		b := &runs[0].Summary

@@ -254,7 +254,7 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 			}
 		}
 	}
-	statementsText(p, s.Tx)
+	statementsText(p, s)
 	if s.Skipped > 0 || s.Late > 0 {
 		p("number of transactions skipped (later than the latency limit): %d", s.Skipped)
 		p("number of transactions above the latency limit: %d", s.Late)
@@ -272,29 +272,48 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 	p("status: %s", status)
 }
 
-// stepsText writes the steps of a sweep, one row each.
-// statementsText prints the per-statement latencies (-r) as pgbench's
-// report does: for each script, each command's mean time and completions.
-func statementsText(p func(string, ...any), txs []metrics.TxSummary) {
-	any := false
-	for _, t := range txs {
-		any = any || len(t.Statements) > 0
+// statementsText prints the per-statement figures (-r) as pgbench 15
+// prints them: each command's mean time in ms, the transactions that
+// failed at it and, when transactions may be retried (--max-tries above
+// 1), the retries after a failure at it, then the command. Several scripts
+// each get pgbench's "SQL script N: NAME" block.
+func statementsText(p func(string, ...any), s *metrics.Summary) {
+	var txs []metrics.TxSummary
+	retries := s.MaxTries > 1
+	for _, t := range s.Tx {
+		if len(t.Statements) > 0 {
+			txs = append(txs, t)
+		}
+		for _, st := range t.Statements {
+			// a run that did not keep --max-tries (interrupted): any retry
+			retries = retries || s.MaxTries == 0 && st.Retries > 0
+		}
 	}
-	if !any {
+	if len(txs) == 0 {
 		return
 	}
-	p("statement latencies in milliseconds (mean, completions):")
-	for _, t := range txs {
-		if len(t.Statements) == 0 {
-			continue
+	head := "statement latencies in milliseconds and failures:"
+	if retries {
+		head = "statement latencies in milliseconds, failures and retries:"
+	}
+	for i, t := range txs {
+		if len(s.Tx) > 1 {
+			p("SQL script %d: %s", i+1, t.Name)
+			p(" - %s", head)
+		} else {
+			p("%s", head)
 		}
-		p("  script %s:", t.Name)
 		for _, st := range t.Statements {
-			p("  %12.3f %10d  %s", st.AvgMS, st.Count, st.Command)
+			if retries {
+				p("   %11.3f  %10d  %10d  %s", st.AvgMS, st.Failures, st.Retries, st.Command)
+			} else {
+				p("   %11.3f  %10d  %s", st.AvgMS, st.Failures, st.Command)
+			}
 		}
 	}
 }
 
+// stepsText writes the steps of a sweep, one row each.
 func stepsText(w io.Writer, steps []metrics.StepSummary) {
 	fmt.Fprintf(w, "sweep: %d steps, each its own result (latency in ms):\n", len(steps))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -237,7 +237,7 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 	}
 	g0 := spec.Groups[0]
 	r.sum = metrics.Summary{RunID: w.ID(), Workload: rs.Workload, Label: rs.Label, QueryMode: g0.QueryMode,
-		Clients: rs.Clients, Threads: rs.Threads, Params: rs.Params, Start: time.Now()}
+		Clients: rs.Clients, Threads: rs.Threads, Params: rs.Params, MaxTries: rs.MaxTries, Start: time.Now()}
 	if fresh {
 		if r.tgt, teardown, err = p.Provision(ctx); err != nil {
 			return Result{}, r.fail(ctx, err)

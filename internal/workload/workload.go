@@ -115,6 +115,31 @@ type StatementLister interface {
 	Statements(tx TxType) []string
 }
 
+// Retrier is implemented by Workers whose transactions draw random values
+// that a retry must draw again (pgbench's scripts). The driver calls Retry
+// after a failure it will retry (--max-tries), before calling Do again with
+// the same type: the Worker then replays the draws of the failed attempt,
+// as pgbench restores a client's random state for a retry.
+type Retrier interface {
+	Retry()
+}
+
+// StatementError is implemented by errors of Do that know which command of
+// the transaction's script (StatementLister's numbering) failed, for the
+// per-command failures and retries of -r.
+type StatementError interface {
+	error
+	Statement() int
+}
+
+// Threader is implemented by workloads that follow pgbench's split of the
+// clients into -j threads (pgbench draws the script of each transaction
+// from a random state per thread). The CLI calls SetThreads with -j
+// (pgbench's default: 1) before the run.
+type Threader interface {
+	SetThreads(n int)
+}
+
 // ErrStopped is returned by Do when the run stopped during a Hooks.Sleep.
 var ErrStopped = errors.New("run stopped during a pause of the transaction")
 

@@ -45,6 +45,11 @@ type Runner struct {
 	script  int // running script, command (for debug())
 	command int
 
+	// txRng is the random state when the transaction started; a retry
+	// (Retry) starts from it again, as pgbench restores it.
+	txRng prng
+	retry bool
+
 	buf     []byte
 	params  [][]byte
 	pending []int // pipeline: commands sent, -1 for a sync
@@ -89,6 +94,11 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	return r
 }
 
+// Retry makes the next Run re-run the transaction that just failed: it
+// draws the same random values (pgbench restores the client's random state
+// saved at the transaction's start).
+func (r *Runner) Retry() { r.retry = true }
+
 // SetHooks gives the runner the driver's sleep and statement timing.
 func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 
@@ -105,6 +115,11 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	}
 	s := r.prog.scripts[i]
 	r.script = i
+	if r.retry {
+		r.st.rng, r.retry = r.txRng, false
+	} else {
+		r.txRng = r.st.rng
+	}
 	if r.proto == protoPrepared && !r.allPrepared[i] {
 		r.prepareAll(ctx, s)
 	}
@@ -115,10 +130,23 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 			return err
 		}
 		c := s.cmds[r.command]
-		return fmt.Errorf("%s:%d: %s: %w", s.Name, c.line, c.text, err)
+		return &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
 	}
 	return nil
 }
+
+// CommandError is a failure of a script's command: its index (numbered as
+// Script.Commands), where it is (file:line: text) and what went wrong. It
+// is a workload.StatementError.
+type CommandError struct {
+	Command int
+	Where   string
+	Err     error
+}
+
+func (e *CommandError) Error() string  { return e.Where + ": " + e.Err.Error() }
+func (e *CommandError) Unwrap() error  { return e.Err }
+func (e *CommandError) Statement() int { return e.Command }
 
 func (r *Runner) run(ctx context.Context, s *Script) error {
 	cmds := s.cmds

@@ -43,12 +43,14 @@ type Workload struct {
 	prog    *Program
 	seed    uint64
 	clients int
+	threads int
+	chooser *Chooser
 	debug   io.Writer
 }
 
 // NewWorkload returns a script workload without scripts: -f gives them.
 func NewWorkload() *Workload {
-	w := &Workload{seed: 1, clients: 1}
+	w := &Workload{seed: 1, clients: 1, threads: 1}
 	fs := pflag.NewFlagSet("script", pflag.ContinueOnError)
 	AddFlags(fs, &w.files, &w.defines)
 	w.flags = fs
@@ -76,6 +78,10 @@ func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
 // random functions.
 func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
 
+// SetThreads implements workload.Threader: pgbench's -j, which the choice
+// of scripts depends on.
+func (w *Workload) SetThreads(n int) { w.threads = n }
+
 // SetDebugOutput sets where the debug() function writes (nowhere by
 // default).
 func (w *Workload) SetDebugOutput(out io.Writer) { w.debug = out }
@@ -88,6 +94,7 @@ func (w *Workload) ValidateRun(clients int) error {
 		return fmt.Errorf("no script: give -f FILE[@WEIGHT]")
 	}
 	w.clients = clients
+	w.chooser = nil
 	return nil
 }
 
@@ -180,31 +187,38 @@ func (w *Workload) Params() map[string]string {
 	return map[string]string{"scripts": strings.Join(w.files, " "), "random_seed": strconv.FormatUint(w.seed, 10)}
 }
 
-// NewWorkload implements workload.Workload.
-func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
-	return NewWorker(w.prog, w.prog.NewRunner(id, w.clients, w.seed, w.debug), rng)
+// NewWorker implements workload.Workload. The driver's rng is not used:
+// scripts are chosen as pgbench chooses them (Chooser).
+func (w *Workload) NewWorker(id int, _ *rand.Rand) workload.Worker {
+	clients := max(w.clients, id+1)
+	if w.chooser == nil {
+		w.chooser = w.prog.NewChooser(w.seed, clients, w.threads)
+	}
+	return NewWorker(w.prog.NewRunner(id, clients, w.seed, w.debug), w.chooser, id)
 }
 
 // Worker runs a program's scripts for one client: Next picks a script by
 // weight, Do runs it.
 type Worker struct {
-	prog *Program
-	run  *Runner
-	rng  *rand.Rand
+	run     *Runner
+	chooser *Chooser
+	id      int
 }
 
-// NewWorker makes the workload.Worker of a runner; rng picks the scripts.
-func NewWorker(p *Program, r *Runner, rng *rand.Rand) *Worker {
-	return &Worker{prog: p, run: r, rng: rng}
+// NewWorker makes the workload.Worker of client id's runner; ch picks the
+// scripts.
+func NewWorker(r *Runner, ch *Chooser, id int) *Worker {
+	return &Worker{run: r, chooser: ch, id: id}
 }
 
 // Next implements workload.Worker.
 func (w *Worker) Next() workload.TxType {
-	if len(w.prog.scripts) == 1 {
-		return 0
-	}
-	return workload.TxType(w.prog.Choose(w.rng.Int64N(w.prog.total)))
+	return workload.TxType(w.chooser.Next(w.id))
 }
+
+// Retry implements workload.Retrier: the next Do draws what the failed
+// attempt drew.
+func (w *Worker) Retry() { w.run.Retry() }
 
 // Do implements workload.Worker.
 func (w *Worker) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {

@@ -118,14 +118,25 @@ func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
 // which pgbench's seeding of each client depends on.
 func (w *Workload) ValidateRun(clients int) error {
 	w.clients = clients
+	w.chooser = nil
 	return nil
 }
 
+// SetThreads implements workload.Threader: pgbench's -j, which the choice
+// of scripts depends on.
+func (w *Workload) SetThreads(n int) { w.threads = n }
+
 // NewWorker implements workload.Workload. Variables :scale (unless -D
 // gives it) and :client_id are set as in pgbench.
-func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
+// Scripts are chosen as pgbench chooses them (script.Chooser), not with
+// the driver's rng.
+func (w *Workload) NewWorker(id int, _ *rand.Rand) workload.Worker {
 	w.prog.DefineInt("scale", int64(w.scale))
-	return &worker{Worker: script.NewWorker(w.prog, w.prog.NewRunner(id, max(w.clients, id+1), w.seed, w.debug), rng)}
+	clients := max(w.clients, id+1)
+	if w.chooser == nil {
+		w.chooser = w.prog.NewChooser(w.seed, clients, w.threads)
+	}
+	return &worker{Worker: script.NewWorker(w.prog.NewRunner(id, clients, w.seed, w.debug), w.chooser, id)}
 }
 
 // SetDebugOutput sets where the debug() function of -f scripts writes.

@@ -76,7 +76,9 @@ type Workload struct {
 	txNames []string
 	seed    uint64
 	clients int
-	debug   io.Writer // debug() of -f scripts
+	threads int             // pgbench's -j: the scripts' choice follows it
+	chooser *script.Chooser // made by the first NewWorker of a run
+	debug   io.Writer       // debug() of -f scripts
 	// note is set by Prepare when --scale was given and the database
 	// disagrees.
 	note string
@@ -85,7 +87,7 @@ type Workload struct {
 // New returns a tpcb workload with pgbench's defaults: scale 1, fill factor
 // 100, the tpcb-like script, no partitions, logged tables.
 func New() *Workload {
-	w := &Workload{scale: 1, fillfactor: 100, seed: 1, clients: 1}
+	w := &Workload{scale: 1, fillfactor: 100, seed: 1, clients: 1, threads: 1}
 	fs := pflag.NewFlagSet("tpcb", pflag.ContinueOnError)
 	fs.IntVarP(&w.scale, "scale", "s", 1, "scale factor: 1 branch, 10 tellers and 100000 accounts per unit (init; a run reads it from the database)")
 	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fill factor of pgbench_accounts, _tellers and _branches, 10..100 (init)")
