@@ -45,19 +45,19 @@ var requestDists = []string{distUniform, distZipfian, distLatest, distHotspot, d
 
 // mix is a resolved operation mix and its key and scan-length choices.
 type mix struct {
-	props        [numOps]float64
-	dist         string
-	maxScan      int
-	minScan      int
-	scanDist     string // uniform or zipfian
-	hotData      float64
-	hotOpn       float64
+	props    [numOps]float64
+	dist     string
+	maxScan  int
+	minScan  int
+	scanDist string // uniform or zipfian
+	hotData  float64
+	hotOpn   float64
 	// exponential: the percentile and fraction (YCSB's
 	// exponential.percentile and exponential.frac)
 	expPercentile, expFrac float64
-	readAll      bool
-	writeAll     bool
-	workloadName string // the letter
+	readAll                bool
+	writeAll               bool
+	workloadName           string // the letter
 }
 
 // coreWorkloads are the property files workloads/workloada..f shipped with
