@@ -91,26 +91,34 @@ func coversRecords(names []string, records int64) bool {
 }
 
 // keysSQL is a query of the keys (keyName) of the key numbers first..last:
-// "user", the key number (hashed: FNV-64 computed in numeric, byte by byte
-// as fnv64 does, then made non-negative as Java's Math.abs, which leaves
-// -2^63 as it is), padded with zeros to --zero-padding digits.
+// "user", the key number (hashed: fnv64 in SQL), padded with zeros to
+// --zero-padding digits.
+//
+// FNV-64 multiplies modulo 2^64, past bigint, so the hash is kept as two
+// 32-bit halves hi and lo: with the prime 2^40 + 435, h*prime mod 2^64 is
+// lo' = (435 lo) mod 2^32 and hi' = (435 hi + (435 lo >> 32) + (lo << 8))
+// mod 2^32, and the xor of a byte touches lo only. Each of the 8 steps is
+// a LATERAL subquery fenced by OFFSET 0: pulled up, every step would
+// repeat the previous one's expression. The result is made signed and
+// non-negative as Java's Math.abs does (which leaves -2^63 as it is).
 func (w *Workload) keysSQL(first, last int64) string {
 	from := fmt.Sprintf("generate_series(%d::bigint, %d) k", first, last)
 	num := "k::text"
 	if w.insertOrder == orderHashed {
-		// h = (h xor byte) * prime mod 2^64 over the 8 bytes of k, lowest
-		// first; the xor touches the low byte of h only
-		prev := "14695981039346656037::numeric"
+		const mask = "4294967295"
+		hi, lo := "3421674724::bigint", "2216829733::bigint" // the offset basis 0xCBF29CE484222325
 		for i := range 8 {
-			from += fmt.Sprintf(", LATERAL (SELECT mod((%[1]s - mod(%[1]s, 256) + (mod(%[1]s, 256)::int # ((k >> %[2]d) & 255)::int)) * 1099511628211, 18446744073709551616) AS h%[3]d) r%[3]d",
-				prev, 8*i, i+1)
-			prev = fmt.Sprintf("h%d", i+1)
+			x := fmt.Sprintf("(%s # ((k >> %d) & 255))", lo, 8*i)
+			from += fmt.Sprintf(", LATERAL (SELECT (435 * %[1]s) & %[2]s AS lo%[3]d, (435 * %[4]s + ((435 * %[1]s) >> 32) + ((%[1]s & 16777215) << 8)) & %[2]s AS hi%[3]d OFFSET 0) r%[3]d",
+				x, mask, i+1, hi)
+			hi, lo = fmt.Sprintf("hi%d", i+1), fmt.Sprintf("lo%d", i+1)
 		}
-		num = "(CASE WHEN h8 > 9223372036854775808 THEN 18446744073709551616 - h8 WHEN h8 = 9223372036854775808 THEN -h8 ELSE h8 END)::text"
+		from += ", LATERAL (SELECT CASE WHEN hi8 < 2147483648 THEN (hi8 << 32) | lo8 ELSE (hi8 - 4294967296) * 4294967296 + lo8 END AS s OFFSET 0) f"
+		num = "(CASE WHEN s = -9223372036854775808 THEN s ELSE abs(s) END)::text"
 	}
 	key := "'user' || " + num
 	if w.zeroPadding > 1 {
-		from += ", LATERAL (SELECT " + num + " AS n) p"
+		from += ", LATERAL (SELECT " + num + " AS n OFFSET 0) p"
 		key = fmt.Sprintf("'user' || repeat('0', %d - length(n)) || n", w.zeroPadding)
 	}
 	return "SELECT " + key + " FROM " + from
