@@ -231,3 +231,21 @@ func TestCoversRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestZipfianSpaceOperationCount: the scrambled zipfian's space is the
+// rows plus twice the inserts expected of the operation count
+// (CoreWorkload's expectednewkeys), or of records operations without one.
+func TestZipfianSpaceOperationCount(t *testing.T) {
+	args := []string{"--records", "1000", "--workload", "a", "--insert-proportion", "0.1", "--update-proportion", "0.4"}
+	c := newWorkload(t, args...).NewWorker(0, newRNG()).(*worker)
+	if c.space != 1000+200 {
+		t.Errorf("space %d without --operation-count, want 1200", c.space)
+	}
+	w := newWorkload(t, append(args, "--operation-count", "50000")...)
+	if w.OperationCount() != 50000 {
+		t.Errorf("OperationCount %d", w.OperationCount())
+	}
+	if c := w.NewWorker(0, newRNG()).(*worker); c.space != 1000+10000 {
+		t.Errorf("space %d with --operation-count 50000, want 11000", c.space)
+	}
+}

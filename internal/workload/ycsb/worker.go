@@ -92,10 +92,14 @@ func newWorker(w *Workload, keys *keySpace, base int64, latestZ float64, rng *ra
 	case distZipfian:
 		// CoreWorkload: the space is the loaded records plus twice the
 		// expected inserts of the run (operationcount * insertproportion
-		// * 2), so that inserts do not move the popular keys. A timed
-		// run has no operation count: pgarena takes YCSB's usual
+		// * 2), so that inserts do not move the popular keys. Without
+		// --operation-count (a timed run) pgarena takes YCSB's usual
 		// operationcount = recordcount.
-		c.space = base + int64(float64(base)*m.props[opInsert]*2)
+		ops := base
+		if w.operations > 0 {
+			ops = int64(w.operations)
+		}
+		c.space = base + int64(float64(ops)*m.props[opInsert]*2)
 		c.scrambled = newZipfian(scrambledItems, zipfianConstant, scrambledZetan)
 	case distLatest:
 		c.latest = newZipfian(base, zipfianConstant, latestZ)

@@ -76,6 +76,9 @@ type Workload struct {
 	// integrity: YCSB's dataintegrity (values from key and field,
 	// checked on read)
 	integrity bool
+	// operations: YCSB's operationcount, the run's length over all
+	// clients (0: -T or -t decide)
+	operations int
 	// over holds the override flags, applied to the letter's mix by
 	// Validate when given.
 	over mix
@@ -110,6 +113,7 @@ func New() *Workload {
 	fs.IntVar(&w.zeroPadding, "zero-padding", 1, "left-pad key numbers with zeros to this many digits (\"user00000005\"), YCSB's zeropadding (init; a run uses the load's)")
 	fs.IntVar(&w.insertStart, "insert-start", 0, "first key number this init loads, YCSB's insertstart: several inits with disjoint ranges load one table together (the one completing --records builds the key)")
 	fs.IntVar(&w.insertCount, "insert-count", 0, "key numbers this init loads from --insert-start, YCSB's insertcount (default: up to --records)")
+	fs.IntVar(&w.operations, "operation-count", 0, "operations over all clients, YCSB's operationcount: the run does exactly these (as -t, shared evenly by the clients) and the zipfian key space expects operation-count x insert-proportion x 2 inserts (default: -T or -t)")
 	fs.BoolVar(&w.integrity, "data-integrity", false, "YCSB's dataintegrity: values derived from key and field (init and run), verified by every read (a mismatch fails the operation); needs the constant field length distribution")
 	o := &w.over
 	fs.Float64Var(&o.props[opRead], "read-proportion", 0, "share of reads (default: the workload's)")
@@ -133,7 +137,7 @@ func New() *Workload {
 	workload.ForVerbs(fs, workload.InitVerbs, "data-integrity")
 	// check reads --records for a table init did not mark (loaded by YCSB)
 	workload.ForVerbs(fs, []string{workload.VerbInit, workload.VerbRun, workload.VerbCheck}, "records")
-	runFlags := []string{"workload", "request-distribution", "exponential-percentile", "exponential-frac",
+	runFlags := []string{"workload", "operation-count", "request-distribution", "exponential-percentile", "exponential-frac",
 		"max-scan-length", "min-scan-length", "scan-length-distribution",
 		"hotspot-data-fraction", "hotspot-opn-fraction", "read-all-fields", "write-all-fields"}
 	workload.ForVerbs(fs, []string{workload.VerbRun}, append(runFlags, opFlags[:]...)...)
@@ -152,6 +156,9 @@ func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
 
 // SetSeed implements workload.Seeder: the seed of the loaded values.
 func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
+
+// OperationCount implements workload.OperationCounter: --operation-count.
+func (w *Workload) OperationCount() int { return w.operations }
 
 // DefaultQueryMode implements workload.QueryModeDefaulter: prepared, as
 // YCSB's JDBC binding runs PreparedStatements.
@@ -175,6 +182,8 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("--min-field-length must be between 1 and --field-length %d (got %d)", w.fieldLength, w.minFieldLength)
 	case w.integrity && w.lengthDist != lengthConstant:
 		return fmt.Errorf("--data-integrity needs --field-length-distribution constant (got %s), as YCSB's dataintegrity does", w.lengthDist)
+	case w.operations < 0:
+		return fmt.Errorf("--operation-count must be at least 1 (got %d)", w.operations)
 	case w.zeroPadding < 1 || w.zeroPadding > 100:
 		return fmt.Errorf("--zero-padding must be between 1 and 100 (got %d)", w.zeroPadding)
 	}
@@ -243,6 +252,9 @@ func (w *Workload) Params() map[string]string {
 		p["max_scan_length"] = strconv.Itoa(m.maxScan)
 		p["min_scan_length"] = strconv.Itoa(m.minScan)
 		p["scan_length_distribution"] = m.scanDist
+	}
+	if w.operations > 0 {
+		p["operation_count"] = strconv.Itoa(w.operations)
 	}
 	if w.lengthDist != lengthConstant {
 		p["min_field_length"] = strconv.Itoa(w.minFieldLength)
