@@ -5,22 +5,28 @@
 //
 // Keys are "user" followed by the FNV-64 hash of the key number (YCSB's
 // hashed insert order, the default) or the number itself (--insert-order
-// ordered). The load makes key numbers 0..records-1; each row's values are
-// field-length random characters, a pure function of (--seed, key number).
+// ordered), zero-padded as YCSB's zeropadding asks. The load makes key
+// numbers 0..records-1 (or its --insert-start/--insert-count slice of
+// them, slice.go); each row's values are random characters of the field
+// length distribution's lengths (constant, uniform, zipfian), a pure
+// function of (--seed, key number), or with --data-integrity YCSB's
+// deterministic values of key and field, which reads then verify.
 //
 // A run draws operations in the letter's proportions (overridable one by
 // one) and their keys from YCSB's request distributions: zipfian (YCSB's
 // scrambled zipfian, constant 0.99), uniform, latest (zipfian over the
-// most recent inserts) and hotspot. Inserts extend the key space as
-// YCSB's acknowledged insert counter does, shared by all clients of the
-// workload instance; an insert that failed never extends the readable
-// space (keyspace.go). Each operation is one transaction type, so the
-// summary is per operation. The statements are the JDBC binding's, one
-// autocommit statement per operation (read-modify-write: a read, then an
-// update, as the binding runs it with autocommit on).
+// most recent inserts), hotspot, exponential and sequential. Inserts
+// extend the key space as YCSB's acknowledged insert counter does, shared
+// by all clients of the workload instance; an insert that failed never
+// extends the readable space (keyspace.go). Each operation is one
+// transaction type, so the summary is per operation. The statements are
+// the JDBC binding's, one autocommit statement per operation
+// (read-modify-write: a read, then an update, as the binding runs it with
+// autocommit on). --operation-count is YCSB's operationcount: the run's
+// length over all clients.
 //
 // The zipfian constant, the scrambled zipfian's item space and the key
-// format are YCSB's and are not knobs.
+// prefix are YCSB's and are not knobs.
 package ycsb
 
 import (
@@ -233,17 +239,17 @@ func (w *Workload) TxTypes() []string {
 func (w *Workload) Params() map[string]string {
 	m := w.mix
 	p := map[string]string{
-		"workload":             m.workloadName,
-		"records":              strconv.Itoa(w.records),
-		"field_count":          strconv.Itoa(w.fieldCount),
-		"field_length":         strconv.Itoa(w.fieldLength),
-		"insert_order":         w.insertOrder,
-		"request_distribution": m.dist,
-		"field_length_dist":    w.lengthDist,
-		"zero_padding":         strconv.Itoa(w.zeroPadding),
-		"data_integrity":       strconv.FormatBool(w.integrity),
-		"read_all_fields":      strconv.FormatBool(m.readAll),
-		"write_all_fields":     strconv.FormatBool(m.writeAll),
+		"workload":                  m.workloadName,
+		"records":                   strconv.Itoa(w.records),
+		"field_count":               strconv.Itoa(w.fieldCount),
+		"field_length":              strconv.Itoa(w.fieldLength),
+		"insert_order":              w.insertOrder,
+		"request_distribution":      m.dist,
+		"field_length_distribution": w.lengthDist,
+		"zero_padding":              strconv.Itoa(w.zeroPadding),
+		"data_integrity":            strconv.FormatBool(w.integrity),
+		"read_all_fields":           strconv.FormatBool(m.readAll),
+		"write_all_fields":          strconv.FormatBool(m.writeAll),
 	}
 	for i, name := range opNames {
 		p[name+"_proportion"] = strconv.FormatFloat(m.props[i], 'g', -1, 64)
@@ -280,12 +286,13 @@ func (w *Workload) Params() map[string]string {
 
 // Prepare implements workload.Preparer. It counts the rows (a run's
 // inserts take key numbers from there on, and its reads draw from them),
-// reads the field columns, and reads the load's record count, insert
-// order and field length from the mark init left; the database wins over
-// --records, --field-count, --field-length and --insert-order, with a
-// note when one was given and differs. A table without the mark (loaded
-// by YCSB itself) is taken as it is, with the flags' insert order and
-// field length.
+// reads the field columns, and reads the load's parameters from the mark
+// init left (record count, insert order, field length and its
+// distribution, zero padding, data integrity); the database wins over the
+// flags, with a note for a flag given that differs, and a run with
+// --data-integrity on a load without it is refused. A load by slices
+// that is not complete is refused. A table without the mark (loaded by
+// YCSB itself) is taken as it is, with the flags' parameters.
 func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 	missing, err := workload.FirstMissing(ctx, conn, []string{table}, false)
 	if err != nil {
