@@ -38,6 +38,7 @@ same-named tables that pgarena did not create unless --force.`,
   pgarena init tpcc -w 100 --warehouse-range 1-50 --dsn "$DSN"    # one slice; another loader does 51-100
   pgarena init tpcc -w 100 --citus --shard-count 96 --dsn "$COORDINATOR"
   pgarena init ycsb --records 10000000 --field-count 10 --field-length 100 --dsn "$DSN"
+  pgarena init ycsb --records 10000000 --insert-start 0 --insert-count 5000000 --dsn "$DSN"   # another loader: --insert-start 5000000
   pgarena init sysbench --tables 16 --table-size 100000 --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {

@@ -53,6 +53,7 @@ const runExamples = `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
   pgarena run tpcc --keying-thinking -c 100 -T 30m --dsn "$DSN"   # 10 warehouses, paced terminals
   pgarena run ycsb --workload a -c 16 -T 60s                # embedded cluster, 100000 records
   pgarena run ycsb --workload e -c 8 -T 5m --dsn "$DSN"     # 95% scans, 5% inserts
+  pgarena run ycsb --workload c --operation-count 1000000 -c 10 --request-distribution exponential --dsn "$DSN"
   pgarena run ycsb --workload b --request-distribution hotspot --hotspot-data-fraction 0.1 -c 32 --dsn "$DSN"
   pgarena run sysbench oltp_read_write -c 8 -T 60s --dsn "$DSN"    # tables and rows read from the database
   pgarena run sysbench oltp_point_select --tables 4 --table-size 100000 -c 8 -T 60s`

@@ -123,6 +123,9 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if err := f.pgb.validate(cmd); err != nil {
 		return err
 	}
+	if err := f.operationCount(cmd, w); err != nil {
+		return err
+	}
 	if f.duration == 0 && f.transactions == 0 {
 		f.duration = 60 * time.Second
 	}

@@ -327,6 +327,14 @@ type Slice struct {
 	Complete func(names []string) bool
 }
 
+// OperationCounter is implemented by workloads whose users give a run's
+// length as a total count of operations over all clients (YCSB's
+// operationcount). When OperationCount is above 0 the CLI runs that many
+// transactions in all, as -t per client.
+type OperationCounter interface {
+	OperationCount() int
+}
+
 // QueryModeDefaulter is implemented by workloads whose natural query
 // protocol is not pgbench's simple one (tpcc: prepared). The CLI uses it
 // when -M is not given; the value is one of simple, extended, prepared.

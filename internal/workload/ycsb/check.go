@@ -19,8 +19,8 @@ func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
 		records = int64(w.records) // not loaded by pgarena: --records
 	}
 	hashed := w.insertOrder == orderHashed
-	first := string(keyName(nil, 0, hashed))
-	last := string(keyName(nil, records-1, hashed))
+	first := string(keyName(nil, 0, hashed, w.zeroPadding))
+	last := string(keyName(nil, records-1, hashed, w.zeroPadding))
 	var nulls []string
 	for _, c := range columns(w.fieldCount)[1:] {
 		nulls = append(nulls, c+" is null")

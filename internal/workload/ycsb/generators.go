@@ -3,6 +3,7 @@ package ycsb
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 )
 
 // zipfianConstant is YCSB's ZipfianGenerator.ZIPFIAN_CONSTANT (theta): the
@@ -139,4 +140,98 @@ func hotspot(rng *rand.Rand, n int64, data, opn float64) int64 {
 		return rng.Int64N(hot)
 	}
 	return hot + rng.Int64N(cold)
+}
+
+// exponential is YCSB's ExponentialGenerator as CoreWorkload builds it for
+// the exponential request distribution: gamma is chosen so that a
+// fraction percentile/100 of the draws fall below span (recordcount *
+// exponential.frac), gamma = -ln(1 - percentile/100) / span, and a draw
+// is -ln(u)/gamma, truncated to a whole offset back from the newest key.
+type exponential struct {
+	gamma float64
+}
+
+// Defaults of YCSB's exponential.percentile and exponential.frac: 95% of
+// the operations on the newest 6/7 of the records.
+const (
+	defaultExpPercentile = 95
+	defaultExpFrac       = 0.8571428571
+)
+
+func newExponential(percentile, span float64) exponential {
+	return exponential{gamma: -math.Log(1-percentile/100) / span}
+}
+
+// next draws an offset >= 0 (0 the most likely).
+func (e exponential) next(rng *rand.Rand) int64 {
+	u := 1 - rng.Float64() // in (0, 1]: ln(0) is not a draw
+	return int64(-math.Log(u) / e.gamma)
+}
+
+// Field length distributions (YCSB's fieldlengthdistribution; histogram
+// is not offered).
+const (
+	lengthConstant = "constant"
+	lengthUniform  = "uniform"
+	lengthZipfian  = "zipfian"
+)
+
+// fieldLengths draws field value lengths as CoreWorkload's
+// fieldlengthgenerator: constant (always max), uniform over [min, max],
+// or zipfian over [min, max] favouring short values (YCSB's
+// ZipfianGenerator(min, max), constant 0.99). A constant draws nothing
+// from the random source. The zero value is not ready: use
+// newFieldLengths.
+type fieldLengths struct {
+	dist     string
+	min, max int
+	z        zipfian // zipfian: over max-min+1 lengths
+}
+
+func newFieldLengths(dist string, min, max int) fieldLengths {
+	l := fieldLengths{dist: dist, min: min, max: max}
+	if dist == lengthZipfian {
+		l.z = newZipfian(int64(max-min+1), zipfianConstant, 0)
+	}
+	return l
+}
+
+// next draws one length.
+func (l *fieldLengths) next(rng *rand.Rand) int {
+	switch l.dist {
+	case lengthUniform:
+		return l.min + rng.IntN(l.max-l.min+1)
+	case lengthZipfian:
+		return l.min + int(l.z.next(rng))
+	default:
+		return l.max
+	}
+}
+
+// appendIntegrityValue appends the value YCSB's dataintegrity gives field
+// number field of key (CoreWorkload.buildDeterministicValue): the key, ':'
+// and the field's name, then, while shorter than size, ':' followed by
+// the decimal Java String.hashCode of everything so far (the ':'
+// included), cut to size. The hash is kept up to date as bytes are
+// appended (s[0]*31^(n-1) + ... + s[n-1], wrapping at 32 bits as Java's
+// int does); the values are ASCII, so Java's UTF-16 units are the bytes.
+func appendIntegrityValue(dst []byte, key string, field, size int) []byte {
+	start := len(dst)
+	dst = append(dst, key...)
+	dst = append(dst, ":field"...)
+	dst = strconv.AppendInt(dst, int64(field), 10)
+	var h int32
+	for _, b := range dst[start:] {
+		h = 31*h + int32(b)
+	}
+	for len(dst)-start < size {
+		dst = append(dst, ':')
+		h = 31*h + ':'
+		from := len(dst)
+		dst = strconv.AppendInt(dst, int64(h), 10)
+		for _, b := range dst[from:] {
+			h = 31*h + int32(b)
+		}
+	}
+	return dst[:start+size]
 }

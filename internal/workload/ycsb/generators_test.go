@@ -24,7 +24,7 @@ func TestKeyName(t *testing.T) {
 		{0, false, "user0"},
 		{1234, false, "user1234"},
 	} {
-		if got := string(keyName(nil, tc.keynum, tc.hashed)); got != tc.want {
+		if got := string(keyName(nil, tc.keynum, tc.hashed, 1)); got != tc.want {
 			t.Errorf("keyName(%d, %v) = %s, want %s", tc.keynum, tc.hashed, got, tc.want)
 		}
 	}

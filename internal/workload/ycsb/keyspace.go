@@ -31,6 +31,11 @@ type keySpace struct {
 
 	rows, seg, segs int64 // the rows at the start, and the segment
 
+	// sequential counts the draws of the sequential request
+	// distribution, shared by the clients as YCSB's SequentialGenerator
+	// is by its threads.
+	sequential atomic.Int64
+
 	mu    sync.Mutex
 	next  int64              // the next fresh key number
 	acked map[int64]struct{} // inserted keys above readable, waiting for a gap to fill

@@ -31,21 +31,33 @@ const (
 	distZipfian = "zipfian"
 	distLatest  = "latest"
 	distHotspot = "hotspot"
+	// exponential: YCSB's ExponentialGenerator, counting back from the
+	// newest key (exponential.percentile of the operations on the newest
+	// exponential.frac of the rows)
+	distExponential = "exponential"
+	// sequential: YCSB's SequentialGenerator, key numbers 0, 1, 2, ... of
+	// the rows the run began with, wrapping, one counter shared by the
+	// workload's clients
+	distSequential = "sequential"
 )
 
-var requestDists = []string{distUniform, distZipfian, distLatest, distHotspot}
+var requestDists = []string{distUniform, distZipfian, distLatest, distHotspot, distExponential, distSequential}
 
 // mix is a resolved operation mix and its key and scan-length choices.
 type mix struct {
-	props        [numOps]float64
-	dist         string
-	maxScan      int
-	scanDist     string // uniform or zipfian
-	hotData      float64
-	hotOpn       float64
-	readAll      bool
-	writeAll     bool
-	workloadName string // the letter
+	props    [numOps]float64
+	dist     string
+	maxScan  int
+	minScan  int
+	scanDist string // uniform or zipfian
+	hotData  float64
+	hotOpn   float64
+	// exponential: the percentile and fraction (YCSB's
+	// exponential.percentile and exponential.frac)
+	expPercentile, expFrac float64
+	readAll                bool
+	writeAll               bool
+	workloadName           string // the letter
 }
 
 // coreWorkloads are the property files workloads/workloada..f shipped with
@@ -77,6 +89,8 @@ func letterMix(letter string) (mix, error) {
 	}
 	m.scanDist = distUniform
 	m.hotData, m.hotOpn = 0.2, 0.8
+	m.minScan = 1
+	m.expPercentile, m.expFrac = defaultExpPercentile, defaultExpFrac
 	m.readAll = true
 	return m, nil
 }
@@ -106,6 +120,15 @@ func (m *mix) validate() error {
 	}
 	if m.maxScan < 1 {
 		return fmt.Errorf("--max-scan-length must be at least 1 (got %d)", m.maxScan)
+	}
+	if m.minScan < 1 || m.minScan > m.maxScan {
+		return fmt.Errorf("--min-scan-length must be between 1 and --max-scan-length %d (got %d)", m.maxScan, m.minScan)
+	}
+	if !(m.expPercentile > 0 && m.expPercentile < 100) {
+		return fmt.Errorf("--exponential-percentile must be above 0 and below 100 (got %g)", m.expPercentile)
+	}
+	if !(m.expFrac > 0) || math.IsInf(m.expFrac, 0) {
+		return fmt.Errorf("--exponential-frac must be above 0 (got %g)", m.expFrac)
 	}
 	if !(m.hotData >= 0 && m.hotData <= 1) || !(m.hotOpn >= 0 && m.hotOpn <= 1) {
 		return fmt.Errorf("--hotspot-data-fraction and --hotspot-opn-fraction must be between 0 and 1 (got %g and %g)", m.hotData, m.hotOpn)

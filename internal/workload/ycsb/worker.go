@@ -1,6 +1,7 @@
 package ycsb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -57,18 +58,24 @@ type worker struct {
 	rng    *rand.Rand
 	keys   *keySpace
 	hashed bool
+	pad    int // zero padding of keys
 	fields int
-	length int
-	stmts  statements
+	// lengths draws the length of each value written; integrity makes
+	// the values YCSB's deterministic ones and checks reads
+	lengths   fieldLengths
+	integrity bool
+	stmts     statements
 
 	base      int64   // rows when the run began
 	space     int64   // the scrambled zipfian's key space
 	scrambled zipfian // over scrambledItems
 	latest    zipfian // over the readable keys, grown as they grow
-	scanLen   zipfian // scan lengths 1..maxScan, when zipfian
+	scanLen   zipfian // scan lengths minScan..maxScan, when zipfian
+	exp       exponential
 
 	keyBuf []byte
 	valBuf []byte
+	sizes  []int
 	args   []any
 }
 
@@ -76,23 +83,32 @@ func newWorker(w *Workload, keys *keySpace, base int64, latestZ float64, rng *ra
 	m := w.mix
 	c := &worker{
 		m: m, ops: w.ops, choose: newChooser(&m), rng: rng, keys: keys,
-		hashed: w.insertOrder == orderHashed, fields: w.fieldCount, length: w.fieldLength,
-		stmts: newStatements(w.fieldCount), base: base,
+		hashed: w.insertOrder == orderHashed, pad: w.zeroPadding, fields: w.fieldCount,
+		lengths:   newFieldLengths(w.lengthDist, w.minFieldLength, w.fieldLength),
+		integrity: w.integrity,
+		stmts:     newStatements(w.fieldCount), base: base,
 	}
 	switch m.dist {
 	case distZipfian:
 		// CoreWorkload: the space is the loaded records plus twice the
 		// expected inserts of the run (operationcount * insertproportion
-		// * 2), so that inserts do not move the popular keys. A timed
-		// run has no operation count: pgarena takes YCSB's usual
+		// * 2), so that inserts do not move the popular keys. Without
+		// --operation-count (a timed run) pgarena takes YCSB's usual
 		// operationcount = recordcount.
-		c.space = base + int64(float64(base)*m.props[opInsert]*2)
+		ops := base
+		if w.operations > 0 {
+			ops = int64(w.operations)
+		}
+		c.space = base + int64(float64(ops)*m.props[opInsert]*2)
 		c.scrambled = newZipfian(scrambledItems, zipfianConstant, scrambledZetan)
 	case distLatest:
 		c.latest = newZipfian(base, zipfianConstant, latestZ)
+	case distExponential:
+		// CoreWorkload: ExponentialGenerator(percentile, recordcount * frac)
+		c.exp = newExponential(m.expPercentile, float64(base)*m.expFrac)
 	}
 	if m.props[opScan] > 0 && m.scanDist == distZipfian {
-		c.scanLen = newZipfian(int64(m.maxScan), zipfianConstant, 0)
+		c.scanLen = newZipfian(int64(m.maxScan-m.minScan+1), zipfianConstant, 0)
 	}
 	return c
 }
@@ -106,7 +122,10 @@ func (c *worker) Next() workload.TxType { return workload.TxType(c.choose.next(c
 // latest counting back from the newest readable key. (YCSB's
 // SkewedLatestGenerator draws last - zipfian(last), last being the newest
 // acknowledged key number, so it never picks key 0; pgarena's latest
-// ranges over every readable key.)
+// ranges over every readable key.) Exponential counts back from the
+// newest readable key too, redrawing past the oldest, as
+// CoreWorkload.nextKeynum does; sequential takes the rows the run began
+// with in turn.
 func (c *worker) nextKey() int64 { return c.keys.keynum(c.nextIndex()) }
 
 // nextIndex draws the index (keySpace.keynum) of nextKey's key.
@@ -116,6 +135,16 @@ func (c *worker) nextIndex() int64 {
 		return c.rng.Int64N(c.base)
 	case distHotspot:
 		return hotspot(c.rng, c.base, c.m.hotData, c.m.hotOpn)
+	case distSequential:
+		return (c.keys.sequential.Add(1) - 1) % c.base
+	case distExponential:
+		n := c.keys.count()
+		for range maxRedraws {
+			if back := c.exp.next(c.rng); back < n {
+				return n - 1 - back
+			}
+		}
+		return c.rng.Int64N(n)
 	case distLatest:
 		n := c.keys.count()
 		c.latest.grow(n)
@@ -132,15 +161,36 @@ func (c *worker) nextIndex() int64 {
 }
 
 func (c *worker) key(keynum int64) string {
-	c.keyBuf = keyName(c.keyBuf[:0], keynum, c.hashed)
+	c.keyBuf = keyName(c.keyBuf[:0], keynum, c.hashed, c.pad)
 	return string(c.keyBuf)
 }
 
-// value returns n fresh field values of the load's length, sharing one
-// string.
-func (c *worker) values(n int) string {
-	c.valBuf = fillValue(c.valBuf[:0], n*c.length, c.rng.Uint64)
-	return string(c.valBuf)
+// appendValues appends to args fresh values of the fields from..to-1 of
+// key, their lengths drawn from the load's field length distribution
+// (YCSB's buildValues and buildSingleValue), sharing one string.
+func (c *worker) appendValues(args []any, key string, from, to int) []any {
+	c.sizes = c.sizes[:0]
+	sum := 0
+	for range to - from {
+		n := c.lengths.next(c.rng)
+		c.sizes = append(c.sizes, n)
+		sum += n
+	}
+	c.valBuf = c.valBuf[:0]
+	if c.integrity {
+		for i, n := range c.sizes {
+			c.valBuf = appendIntegrityValue(c.valBuf, key, from+i, n)
+		}
+	} else {
+		c.valBuf = fillValue(c.valBuf, sum, c.rng.Uint64)
+	}
+	all := string(c.valBuf)
+	off := 0
+	for _, n := range c.sizes {
+		args = append(args, all[off:off+n])
+		off += n
+	}
+	return args
 }
 
 // Do implements workload.Worker: one operation, each statement in its own
@@ -168,13 +218,22 @@ func (c *worker) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) err
 }
 
 // read fetches one row; a missing row is an error (the JDBC binding's
-// NOT_FOUND): every key drawn was inserted.
+// NOT_FOUND): every key drawn was inserted. With --data-integrity every
+// field read must hold the value YCSB's dataintegrity gives it.
 func (c *worker) read(ctx context.Context, conn *pgx.Conn, key string) error {
 	sql := c.stmts.readAll
+	field := -1 // all
 	if !c.m.readAll {
-		sql = c.stmts.readField[c.rng.IntN(c.fields)]
+		field = c.rng.IntN(c.fields)
+		sql = c.stmts.readField[field]
 	}
-	n, err := drain(conn.Query(ctx, sql, key))
+	rows, err := conn.Query(ctx, sql, key)
+	var n int
+	if err == nil && c.integrity {
+		n, err = c.verify(rows, key, field)
+	} else {
+		n, err = drain(rows, err)
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", key, err)
 	}
@@ -189,15 +248,12 @@ func (c *worker) update(ctx context.Context, conn *pgx.Conn, key string) error {
 	var tag pgconn.CommandTag
 	var err error
 	if c.m.writeAll {
-		all := c.values(c.fields)
-		c.args = c.args[:0]
-		for f := range c.fields {
-			c.args = append(c.args, all[f*c.length:(f+1)*c.length])
-		}
-		c.args = append(c.args, key)
+		c.args = append(c.appendValues(c.args[:0], key, 0, c.fields), key)
 		tag, err = conn.Exec(ctx, c.stmts.updateAll, c.args...)
 	} else {
-		tag, err = conn.Exec(ctx, c.stmts.updateField[c.rng.IntN(c.fields)], c.values(1), key)
+		f := c.rng.IntN(c.fields)
+		c.args = append(c.appendValues(c.args[:0], key, f, f+1), key)
+		tag, err = conn.Exec(ctx, c.stmts.updateField[f], c.args...)
 	}
 	if err != nil {
 		return fmt.Errorf("update %s: %w", key, err)
@@ -213,11 +269,7 @@ func (c *worker) update(ctx context.Context, conn *pgx.Conn, key string) error {
 func (c *worker) insert(ctx context.Context, conn *pgx.Conn) error {
 	x := c.keys.take()
 	key := c.key(c.keys.keynum(x))
-	all := c.values(c.fields)
-	c.args = append(c.args[:0], key)
-	for f := range c.fields {
-		c.args = append(c.args, all[f*c.length:(f+1)*c.length])
-	}
+	c.args = c.appendValues(append(c.args[:0], key), key, 0, c.fields)
 	_, err := conn.Exec(ctx, c.stmts.insert, c.args...)
 	var pgErr *pgconn.PgError
 	switch {
@@ -237,11 +289,11 @@ func (c *worker) insert(ctx context.Context, conn *pgx.Conn) error {
 // scan reads up to a scan length of rows from a start key in key order.
 func (c *worker) scan(ctx context.Context, conn *pgx.Conn) error {
 	key := c.key(c.nextKey())
-	var length int64
+	length := int64(c.m.minScan)
 	if c.m.scanDist == distZipfian {
-		length = 1 + c.scanLen.next(c.rng)
+		length += c.scanLen.next(c.rng)
 	} else {
-		length = 1 + c.rng.Int64N(int64(c.m.maxScan))
+		length += c.rng.Int64N(int64(c.m.maxScan - c.m.minScan + 1))
 	}
 	sql := c.stmts.scanAll
 	if !c.m.readAll {
@@ -266,4 +318,58 @@ func drain(rows pgx.Rows, err error) (int, error) {
 		n++
 	}
 	return n, rows.Err()
+}
+
+// verify reads the rows of a read and checks each field against the
+// value --data-integrity gives it (YCSB's verifyRow): the row is
+// ycsb_key and every field (field -1) or the one field read. A NULL or
+// different value is an error naming the field.
+func (c *worker) verify(rows pgx.Rows, key string, field int) (int, error) {
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+		vals := rows.RawValues()
+		cols, first := vals, 0
+		if field < 0 {
+			cols = vals[1:] // after ycsb_key
+		} else {
+			first = field
+		}
+		for i, v := range cols {
+			f := first + i
+			c.valBuf = appendIntegrityValue(c.valBuf[:0], key, f, c.lengths.max)
+			if v == nil || !bytes.Equal(v, c.valBuf) {
+				// the message copies: v belongs to the connection's buffer
+				return n, &integrityError{key: key, field: f, got: bytes.Clone(v), want: string(c.valBuf)}
+			}
+		}
+	}
+	return n, rows.Err()
+}
+
+// integrityError is a read whose value is not the one --data-integrity
+// loaded or wrote.
+type integrityError struct {
+	key   string
+	field int
+	got   []byte // nil: NULL
+	want  string
+}
+
+func (e *integrityError) Error() string {
+	got := "NULL"
+	if e.got != nil {
+		got = strconv.Quote(clip(string(e.got)))
+	}
+	return fmt.Sprintf("data integrity: field%d of %s is %s, want %s (the value --data-integrity derives from key and field)",
+		e.field, e.key, got, strconv.Quote(clip(e.want)))
+}
+
+// clip shortens s to 40 bytes for a message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }

@@ -5,22 +5,28 @@
 //
 // Keys are "user" followed by the FNV-64 hash of the key number (YCSB's
 // hashed insert order, the default) or the number itself (--insert-order
-// ordered). The load makes key numbers 0..records-1; each row's values are
-// field-length random characters, a pure function of (--seed, key number).
+// ordered), zero-padded as YCSB's zeropadding asks. The load makes key
+// numbers 0..records-1 (or its --insert-start/--insert-count slice of
+// them, slice.go); each row's values are random characters of the field
+// length distribution's lengths (constant, uniform, zipfian), a pure
+// function of (--seed, key number), or with --data-integrity YCSB's
+// deterministic values of key and field, which reads then verify.
 //
 // A run draws operations in the letter's proportions (overridable one by
 // one) and their keys from YCSB's request distributions: zipfian (YCSB's
 // scrambled zipfian, constant 0.99), uniform, latest (zipfian over the
-// most recent inserts) and hotspot. Inserts extend the key space as
-// YCSB's acknowledged insert counter does, shared by all clients of the
-// workload instance; an insert that failed never extends the readable
-// space (keyspace.go). Each operation is one transaction type, so the
-// summary is per operation. The statements are the JDBC binding's, one
-// autocommit statement per operation (read-modify-write: a read, then an
-// update, as the binding runs it with autocommit on).
+// most recent inserts), hotspot, exponential and sequential. Inserts
+// extend the key space as YCSB's acknowledged insert counter does, shared
+// by all clients of the workload instance; an insert that failed never
+// extends the readable space (keyspace.go). Each operation is one
+// transaction type, so the summary is per operation. The statements are
+// the JDBC binding's, one autocommit statement per operation
+// (read-modify-write: a read, then an update, as the binding runs it with
+// autocommit on). --operation-count is YCSB's operationcount: the run's
+// length over all clients.
 //
 // The zipfian constant, the scrambled zipfian's item space and the key
-// format are YCSB's and are not knobs.
+// prefix are YCSB's and are not knobs.
 package ycsb
 
 import (
@@ -65,6 +71,20 @@ type Workload struct {
 	fieldLength int
 	insertOrder string
 	seed        uint64
+	// lengthDist and minFieldLength: YCSB's fieldlengthdistribution and
+	// minfieldlength; zeroPadding: its zeropadding (keyName)
+	lengthDist     string
+	minFieldLength int
+	zeroPadding    int
+	// insertStart, insertCount: YCSB's insertstart and insertcount, the
+	// key numbers this init loads (a slice when not all of them)
+	insertStart, insertCount int
+	// integrity: YCSB's dataintegrity (values from key and field,
+	// checked on read)
+	integrity bool
+	// operations: YCSB's operationcount, the run's length over all
+	// clients (0: -T or -t decide)
+	operations int
 	// over holds the override flags, applied to the letter's mix by
 	// Validate when given.
 	over mix
@@ -94,23 +114,37 @@ func New() *Workload {
 	fs.IntVar(&w.fieldCount, "field-count", 10, "fields per row, YCSB's fieldcount (init; a run reads the columns)")
 	fs.IntVar(&w.fieldLength, "field-length", 100, "bytes per field value, YCSB's fieldlength (init; a run writes values as long as the load's)")
 	fs.StringVar(&w.insertOrder, "insert-order", orderHashed, "key order: hashed (\"user\" + FNV-64 hash of the key number) or ordered (\"user\" + the number), YCSB's insertorder (init; a run uses the load's)")
+	fs.StringVar(&w.lengthDist, "field-length-distribution", lengthConstant, "field value lengths: constant (--field-length), uniform or zipfian (favouring short) between --min-field-length and --field-length, YCSB's fieldlengthdistribution (init; a run's updates and inserts use the load's)")
+	fs.IntVar(&w.minFieldLength, "min-field-length", 1, "shortest field value of the uniform and zipfian field length distributions, YCSB's minfieldlength (init)")
+	fs.IntVar(&w.zeroPadding, "zero-padding", 1, "left-pad key numbers with zeros to this many digits (\"user00000005\"), YCSB's zeropadding (init; a run uses the load's)")
+	fs.IntVar(&w.insertStart, "insert-start", 0, "first key number this init loads, YCSB's insertstart: several inits with disjoint ranges load one table together (the one completing --records builds the key)")
+	fs.IntVar(&w.insertCount, "insert-count", 0, "key numbers this init loads from --insert-start, YCSB's insertcount (default: up to --records)")
+	fs.IntVar(&w.operations, "operation-count", 0, "operations over all clients, YCSB's operationcount: the run does exactly these (as -t, shared evenly by the clients) and the zipfian key space expects operation-count x insert-proportion x 2 inserts (default: -T or -t)")
+	fs.BoolVar(&w.integrity, "data-integrity", false, "YCSB's dataintegrity: values derived from key and field (init and run), verified by every read (a mismatch fails the operation); needs the constant field length distribution")
 	o := &w.over
 	fs.Float64Var(&o.props[opRead], "read-proportion", 0, "share of reads (default: the workload's)")
 	fs.Float64Var(&o.props[opUpdate], "update-proportion", 0, "share of updates (default: the workload's)")
 	fs.Float64Var(&o.props[opInsert], "insert-proportion", 0, "share of inserts (default: the workload's)")
 	fs.Float64Var(&o.props[opScan], "scan-proportion", 0, "share of scans (default: the workload's)")
 	fs.Float64Var(&o.props[opReadModifyWrite], "rmw-proportion", 0, "share of read-modify-writes (default: the workload's)")
-	fs.StringVar(&o.dist, "request-distribution", "", "how keys are chosen: zipfian, uniform, latest or hotspot (default: the workload's)")
+	fs.StringVar(&o.dist, "request-distribution", "", "how keys are chosen: zipfian, uniform, latest, hotspot, exponential or sequential (default: the workload's)")
+	fs.Float64Var(&o.expPercentile, "exponential-percentile", defaultExpPercentile, "exponential: the percent of operations on the newest --exponential-frac of the rows, YCSB's exponential.percentile")
+	fs.Float64Var(&o.expFrac, "exponential-frac", defaultExpFrac, "exponential: the fraction of the rows, counted back from the newest, that gets --exponential-percentile of the operations, YCSB's exponential.frac")
 	fs.IntVar(&o.maxScan, "max-scan-length", 0, "most rows a scan reads (default: 100 for e, else YCSB's 1000)")
+	fs.IntVar(&o.minScan, "min-scan-length", 1, "fewest rows a scan reads, YCSB's minscanlength")
 	fs.StringVar(&o.scanDist, "scan-length-distribution", distUniform, "scan length between 1 and --max-scan-length: uniform or zipfian")
 	fs.Float64Var(&o.hotData, "hotspot-data-fraction", 0.2, "hotspot: the fraction of keys that are hot")
 	fs.Float64Var(&o.hotOpn, "hotspot-opn-fraction", 0.8, "hotspot: the fraction of operations on the hot keys")
 	fs.BoolVar(&o.readAll, "read-all-fields", true, "reads and scans fetch every field (false: one random field)")
 	fs.BoolVar(&o.writeAll, "write-all-fields", false, "updates and read-modify-writes write every field (false: one random field)")
-	workload.ForVerbs(fs, workload.InitVerbs, "field-count", "field-length", "insert-order")
+	workload.ForVerbs(fs, workload.InitVerbs, "field-count", "field-length", "insert-order",
+		"field-length-distribution", "min-field-length", "zero-padding")
+	workload.ForVerbs(fs, []string{workload.VerbInit}, "insert-start", "insert-count")
+	workload.ForVerbs(fs, workload.InitVerbs, "data-integrity")
 	// check reads --records for a table init did not mark (loaded by YCSB)
 	workload.ForVerbs(fs, []string{workload.VerbInit, workload.VerbRun, workload.VerbCheck}, "records")
-	runFlags := []string{"workload", "request-distribution", "max-scan-length", "scan-length-distribution",
+	runFlags := []string{"workload", "operation-count", "request-distribution", "exponential-percentile", "exponential-frac",
+		"max-scan-length", "min-scan-length", "scan-length-distribution",
 		"hotspot-data-fraction", "hotspot-opn-fraction", "read-all-fields", "write-all-fields"}
 	workload.ForVerbs(fs, []string{workload.VerbRun}, append(runFlags, opFlags[:]...)...)
 	w.flags = fs
@@ -129,6 +163,9 @@ func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
 // SetSeed implements workload.Seeder: the seed of the loaded values.
 func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
 
+// OperationCount implements workload.OperationCounter: --operation-count.
+func (w *Workload) OperationCount() int { return w.operations }
+
 // DefaultQueryMode implements workload.QueryModeDefaulter: prepared, as
 // YCSB's JDBC binding runs PreparedStatements.
 func (w *Workload) DefaultQueryMode() string { return "prepared" }
@@ -145,6 +182,19 @@ func (w *Workload) Validate() error {
 		return fmt.Errorf("--field-length must be between 1 and 1048576 (got %d)", w.fieldLength)
 	case w.insertOrder != orderHashed && w.insertOrder != orderOrdered:
 		return fmt.Errorf("--insert-order %q: want hashed or ordered", w.insertOrder)
+	case w.lengthDist != lengthConstant && w.lengthDist != lengthUniform && w.lengthDist != lengthZipfian:
+		return fmt.Errorf("--field-length-distribution %q: want constant, uniform or zipfian", w.lengthDist)
+	case w.minFieldLength < 1 || w.minFieldLength > w.fieldLength:
+		return fmt.Errorf("--min-field-length must be between 1 and --field-length %d (got %d)", w.fieldLength, w.minFieldLength)
+	case w.integrity && w.lengthDist != lengthConstant:
+		return fmt.Errorf("--data-integrity needs --field-length-distribution constant (got %s), as YCSB's dataintegrity does", w.lengthDist)
+	case w.operations < 0:
+		return fmt.Errorf("--operation-count must be at least 1 (got %d)", w.operations)
+	case w.zeroPadding < 1 || w.zeroPadding > 100:
+		return fmt.Errorf("--zero-padding must be between 1 and 100 (got %d)", w.zeroPadding)
+	}
+	if err := w.validateInsertRange(); err != nil {
+		return err
 	}
 	m, err := letterMix(w.letter)
 	if err != nil {
@@ -163,6 +213,7 @@ func (w *Workload) Validate() error {
 		m.maxScan = w.over.maxScan
 	}
 	m.scanDist, m.hotData, m.hotOpn = w.over.scanDist, w.over.hotData, w.over.hotOpn
+	m.minScan, m.expPercentile, m.expFrac = w.over.minScan, w.over.expPercentile, w.over.expFrac
 	m.readAll, m.writeAll = w.over.readAll, w.over.writeAll
 	if err := m.validate(); err != nil {
 		return err
@@ -188,21 +239,35 @@ func (w *Workload) TxTypes() []string {
 func (w *Workload) Params() map[string]string {
 	m := w.mix
 	p := map[string]string{
-		"workload":             m.workloadName,
-		"records":              strconv.Itoa(w.records),
-		"field_count":          strconv.Itoa(w.fieldCount),
-		"field_length":         strconv.Itoa(w.fieldLength),
-		"insert_order":         w.insertOrder,
-		"request_distribution": m.dist,
-		"read_all_fields":      strconv.FormatBool(m.readAll),
-		"write_all_fields":     strconv.FormatBool(m.writeAll),
+		"workload":                  m.workloadName,
+		"records":                   strconv.Itoa(w.records),
+		"field_count":               strconv.Itoa(w.fieldCount),
+		"field_length":              strconv.Itoa(w.fieldLength),
+		"insert_order":              w.insertOrder,
+		"request_distribution":      m.dist,
+		"field_length_distribution": w.lengthDist,
+		"zero_padding":              strconv.Itoa(w.zeroPadding),
+		"data_integrity":            strconv.FormatBool(w.integrity),
+		"read_all_fields":           strconv.FormatBool(m.readAll),
+		"write_all_fields":          strconv.FormatBool(m.writeAll),
 	}
 	for i, name := range opNames {
 		p[name+"_proportion"] = strconv.FormatFloat(m.props[i], 'g', -1, 64)
 	}
 	if m.props[opScan] > 0 {
 		p["max_scan_length"] = strconv.Itoa(m.maxScan)
+		p["min_scan_length"] = strconv.Itoa(m.minScan)
 		p["scan_length_distribution"] = m.scanDist
+	}
+	if w.operations > 0 {
+		p["operation_count"] = strconv.Itoa(w.operations)
+	}
+	if w.lengthDist != lengthConstant {
+		p["min_field_length"] = strconv.Itoa(w.minFieldLength)
+	}
+	if m.dist == distExponential {
+		p["exponential_percentile"] = strconv.FormatFloat(m.expPercentile, 'g', -1, 64)
+		p["exponential_frac"] = strconv.FormatFloat(m.expFrac, 'g', -1, 64)
 	}
 	if m.dist == distHotspot {
 		p["hotspot_data_fraction"] = strconv.FormatFloat(m.hotData, 'g', -1, 64)
@@ -221,12 +286,13 @@ func (w *Workload) Params() map[string]string {
 
 // Prepare implements workload.Preparer. It counts the rows (a run's
 // inserts take key numbers from there on, and its reads draw from them),
-// reads the field columns, and reads the load's record count, insert
-// order and field length from the mark init left; the database wins over
-// --records, --field-count, --field-length and --insert-order, with a
-// note when one was given and differs. A table without the mark (loaded
-// by YCSB itself) is taken as it is, with the flags' insert order and
-// field length.
+// reads the field columns, and reads the load's parameters from the mark
+// init left (record count, insert order, field length and its
+// distribution, zero padding, data integrity); the database wins over the
+// flags, with a note for a flag given that differs, and a run with
+// --data-integrity on a load without it is refused. A load by slices
+// that is not complete is refused. A table without the mark (loaded by
+// YCSB itself) is taken as it is, with the flags' parameters.
 func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 	missing, err := workload.FirstMissing(ctx, conn, []string{table}, false)
 	if err != nil {
@@ -237,15 +303,20 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 	}
 	var rows int64
 	var fields []string
-	var mark string
+	var mark, tableMark string
 	err = conn.QueryRow(ctx, `select (select count(*) from usertable),
 		array(select attname::text from pg_attribute where attrelid = 'usertable'::regclass
 			and attnum > 0 and not attisdropped and attname ~ '^field[0-9]+$' order by attnum),
 		coalesce(col_description('usertable'::regclass,
-			(select attnum from pg_attribute where attrelid = 'usertable'::regclass and attname = 'ycsb_key')), '')`).
-		Scan(&rows, &fields, &mark)
+			(select attnum from pg_attribute where attrelid = 'usertable'::regclass and attname = 'ycsb_key')), ''),
+		coalesce(obj_description('usertable'::regclass, 'pg_class'), '')`).
+		Scan(&rows, &fields, &mark, &tableMark)
 	if err != nil {
 		return fmt.Errorf("ycsb: read %s: %w", table, err)
+	}
+	if i := strings.Index(tableMark, "; slices "); i >= 0 && !strings.Contains(tableMark, "; keys built") {
+		return fmt.Errorf("ycsb: the load by --insert-start/--insert-count is incomplete (key numbers loaded: %s): load the missing ones first",
+			strings.TrimPrefix(tableMark[i:], "; slices "))
 	}
 	if rows == 0 {
 		return errors.New("ycsb: usertable is empty: run `pgarena init ycsb` again")
@@ -275,6 +346,18 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 			notes = append(notes, fmt.Sprintf("--insert-order %s ignored: the database was loaded %s", w.insertOrder, load.insertOrder))
 		}
 		w.insertOrder = load.insertOrder
+		adopt("zero-padding", &w.zeroPadding, load.zeroPadding)
+		adopt("min-field-length", &w.minFieldLength, load.minFieldLength)
+		if w.flags.Changed("field-length-distribution") && w.lengthDist != load.lengthDist {
+			notes = append(notes, fmt.Sprintf("--field-length-distribution %s ignored: the database was loaded %s", w.lengthDist, load.lengthDist))
+		}
+		w.lengthDist = load.lengthDist
+		if w.integrity && !load.integrity {
+			return errors.New("ycsb: --data-integrity: the database was loaded without it, so its values cannot be verified: run `pgarena init ycsb --data-integrity` first")
+		}
+	}
+	if w.integrity && w.lengthDist != lengthConstant {
+		return fmt.Errorf("ycsb: --data-integrity needs constant field lengths; the database was loaded with --field-length-distribution %s", w.lengthDist)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -283,11 +366,22 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
-// loadParams are the parameters of a load, from its mark.
+// loadParams are the parameters of a load, from its mark. Marks written
+// before a parameter existed lack it: YCSB's default is taken.
 type loadParams struct {
-	records     int64
-	insertOrder string
-	fieldLength int
+	records        int64
+	insertOrder    string
+	fieldLength    int
+	lengthDist     string
+	minFieldLength int
+	zeroPadding    int
+	integrity      bool
+}
+
+// mark is the text init records on usertable.ycsb_key (loadMark).
+func (w *Workload) mark() string {
+	return fmt.Sprintf("%s records=%d insert_order=%s field_length=%d field_length_distribution=%s min_field_length=%d zero_padding=%d data_integrity=%t",
+		loadMark, w.records, w.insertOrder, w.fieldLength, w.lengthDist, w.minFieldLength, w.zeroPadding, w.integrity)
 }
 
 func parseMark(mark string) (loadParams, bool) {
@@ -295,7 +389,7 @@ func parseMark(mark string) (loadParams, bool) {
 	if !ok {
 		return loadParams{}, false
 	}
-	var p loadParams
+	p := loadParams{lengthDist: lengthConstant, minFieldLength: 1, zeroPadding: 1}
 	for _, kv := range strings.Fields(rest) {
 		k, v, _ := strings.Cut(kv, "=")
 		switch k {
@@ -305,9 +399,19 @@ func parseMark(mark string) (loadParams, bool) {
 			p.insertOrder = v
 		case "field_length":
 			p.fieldLength, _ = strconv.Atoi(v)
+		case "field_length_distribution":
+			p.lengthDist = v
+		case "min_field_length":
+			p.minFieldLength, _ = strconv.Atoi(v)
+		case "zero_padding":
+			p.zeroPadding, _ = strconv.Atoi(v)
+		case "data_integrity":
+			p.integrity = v == "true"
 		}
 	}
-	ok = p.records > 0 && p.fieldLength > 0 && (p.insertOrder == orderHashed || p.insertOrder == orderOrdered)
+	ok = p.records > 0 && p.fieldLength > 0 && (p.insertOrder == orderHashed || p.insertOrder == orderOrdered) &&
+		(p.lengthDist == lengthConstant || p.lengthDist == lengthUniform || p.lengthDist == lengthZipfian) &&
+		p.minFieldLength >= 1 && p.minFieldLength <= p.fieldLength && p.zeroPadding >= 1
 	return p, ok
 }
 

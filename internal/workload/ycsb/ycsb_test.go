@@ -56,7 +56,7 @@ func TestFingerprint(t *testing.T) {
 	if r[0] != "user6284781860667377211" || len(r) != 11 || len(r[1].(string)) != 100 {
 		t.Errorf("first row: key %v, %d columns, field0 %q", r[0], len(r), r[1])
 	}
-	const want = "73685f4749d68a9673e86a15a657586d3a8150edb63077165b674aa5a017346e"
+	const want = "5b6db06a47e2b552cb92f7a5238a6d86c1dcea0040116e6c6db62828b97a5084"
 	if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
 		t.Errorf("fingerprint = %s, want %s", got, want)
 	}
