@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -69,6 +70,7 @@ type statement struct {
 	refs   []int
 	// prepared on the worker's connection of this generation (0: never)
 	gen uint64
+	sd  *pgconn.StatementDescription // what preparing it there described
 }
 
 func newStatement(label, name, sql string, oids []uint32) *statement {
