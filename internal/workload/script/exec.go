@@ -42,6 +42,9 @@ type Runner struct {
 	// described: the description of each prepared command (nil if it was
 	// prepared earlier on conn, under its name, and is not described)
 	described [][]*pgconn.StatementDescription
+	// lean: the one-round-trip executors of prepared commands whose
+	// results are not assigned, made on first use
+	lean [][]*workload.PreparedExec
 	// allPrepared: prepareAll ran for the script on conn
 	allPrepared []bool
 
@@ -87,9 +90,11 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	r.allPrepared = make([]bool, len(p.scripts))
 	r.prepared = make([][]bool, len(p.scripts))
 	r.described = make([][]*pgconn.StatementDescription, len(p.scripts))
+	r.lean = make([][]*workload.PreparedExec, len(p.scripts))
 	for i, s := range p.scripts {
 		r.prepared[i] = make([]bool, len(s.cmds))
 		r.described[i] = make([]*pgconn.StatementDescription, len(s.cmds))
+		r.lean[i] = make([]*workload.PreparedExec, len(s.cmds))
 	}
 	return r
 }
@@ -371,7 +376,16 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 		if err = r.prepare(ctx, script, i, c); err != nil {
 			return err
 		}
-		if sd := r.described[script][i]; sd != nil {
+		if c.assign == assignNone && workload.Usable(ctx, pc) {
+			// Rows discarded: one round trip without pgconn's
+			// per-statement machinery.
+			x := r.lean[script][i]
+			if x == nil {
+				x = workload.NewPreparedExec(c.name, nil)
+				r.lean[script][i] = x
+			}
+			err = x.Exec(pc, r.paramsOf(c))
+		} else if sd := r.described[script][i]; sd != nil {
 			// With the statement's result columns known, no Describe
 			// per execution (and no RowDescription to decode).
 			err = r.finish(c, pc.ExecStatement(ctx, sd, r.paramsOf(c), nil, nil))

@@ -324,9 +324,17 @@ func (k *worker) exec(ctx context.Context, st *statement) error {
 				return err
 			}
 		}
-		// The statement's description is known: no Describe per
-		// execution, no RowDescription to decode.
-		_, err = pc.ExecStatement(ctx, st.sd, params, nil, binaryResults).Close()
+		if workload.Usable(ctx, pc) {
+			// One round trip without pgconn's per-statement machinery.
+			if st.lean == nil {
+				st.lean = workload.NewPreparedExec(st.name, binaryResults)
+			}
+			err = st.lean.Exec(pc, params)
+		} else {
+			// The statement's description is known: no Describe per
+			// execution, no RowDescription to decode.
+			_, err = pc.ExecStatement(ctx, st.sd, params, nil, binaryResults).Close()
+		}
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "26000" { // invalid_sql_statement_name
 			st.gen = 0 // a pooler or DISCARD lost it: prepare again next time
