@@ -40,6 +40,11 @@ REPEAT=${REPEAT:-1}      # runs per point; the fit takes each point's smallest c
 MANY=${MANY:-0}          # clients of the many-clients check (0: skip it)
 MANY_TX=${MANY_TX:-20}   # transactions per client there
 BOUNCER=${BOUNCER:-0}
+# pgarena's recorded interval in the strace and callgrind runs: 1h keeps its
+# per-interval work (measured on its own, see docs/benchmarks.md) out of the
+# per-transaction slope, where under valgrind it would grow with the run's
+# wall time, not with its transactions. INTERVAL=1s counts it in.
+INTERVAL=${INTERVAL:-1h}
 OUT=${OUT:-bench/results/client-cost-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 
 summarize() { # results.jsonl: the fits and ratios
@@ -118,7 +123,7 @@ cmd() {
 	if [ "$tool" = pgbench ]; then
 		CMD=("$PGBENCH" -n "${script[@]}" -c 1 -j 1 -t "$4" -M "$PROTOCOL" -h "$host" -p "$PGPORT" -U "$PGUSER" "$PGDATABASE")
 	else
-		CMD=("${BIN[$tool]}" run tpcb "${script[@]}" -c 1 -j 1 -t "$4" -M "$PROTOCOL" -P 0 --sample-interval 0
+		CMD=("${BIN[$tool]}" run tpcb "${script[@]}" -c 1 -j 1 -t "$4" -M "$PROTOCOL" -P 0 --sample-interval 0 --interval "$INTERVAL"
 			--dsn "host=$host port=$PGPORT user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
 	fi
 }

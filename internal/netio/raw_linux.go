@@ -25,15 +25,17 @@ import (
 // thread on each call). Waiting, deadlines and Close are the netpoller's,
 // exactly as for nc.
 //
-// Requests are read wait-first: a small Write made while no deadline is set
-// and no Read is in progress is kept (copied) and sent by the next Read, from
-// inside the netpoller's read callback, which then waits for the answer
-// without first trying a read that would find nothing yet (EAGAIN). Sending
-// there, after the runtime has reset the socket's read readiness for this
-// Read, is what makes waiting first safe: the answer's readiness event comes
-// after the reset, so it cannot be lost (were the request sent before the
-// Read, the runtime could record the answer's arrival and then the Read's
-// reset erase it, and a wait-first Read would never wake). Bytes reach the
+// Requests can be read wait-first: a small Write made while no deadline is
+// set and no Read is in progress is kept (copied) and sent by the next Read,
+// from inside the netpoller's read callback, which may then wait for the
+// answer without first trying a read that would find nothing yet (EAGAIN).
+// Sending there, after the runtime has reset the socket's read readiness for
+// this Read, is what makes waiting first safe: the answer's readiness event
+// comes after the reset, so it cannot be lost (were the request sent before
+// the Read, the runtime could record the answer's arrival and then the
+// Read's reset erase it, and a wait-first Read would never wake). Whether to
+// wait first is guessed per connection from how often a read right after
+// the send found the answer already there (see guessHit). Bytes reach the
 // socket in Write order; a kept write is sent no later than the next Read,
 // Write or Close (if a deadline interrupts that Read first, by the one after).
 // A send error of a kept write is returned by the Read that sent it.
@@ -82,6 +84,9 @@ type rawConn struct {
 	first     bool // readFd's first call of this Read
 	sendStuck bool // the kept bytes did not fit the socket: Read sends the rest
 	eagain    int  // reads that found nothing (tests: wait-first works)
+	hitRate   int  // how often a read right after the send found the answer, of 256 (moving average)
+	trips     int  // requests sent by readFd
+	probing   bool // this Read's first read follows its send: it updates hitRate
 
 	wmu     sync.Mutex
 	writeFn func(uintptr) bool
@@ -144,9 +149,13 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			c.wmu.Unlock()
 			switch {
 			case err == nil && sent:
-				// Sent after this Read reset the socket's read
-				// readiness: the answer's event is still to come.
-				return false
+				c.trips++
+				if !c.guessHit() {
+					// Sent after this Read reset the socket's read
+					// readiness: the answer's event is still to come.
+					return false
+				}
+				c.probing = true
 			case err == errStuck:
 				c.sendStuck = true // unless there is something to read
 			case err != nil:
@@ -167,17 +176,39 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			}
 			c.rn = int(n)
 			c.sendStuck = false // the next Read sends the rest first
+			if c.probing {
+				c.probing = false
+				c.hitRate += (256 - c.hitRate) / 8
+			}
 			return true
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
 			c.eagain++
+			if c.probing {
+				c.probing = false
+				c.hitRate -= c.hitRate / 8
+			}
 			return c.sendStuck
 		}
 		c.rerr = c.opError("read", os.NewSyscallError("read", e))
 		c.sendStuck = false
 		return true
 	}
+}
+
+// guessHit tells whether to read right after sending a request (the answer
+// is likely there already) rather than wait first. Per round trip, not
+// counting the send: reading first costs one read if the answer is there,
+// and if not a read that finds nothing, the netpoller's check and wait
+// (usually two epoll_pwait) and the read; waiting first costs the check,
+// the wait when the answer is not there yet, and the read. So reading first
+// makes fewer system calls when more than a third of the answers are
+// there, and saves the park and wake-up of the goroutine (most of a round
+// trip's user-space work) whenever it hits. Every 8th request reads first
+// anyway, to follow a change (the server, or its load).
+func (c *rawConn) guessHit() bool {
+	return c.hitRate >= 256/3 || c.trips%8 == 0
 }
 
 // errStuck: the socket's send buffer is full.
