@@ -9,6 +9,8 @@
 #   bench/client-cost.sh                       # both cases, unix and TCP, strace and callgrind
 #   TX="500 1000" CASES=select-only TRANSPORTS=unix MEASURES=strace bench/client-cost.sh
 #   PGARENA_BIN=/tmp/pgarena-old bench/client-cost.sh   # measure another pgarena build
+#   PGARENA_BINS="before=/tmp/pgarena-old after=bin/pgarena" bench/client-cost.sh
+#                                              # two builds, alternating with pgbench point by point
 #   MANY=1000 bench/client-cost.sh             # also: RSS, CPU and connect time at 1,000 clients
 #   MANY=1000 BOUNCER=1 bench/client-cost.sh   # the same through a pgbouncer (transaction pooling)
 #   MEASURES=none MANY=10000 BOUNCER=1 bench/client-cost.sh   # only that
@@ -38,6 +40,11 @@ REPEAT=${REPEAT:-1}      # runs per point; the fit takes each point's smallest c
 MANY=${MANY:-0}          # clients of the many-clients check (0: skip it)
 MANY_TX=${MANY_TX:-20}   # transactions per client there
 BOUNCER=${BOUNCER:-0}
+# pgarena's recorded interval in the strace and callgrind runs: 1h keeps its
+# per-interval work (measured on its own, see docs/benchmarks.md) out of the
+# per-transaction slope, where under valgrind it would grow with the run's
+# wall time, not with its transactions. INTERVAL=1s counts it in.
+INTERVAL=${INTERVAL:-1h}
 OUT=${OUT:-bench/results/client-cost-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 
 summarize() { # results.jsonl: the fits and ratios
@@ -45,9 +52,10 @@ summarize() { # results.jsonl: the fits and ratios
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 fits = {}
+tools = ["pgbench"] + sorted({r["tool"] for r in rows if r["tool"] != "pgbench"})
 for key in sorted({(r["case"], r["transport"], r["measure"]) for r in rows if r["case"] != "many"}):
     out = {}
-    for tool in ("pgbench", "pgarena"):
+    for tool in tools:
         least = {}
         for r in rows:
             if (r["case"], r["transport"], r["measure"]) == key and r["tool"] == tool:
@@ -61,13 +69,16 @@ for key in sorted({(r["case"], r["transport"], r["measure"]) for r in rows if r[
         slope = sum((t - mx) * (c - my) for t, c in pts) / sum((t - mx) ** 2 for t, _ in pts)
         out[tool] = (slope, my - slope * mx)
     fits[key] = out
-print(f"\n{'case':<12} {'transport':<9} {'measure':<10} {'per tx: pgbench':>16} {'pgarena':>10} {'ratio':>6}   {'fixed: pgbench':>15} {'pgarena':>12} {'ratio':>6}")
+print(f"\n{'case':<12} {'transport':<9} {'measure':<10} {'tool':<10} {'per tx':>10} {'ratio':>6}   {'fixed':>12} {'ratio':>6}")
+r = lambda a, b: f"{a / b:6.2f}" if b else "     -"
 for (case, transport, measure), f in fits.items():
-    if len(f) < 2:
+    if "pgbench" not in f:
         continue
-    (bs, bi), (as_, ai) = f["pgbench"], f["pgarena"]
-    r = lambda a, b: f"{a / b:6.2f}" if b else "     -"
-    print(f"{case:<12} {transport:<9} {measure:<10} {bs:16,.2f} {as_:10,.2f} {r(as_, bs)}   {bi:15,.0f} {ai:12,.0f} {r(ai, bi)}")
+    bs, bi = f["pgbench"]
+    for tool in tools:
+        if tool in f:
+            s_, i_ = f[tool]
+            print(f"{case:<12} {transport:<9} {measure:<10} {tool:<10} {s_:10,.2f} {r(s_, bs)}   {i_:12,.0f} {r(i_, bi)}")
 many = [r for r in rows if r["case"] == "many"]
 if many:
     print(f"\nmany clients ({many[0]['clients']}, select-only, simple{', through pgbouncer' if many[0].get('bouncer') else ''}):")
@@ -82,13 +93,20 @@ fi
 
 . bench/lib.sh
 PGARENA=${PGARENA_BIN:-$PGARENA}
+PGARENA_BINS=${PGARENA_BINS:-pgarena=$PGARENA}
+declare -A BIN
+TOOLS=(pgbench)
+for nb in $PGARENA_BINS; do
+	BIN[${nb%%=*}]=${nb#*=}
+	TOOLS+=("${nb%%=*}")
+done
 # synchronous_commit=off: a commit does not wait for the disk, so a run's
 # length (and with it the client's time-driven work: ticks, the runtime's
 # monitor) depends on the client, not on this machine's fsync latency.
 start_cluster client-cost --max-connections $((MANY > 100 ? MANY + 20 : 120)) --pg-set synchronous_commit=off
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBENCH=${PGBENCH:-$PGBIN/pgbench}
-echo "pgbench: $("$PGBENCH" --version); pgarena: $PGARENA; protocol $PROTOCOL; -t $TX; results: $OUT"
+echo "pgbench: $("$PGBENCH" --version); pgarena: $PGARENA_BINS; protocol $PROTOCOL; -t $TX; results: $OUT"
 "$PGARENA" init tpcb -s 1 --force --dsn "$DSN" >/dev/null 2>&1
 
 SOCKDIR=$PGHOST
@@ -105,7 +123,7 @@ cmd() {
 	if [ "$tool" = pgbench ]; then
 		CMD=("$PGBENCH" -n "${script[@]}" -c 1 -j 1 -t "$4" -M "$PROTOCOL" -h "$host" -p "$PGPORT" -U "$PGUSER" "$PGDATABASE")
 	else
-		CMD=("$PGARENA" run tpcb "${script[@]}" -c 1 -j 1 -t "$4" -M "$PROTOCOL" -P 0 --sample-interval 0
+		CMD=("${BIN[$tool]}" run tpcb "${script[@]}" -c 1 -j 1 -t "$4" -M "$PROTOCOL" -P 0 --sample-interval 0 --interval "$INTERVAL"
 			--dsn "host=$host port=$PGPORT user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
 	fi
 }
@@ -129,7 +147,7 @@ for measure in $MEASURES; do
 	for case in $CASES; do
 		for transport in $TRANSPORTS; do
 			for t in $(for t in $TX; do for _ in $(seq "$REPEAT"); do echo "$t"; done; done); do
-				for tool in pgbench pgarena; do
+				for tool in "${TOOLS[@]}"; do
 					cmd "$tool" "$case" "$transport" "$t"
 					case $measure in
 					strace) n=$(count_syscalls) ;;
@@ -182,11 +200,11 @@ EOF
 		host=$BDIR port=$bport
 	fi
 	# Simple protocol: pgbouncer's transaction pooling takes no named prepared statements.
-	for tool in pgbench pgarena; do
+	for tool in "${TOOLS[@]}"; do
 		if [ "$tool" = pgbench ]; then
 			c=("$PGBENCH" -n -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -h "$host" -p "$port" -U "$PGUSER" "$PGDATABASE")
 		else
-			c=("$PGARENA" run tpcb -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -P 0 --sample-interval 0 --json
+			c=("${BIN[$tool]}" run tpcb -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -P 0 --sample-interval 0 --json
 				--dsn "host=$host port=$port user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
 		fi
 		launched=$(date +%s.%N)

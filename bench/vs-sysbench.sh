@@ -4,6 +4,7 @@
 #   bench/vs-sysbench.sh           # 3 rounds, 30 s runs, 8 clients, 16 tables of 100000 rows
 #   ROUNDS=1 DURATION=5 TABLES=2 TABLE_SIZE=10000 bench/vs-sysbench.sh   # a quick look
 #   MODE=syscalls EVENTS=20000 bench/vs-sysbench.sh   # system calls per transaction (strace -f -c)
+#   PGARENA_BIN=/tmp/pgarena-old bench/vs-sysbench.sh  # measure another pgarena build
 #
 # Runs: init (sysbench prepare vs pgarena init, wall time), then
 # oltp_read_write and oltp_point_select at $CLIENTS clients: the median tps
@@ -34,6 +35,7 @@ SYSBENCH=${SYSBENCH:-sysbench}
 OUT=${OUT:-bench/results/vs-sysbench-$MODE-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 
 . bench/lib.sh
+PGARENA=${PGARENA_BIN:-$PGARENA} # another pgarena build
 start_cluster vs-sysbench --max-connections 100
 SB=(--db-driver=pgsql --pgsql-host="$PGHOST" --pgsql-port="$PGPORT" --pgsql-user="$PGUSER"
 	--pgsql-db="$PGDATABASE" --tables="$TABLES" --table-size="$TABLE_SIZE")

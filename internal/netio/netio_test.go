@@ -640,3 +640,184 @@ func TestWrapLeavesOthersAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitFirst: a Read after a Write sends the request from inside the
+// netpoller's read callback and waits for the answer without a read that
+// finds nothing; answers already there, answers in pieces and many
+// connections at once (readiness recorded by other threads) never hang.
+func TestWaitFirst(t *testing.T) {
+	for _, network := range transports {
+		t.Run(network, func(t *testing.T) {
+			c, srv := pair(t, network, WrapRaw)
+			rc := c.(*rawConn)
+			// A peer that answers each 4-byte request after a while: at
+			// first whole, then the first half, a pause, the second half.
+			const trips = 200
+			go func() {
+				req := make([]byte, 4)
+				for i := 0; ; i++ {
+					if _, err := io.ReadFull(srv, req); err != nil {
+						return
+					}
+					time.Sleep(200 * time.Microsecond)
+					if i < trips/2 {
+						srv.Write(req)
+						continue
+					}
+					srv.Write(req[:2])
+					time.Sleep(200 * time.Microsecond)
+					srv.Write(req[2:])
+				}
+			}()
+			trip := func(i int) bool {
+				buf := make([]byte, 4)
+				req := []byte{byte(i), 1, 2, byte(i >> 8)}
+				if _, err := c.Write(req); err != nil {
+					t.Errorf("write: %v", err)
+					return false
+				}
+				if _, err := io.ReadFull(c, buf); err != nil || string(buf) != string(req) {
+					t.Errorf("trip %d: %v, %v", i, buf, err)
+					return false
+				}
+				return true
+			}
+			within(t, 20*time.Second, "round trips", func() {
+				for i := range trips / 2 {
+					if !trip(i) {
+						return
+					}
+				}
+				// Reading first would find nothing once a trip; waiting
+				// first, only the probes (every 8th trip) and a few
+				// spurious wake-ups do.
+				if rc.eagain > trips/2/4 {
+					t.Errorf("%d reads found nothing in %d round trips, want almost none", rc.eagain, trips/2)
+				}
+				for i := trips / 2; i < trips; i++ { // answers in pieces
+					if !trip(i) {
+						return
+					}
+				}
+			})
+		})
+	}
+	// Instant answers on many connections: readiness is often recorded
+	// by another thread before the Read begins.
+	t.Run("many", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for i := range 16 {
+			c, srv := pair(t, transports[i%2], WrapRaw)
+			go func() { io.Copy(srv, srv) }()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				buf := make([]byte, 3)
+				for range 2000 {
+					if _, err := c.Write([]byte("abc")); err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "abc" {
+						t.Errorf("read %q, %v", buf, err)
+						return
+					}
+				}
+			}()
+		}
+		within(t, 60*time.Second, "16 echo clients", wg.Wait)
+	})
+}
+
+// TestKeptWrites: what a Write keeps reaches the peer in Write order,
+// after a deadline interrupts the Read that would have sent it, and at
+// Close; large writes and writes with a deadline set are sent at once.
+func TestKeptWrites(t *testing.T) {
+	for _, network := range transports {
+		t.Run(network, func(t *testing.T) {
+			c, srv := pair(t, network, WrapRaw)
+			rc := c.(*rawConn)
+			if _, err := c.Write([]byte("a")); err != nil || len(rc.kept) != 1 {
+				t.Fatalf("small write: kept %d bytes, %v", len(rc.kept), err)
+			}
+			c.SetReadDeadline(time.Unix(1, 0))
+			if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("read: %v, want a deadline error", err)
+			}
+			c.SetReadDeadline(time.Time{})
+			c.Write([]byte("b"))
+			big := make([]byte, maxKept+1)
+			big[0] = 'c'
+			go func() { // sent at once: the peer reads it while the Write waits
+				if _, err := c.Write(big); err != nil {
+					t.Error(err)
+				}
+				c.SetWriteDeadline(time.Now().Add(time.Hour))
+				c.Write([]byte("d")) // a deadline is set: sent at once
+				c.SetWriteDeadline(time.Time{})
+				c.Write([]byte("e")) // kept until Close
+				c.Close()
+			}()
+			var got []byte
+			within(t, 10*time.Second, "the peer's reads", func() {
+				got, _ = io.ReadAll(srv) // until Close
+			})
+			want := "abc" + string(big[1:]) + "de"
+			if string(got) != want {
+				t.Errorf("peer got %d bytes starting %q, want %d starting %q", len(got), got[:min(3, len(got))], len(want), want[:3])
+			}
+		})
+	}
+}
+
+// TestProtocols: queries, failures with their SQLSTATE and cancellation
+// under pgx's simple, extended and prepared protocols, in every mode.
+func TestProtocols(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	modes := map[string]pgx.QueryExecMode{
+		"simple":   pgx.QueryExecModeSimpleProtocol,
+		"extended": pgx.QueryExecModeExec,
+		"prepared": pgx.QueryExecModeCacheStatement,
+	}
+	for _, m := range []Mode{Raw, Blocking, Std} {
+		for pname, qm := range modes {
+			t.Run(string(m)+"/"+pname, func(t *testing.T) {
+				conn := connect(t, dsn, "unix", m)
+				ctx := context.Background()
+				for i := range 500 {
+					var got int
+					if err := conn.QueryRow(ctx, "select $1::int * 2", qm, i).Scan(&got); err != nil || got != 2*i {
+						t.Fatalf("got %d, %v; want %d", got, err, 2*i)
+					}
+				}
+				_, err := conn.Exec(ctx, "select 1 / ($1::int - 1)", qm, 1)
+				var pe *pgconn.PgError
+				if !errors.As(err, &pe) || pe.Code != "22012" {
+					t.Fatalf("division by zero: %v, want SQLSTATE 22012", err)
+				}
+				var one int
+				if err := conn.QueryRow(ctx, "select $1::int", qm, 1).Scan(&one); err != nil || one != 1 {
+					t.Fatalf("after a failure: %d, %v", one, err)
+				}
+				// A context that ends while the answer is awaited: pgconn's
+				// watcher sets a deadline on the socket.
+				cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+				defer cancel()
+				var err2 error
+				within(t, 10*time.Second, "a cancelled query", func() {
+					_, err2 = conn.Exec(cctx, "select pg_sleep($1::int)", qm, 10)
+				})
+				if err2 == nil || cctx.Err() == nil {
+					t.Fatalf("cancelled query: %v", err2)
+				}
+				if !conn.IsClosed() {
+					// Cancelled through a CancelRequest, the connection
+					// may survive: then it must still work.
+					if err := conn.QueryRow(ctx, "select $1::int", qm, 1).Scan(&one); err != nil {
+						t.Errorf("after a cancel: %v", err)
+					}
+				}
+			})
+		}
+	}
+}

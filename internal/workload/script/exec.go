@@ -39,6 +39,12 @@ type Runner struct {
 	conn     *pgx.Conn
 	proto    workload.Protocol
 	prepared [][]bool // per script, per command, on conn
+	// described: the description of each prepared command (nil if it was
+	// prepared earlier on conn, under its name, and is not described)
+	described [][]*pgconn.StatementDescription
+	// lean: the one-round-trip executors of prepared commands whose
+	// results are not assigned, made on first use
+	lean [][]*workload.PreparedExec
 	// allPrepared: prepareAll ran for the script on conn
 	allPrepared []bool
 
@@ -88,8 +94,12 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	setIfUnset("random_seed", int64(seed))
 	r.allPrepared = make([]bool, len(p.scripts))
 	r.prepared = make([][]bool, len(p.scripts))
+	r.described = make([][]*pgconn.StatementDescription, len(p.scripts))
+	r.lean = make([][]*workload.PreparedExec, len(p.scripts))
 	for i, s := range p.scripts {
 		r.prepared[i] = make([]bool, len(s.cmds))
+		r.described[i] = make([]*pgconn.StatementDescription, len(s.cmds))
+		r.lean[i] = make([]*workload.PreparedExec, len(s.cmds))
 	}
 	return r
 }
@@ -108,8 +118,9 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	if conn != r.conn {
 		r.conn = conn
 		r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
-		for _, p := range r.prepared {
-			clear(p)
+		for i := range r.prepared {
+			clear(r.prepared[i])
+			clear(r.described[i])
 		}
 		clear(r.allPrepared)
 	}
@@ -347,7 +358,8 @@ func (r *Runner) prepare(ctx context.Context, script, i int, c *command) error {
 		return nil
 	}
 	pc := r.conn.PgConn()
-	_, err := pc.Prepare(ctx, c.name, c.ext, nil)
+	sd, err := pc.Prepare(ctx, c.name, c.ext, nil)
+	r.described[script][i] = sd
 	if isDuplicatePrepared(err) {
 		err = nil // the same text (the name is its hash), prepared earlier on this connection
 	}
@@ -392,12 +404,28 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 		if err = r.prepare(ctx, script, i, c); err != nil {
 			return err
 		}
-		err = r.finish(c, pc.ExecPrepared(ctx, c.name, r.paramsOf(c), nil, nil))
+		if c.assign == assignNone && workload.Usable(ctx, pc) {
+			// Rows discarded: one round trip without pgconn's
+			// per-statement machinery.
+			x := r.lean[script][i]
+			if x == nil {
+				x = workload.NewPreparedExec(c.name, nil)
+				r.lean[script][i] = x
+			}
+			err = x.Exec(pc, r.paramsOf(c))
+		} else if sd := r.described[script][i]; sd != nil {
+			// With the statement's result columns known, no Describe
+			// per execution (and no RowDescription to decode).
+			err = r.finish(c, pc.ExecStatement(ctx, sd, r.paramsOf(c), nil, nil))
+		} else {
+			err = r.finish(c, pc.ExecPrepared(ctx, c.name, r.paramsOf(c), nil, nil))
+		}
 		if err != nil {
 			// e.g. DISCARD, or a pooler lost it: prepare the script again
 			// before its next run, outside the transaction (a failed
 			// PREPARE inside one would abort it)
 			clear(r.prepared[script])
+			clear(r.described[script])
 			r.allPrepared[script] = false
 		}
 	}

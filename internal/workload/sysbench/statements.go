@@ -5,7 +5,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // class is a kind of statement of oltp_common.lua's stmt_defs (and of the
@@ -69,6 +72,9 @@ type statement struct {
 	refs   []int
 	// prepared on the worker's connection of this generation (0: never)
 	gen uint64
+	sd  *pgconn.StatementDescription // what preparing it there described
+	// runs it there in one round trip (made on first use)
+	lean *workload.PreparedExec
 }
 
 func newStatement(label, name, sql string, oids []uint32) *statement {

@@ -324,7 +324,17 @@ func (k *worker) exec(ctx context.Context, st *statement) error {
 				return err
 			}
 		}
-		_, err = pc.ExecPrepared(ctx, st.name, params, nil, binaryResults).Close()
+		if workload.Usable(ctx, pc) {
+			// One round trip without pgconn's per-statement machinery.
+			if st.lean == nil {
+				st.lean = workload.NewPreparedExec(st.name, binaryResults)
+			}
+			err = st.lean.Exec(pc, params)
+		} else {
+			// The statement's description is known: no Describe per
+			// execution, no RowDescription to decode.
+			_, err = pc.ExecStatement(ctx, st.sd, params, nil, binaryResults).Close()
+		}
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "26000" { // invalid_sql_statement_name
 			st.gen = 0 // a pooler or DISCARD lost it: prepare again next time
@@ -361,16 +371,16 @@ func (k *worker) prepareAll(ctx context.Context) error {
 // the same name left there by an earlier worker.
 func (k *worker) prepare(ctx context.Context, st *statement) error {
 	pc := k.conn.PgConn()
-	_, err := pc.Prepare(ctx, st.name, st.sql, st.oids)
+	sd, err := pc.Prepare(ctx, st.name, st.sql, st.oids)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42P05" { // duplicate_prepared_statement
 		if err = pc.Exec(ctx, "DEALLOCATE "+st.name).Close(); err == nil {
-			_, err = pc.Prepare(ctx, st.name, st.sql, st.oids)
+			sd, err = pc.Prepare(ctx, st.name, st.sql, st.oids)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", st.label, err)
 	}
-	st.gen = k.gen
+	st.gen, st.sd = k.gen, sd
 	return nil
 }
