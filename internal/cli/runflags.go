@@ -123,6 +123,7 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if err := f.pgb.validate(cmd); err != nil {
 		return err
 	}
+	finisherLength(w, f)
 	if f.duration == 0 && f.transactions == 0 {
 		f.duration = 60 * time.Second
 	}
