@@ -1,0 +1,99 @@
+package dbgen
+
+import (
+	_ "embed"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// dists.dss is the TPC-H distribution file shipped with dbgen (the spec's word lists and
+// weights, Clause 4.2.2.13 and 4.2.3), transcribed unchanged.
+//
+//go:embed dists.dss
+var distsFile string
+
+// dist is one named distribution of dists.dss: its values in file order and their weights.
+// Cumulative weights give nations their region keys (dbgen reads n_regionkey that way).
+type dist struct {
+	values     []string
+	cumulative []int32
+	// pick maps a uniform draw in [0, total) to the value's index (weights > 0 only).
+	pick []uint16
+}
+
+// dists are the distributions dbgen uses, parsed once at package initialisation; read-only.
+var dists = parseDists(distsFile)
+
+func parseDists(text string) map[string]*dist {
+	out := map[string]*dist{}
+	var cur *dist
+	var name string
+	for _, raw := range strings.Split(text, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if cur == nil {
+			if len(fields) == 2 && strings.EqualFold(fields[0], "begin") {
+				cur, name = &dist{}, fields[1]
+			}
+			continue
+		}
+		if strings.EqualFold(fields[0], "end") {
+			out[name] = cur
+			cur = nil
+			continue
+		}
+		value, weight, ok := strings.Cut(line, "|")
+		if !ok {
+			panic(fmt.Sprintf("dists.dss: bad line %q", line))
+		}
+		w, err := strconv.Atoi(strings.TrimSpace(weight))
+		if err != nil {
+			panic(fmt.Sprintf("dists.dss: bad weight in %q", line))
+		}
+		if strings.EqualFold(value, "count") {
+			continue
+		}
+		var total int32
+		if n := len(cur.cumulative); n > 0 {
+			total = cur.cumulative[n-1]
+		}
+		cur.values = append(cur.values, value)
+		cur.cumulative = append(cur.cumulative, total+int32(w))
+		for i := 0; i < w; i++ {
+			cur.pick = append(cur.pick, uint16(len(cur.values)-1))
+		}
+	}
+	return out
+}
+
+func mustDist(name string) *dist {
+	d, ok := dists[name]
+	if !ok {
+		panic("dists.dss: no distribution " + name)
+	}
+	return d
+}
+
+// Distributions by use (Clause 4.2.2.13).
+var (
+	distColors     = mustDist("colors")
+	distTypes      = mustDist("p_types")
+	distContainers = mustDist("p_cntr")
+	distSegments   = mustDist("msegmnt")
+	distNations    = mustDist("nations")
+	distRegions    = mustDist("regions")
+	distPriorities = mustDist("o_oprio")
+	distFlags      = mustDist("rflag")
+	distInstruct   = mustDist("instruct")
+	distModes      = mustDist("smode")
+)
+
+// random picks a value with dbgen's pick_str: a draw in [0, total weight) selects the first
+// value whose cumulative weight exceeds it.
+func (d *dist) random(s *stream) string {
+	return d.values[d.pick[s.intn(0, int32(len(d.pick))-1)]]
+}
