@@ -30,7 +30,7 @@ func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
 // (each refresh set is SF × 1500 orders, Clause 4.2.5.2); lineitem 1 to 7
 // lines per order (Clause 4.2.3).
 func (w *Workload) checkCounts(ctx context.Context, conn *pgx.Conn) error {
-	g := dbgen.New(w.scale)
+	g := w.generator()
 	want := map[dbgen.Table]int64{}
 	for _, t := range []dbgen.Table{dbgen.Nation, dbgen.Region, dbgen.Part, dbgen.Supplier, dbgen.Customer} {
 		want[t] = g.BaseRows(t)

@@ -99,7 +99,7 @@ func (w *Workload) RF1(ctx context.Context, conn *pgx.Conn) error {
 		return err
 	}
 	var orders, lines bytes.Buffer
-	if _, _, err := dbgen.New(w.scale).WriteRefresh(&orders, &lines, set, dbgen.COPY); err != nil {
+	if _, _, err := w.generator().WriteRefresh(&orders, &lines, set, dbgen.COPY); err != nil {
 		return fmt.Errorf("rf1: generate set %d: %w", set, err)
 	}
 	for _, c := range []struct {
@@ -126,7 +126,10 @@ func (w *Workload) RF2(ctx context.Context, conn *pgx.Conn) error {
 	if err != nil {
 		return err
 	}
-	keys := dbgen.New(w.scale).DeleteKeys(set)
+	keys := w.generator().DeleteKeys(set)
+	if keys == nil {
+		return fmt.Errorf("rf2: no refresh set %d at scale %g (dbgen has %d sets of SF × 1500 orders): init again", set, w.scale, w.generator().BaseRows(dbgen.Orders)/max(1, int64(w.scale*1500)))
+	}
 	if _, err := conn.Exec(ctx, "delete from lineitem where l_orderkey = any($1)", keys); err != nil {
 		return fmt.Errorf("rf2: set %d: %w", set, err)
 	}

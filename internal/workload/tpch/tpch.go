@@ -36,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
@@ -90,6 +91,20 @@ type Workload struct {
 	// read by Prepare from the state table
 	rf1Next, rf2Next int
 	prepared         bool
+
+	genMu sync.Mutex
+	gen   *dbgen.Generator // of scale, made on first use
+}
+
+// generator is the data generator of the workload's scale (shared by the
+// workers: dbgen.Generator is safe for concurrent use).
+func (w *Workload) generator() *dbgen.Generator {
+	w.genMu.Lock()
+	defer w.genMu.Unlock()
+	if w.gen == nil || w.gen.Scale() != w.scale {
+		w.gen = dbgen.New(w.scale)
+	}
+	return w.gen
 }
 
 // New returns a tpch workload with the default parameters.
@@ -190,7 +205,7 @@ func (w *Workload) Params() map[string]string {
 }
 
 // Tables implements workload.Workload.
-func (w *Workload) Tables() []workload.Table { return tables(dbgen.New(w.scale), w.citus) }
+func (w *Workload) Tables() []workload.Table { return tables(w.generator(), w.citus) }
 
 // queryNames are q1..q22; TxTypes are they, then rf1 and rf2.
 var queryNames = func() []string {
