@@ -98,15 +98,15 @@ func (w *Workload) RF1(ctx context.Context, conn *pgx.Conn) error {
 	if err != nil {
 		return err
 	}
-	var orders, lines bytes.Buffer
-	if _, _, err := w.generator().WriteRefresh(&orders, &lines, set, dbgen.COPY); err != nil {
-		return fmt.Errorf("rf1: generate set %d: %w", set, err)
+	data, err := w.refreshData(set)
+	if err != nil {
+		return fmt.Errorf("rf1: %w", err)
 	}
 	for _, c := range []struct {
 		table string
-		data  *bytes.Buffer
-	}{{"orders", &orders}, {"lineitem", &lines}} {
-		if _, err := conn.PgConn().CopyFrom(ctx, c.data, "copy "+c.table+" from stdin with (format text, delimiter '|')"); err != nil {
+		data  []byte
+	}{{"orders", data.orders}, {"lineitem", data.lines}} {
+		if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(c.data), "copy "+c.table+" from stdin with (format text, delimiter '|')"); err != nil {
 			return fmt.Errorf("rf1: set %d into %s: %w", set, c.table, err)
 		}
 	}
@@ -137,4 +137,53 @@ func (w *Workload) RF2(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("rf2: set %d: %w", set, err)
 	}
 	return tx.Commit(ctx)
+}
+
+// refreshSet is RF1's data of one refresh set, as COPY text.
+type refreshSet struct{ orders, lines []byte }
+
+// maxPregenerated bounds the refresh data Prepare generates ahead (dbgen
+// -U makes the update files before the test, so generating them is not
+// RF1's time): 1,500 × SF orders a set, about 1 MB at scale 1.
+const maxPregenerated = 256 << 20
+
+// pregenerate makes the refresh sets a run of the workload's mode will
+// take, from first on: one for the power test, --streams for the
+// throughput test. Sets beyond maxPregenerated are made by RF1 itself.
+func (w *Workload) pregenerate(first int) error {
+	n := 0
+	switch w.mode() {
+	case modePower:
+		n = 1
+	case modeThroughput:
+		n = w.streams
+	}
+	size := 0
+	for set := first; set < first+n && size < maxPregenerated; set++ {
+		d, err := w.refreshData(set)
+		if err != nil {
+			return err
+		}
+		size += len(d.orders) + len(d.lines)
+	}
+	return nil
+}
+
+// refreshData returns set's data, generated on first use and kept.
+func (w *Workload) refreshData(set int) (refreshSet, error) {
+	w.refreshMu.Lock()
+	defer w.refreshMu.Unlock()
+	if d, ok := w.refresh[set]; ok {
+		return d, nil
+	}
+	var orders, lines bytes.Buffer
+	if _, _, err := w.generator().WriteRefresh(&orders, &lines, set, dbgen.COPY); err != nil {
+		return refreshSet{}, fmt.Errorf("generate refresh set %d: %w", set, err)
+	}
+	if w.refresh == nil {
+		w.refresh = map[int]refreshSet{}
+	}
+	d := refreshSet{orders.Bytes(), lines.Bytes()}
+	w.refresh[set] = d
+	return d, nil
 }

@@ -94,6 +94,9 @@ type Workload struct {
 
 	genMu sync.Mutex
 	gen   *dbgen.Generator // of scale, made on first use
+
+	refreshMu sync.Mutex
+	refresh   map[int]refreshSet // RF1's data by set, generated ahead (refresh.go)
 }
 
 // generator is the data generator of the workload's scale (shared by the
@@ -355,6 +358,9 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 		return &workload.InputError{Msg: fmt.Sprintf("the database holds tpch at scale %g, not --scale %g: leave out --scale or init again", sf, w.scale)}
 	}
 	w.scale, w.prepared = sf, true
+	if err := w.pregenerate(w.rf1Next); err != nil {
+		return &workload.InputError{Msg: fmt.Sprintf("tpch: %v: the refresh sets of this load are used up, init again", err)}
+	}
 	return nil
 }
 
