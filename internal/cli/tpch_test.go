@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,7 +28,7 @@ func TestTPCH(t *testing.T) {
 	wantUsage(t, pgarena(t, nil, "run", "tpch", "--queries", "1,23", "--dsn", dsn, "--results", results), "--queries", "23")
 	wantUsage(t, pgarena(t, nil, "run", "tpch", "--power", "-c", "2", "--dsn", dsn, "--results", results), "leave out -c")
 
-	r = mustRun(t, "run", "tpch", "--power", "--json", "--dsn", dsn, "--results", results)
+	r = mustRun(t, "run", "tpch", "--power", "--explain-slowest", "--json", "--dsn", dsn, "--results", results)
 	m := summaryJSON(t, r.stdout)
 	if m["status"] != "complete" {
 		t.Errorf("power run status %v, want complete", m["status"])
@@ -38,6 +40,13 @@ func TestTPCH(t *testing.T) {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("power run output lacks %q:\n%s", want, r.stderr)
 		}
+	}
+	if dir := regexp.MustCompile(`results in (\S+)`).FindStringSubmatch(r.stderr); dir == nil {
+		t.Error("no run directory in the output")
+	} else if plan, err := os.ReadFile(filepath.Join(dir[1], "explain-slowest.txt")); err != nil || !strings.Contains(string(plan), "Buffers:") {
+		t.Errorf("--explain-slowest: %v\n%s", err, plan)
+	} else {
+		t.Logf("%.600s", plan)
 	}
 	t.Log(r.stderr)
 	r = mustRun(t, "run", "tpch", "--throughput", "--streams", "2", "--json", "--dsn", dsn, "--results", results)

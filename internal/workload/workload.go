@@ -267,6 +267,19 @@ type Finisher interface {
 	Transactions() int
 }
 
+// Explainer is implemented by workloads that can show the plan of a
+// transaction type's statement (tpch: a query). When ExplainSlowest
+// reports true (tpch --explain-slowest) the session saves, after the
+// clients stop, Explain of the run's slowest type (highest mean latency)
+// with the run. Explain gets the type's name as the summary has it
+// ("power/q5"), runs EXPLAIN (ANALYZE, BUFFERS) and returns its text, or
+// "" when the type has no one statement to explain (a refresh function;
+// the next slowest is tried).
+type Explainer interface {
+	ExplainSlowest() bool
+	Explain(ctx context.Context, conn *pgx.Conn, txType string) (string, error)
+}
+
 // InputError is an error of a workload's Check or Prepare that is the
 // user's to fix, not a failed check (tpch --answers at a scale without an
 // answer set): one line, exit 2.

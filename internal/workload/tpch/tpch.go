@@ -83,6 +83,7 @@ type Workload struct {
 	queries    []int // --queries, 1-based
 	repeat     int
 	answers    bool
+	explain    bool
 	citus      bool
 	shardCount int
 	seed       uint64
@@ -120,11 +121,12 @@ func New() *Workload {
 	fs.IntVar(&w.streams, "streams", 2, "query streams of --throughput (the spec's minimum is 2 at SF 1, 3 at 10, 4 at 30)")
 	fs.StringVar(&w.queryList, "queries", "", "run only these queries (1,6,14), --repeat times each per client, then end")
 	fs.IntVar(&w.repeat, "repeat", 1, "with --queries: how many times each client runs the list")
+	fs.BoolVar(&w.explain, "explain-slowest", false, "after the run, save EXPLAIN (ANALYZE, BUFFERS) of its slowest query (stream 0's parameters) with the run, in explain-slowest.txt")
 	fs.BoolVar(&w.answers, "answers", false, "check the 22 queries' answers with the validation parameters against the answer set of the scale")
 	fs.BoolVar(&w.citus, "citus", false, "distribute the tables on a Citus coordinator (lineitem/orders by orderkey, part/partsupp by partkey, customer by custkey; nation, region, supplier reference tables); automatic when the extension is there")
 	fs.IntVar(&w.shardCount, "shard-count", 32, "with Citus: shards of the distributed tables")
 	workload.ForVerbs(fs, workload.InitVerbs, "scale", "citus", "shard-count")
-	workload.ForVerbs(fs, []string{workload.VerbRun}, "power", "throughput", "streams", "queries", "repeat")
+	workload.ForVerbs(fs, []string{workload.VerbRun}, "power", "throughput", "streams", "queries", "repeat", "explain-slowest")
 	workload.ForVerbs(fs, []string{workload.VerbCheck}, "answers")
 	w.flags = fs
 	return w
@@ -371,4 +373,33 @@ func tableNames() []string {
 		out[i] = t.String()
 	}
 	return out
+}
+
+// ExplainSlowest implements workload.Explainer: --explain-slowest.
+func (w *Workload) ExplainSlowest() bool { return w.explain }
+
+// Explain implements workload.Explainer: EXPLAIN (ANALYZE, BUFFERS) of
+// query txType ("q5", "streams/q5") with stream 0's parameters (the power
+// test's); "" for the refresh functions.
+func (w *Workload) Explain(ctx context.Context, conn *pgx.Conn, txType string) (string, error) {
+	n := slices.Index(queryNames, analytic.BaseName(txType)) + 1
+	if n == 0 {
+		return "", nil
+	}
+	var sql string
+	for _, q := range qgen.Stream(0, int64(w.seed), w.scale) {
+		if q.Number == n {
+			sql = q.SQL
+		}
+	}
+	rows, err := textRows(ctx, conn, "explain (analyze, buffers) "+sql)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- q%d with stream 0's parameters (seed %d, scale %g):\n%s\n", n, w.seed, w.scale, sql)
+	for _, r := range rows {
+		b.WriteString(strings.Join(r, " ") + "\n")
+	}
+	return b.String(), nil
 }

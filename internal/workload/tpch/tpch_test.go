@@ -13,6 +13,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/workload"
+	"github.com/pgarena/pgarena/internal/workload/tpch/qgen"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the testdata/*.golden files")
@@ -185,5 +186,39 @@ func TestFigures(t *testing.T) {
 	figs = w.TimedFigures(nil, nil, 3600*time.Second, committed, nil)
 	if figs[0].Name != "throughput_at_size" || figs[0].Value != 3*22 {
 		t.Errorf("throughput figure %+v, want throughput_at_size 66", figs[0])
+	}
+}
+
+// TestAnswers runs check --answers at scale 0.01: the 22 queries with the
+// validation parameters against qgen's answer set (skipped, saying so,
+// while qgen has no answer set for 0.01).
+func TestAnswers(t *testing.T) {
+	if _, ok := qgen.Answers(0.01); !ok {
+		t.Skip("qgen has no answer set for scale 0.01 yet")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, conn := loaded(t)
+	w := newWorkload(t, "--answers")
+	if err := w.Prepare(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Check(ctx, conn); err != nil {
+		t.Fatalf("check --answers: %v", err)
+	}
+}
+
+// TestAnswersRefusedWithoutSet: a scale without an answer set is bad
+// input, not a failed check.
+func TestAnswersRefusedWithoutSet(t *testing.T) {
+	_, conn := loaded(t)
+	w := newWorkload(t, "--answers")
+	if err := w.Prepare(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	w.scale = 0.02 // as if loaded at a scale with no answer set
+	err := w.Check(context.Background(), conn)
+	if _, ok := err.(*workload.InputError); !ok || !strings.Contains(err.Error(), "no answer set for scale 0.02") {
+		t.Errorf("check --answers at 0.02: %v, want an InputError", err)
 	}
 }
