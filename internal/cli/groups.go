@@ -64,7 +64,7 @@ func (a *app) splitGroups(spec *session.Spec, w workload.Workload) {
 	var desc []string
 	for _, p := range gr.Groups() {
 		g := base
-		g.Name, g.Workload, g.Clients = p.Name, p.Workload, p.Clients
+		g.Name, g.Workload, g.Clients, g.After = p.Name, p.Workload, p.Clients, p.After
 		spec.Groups = append(spec.Groups, g)
 		desc = append(desc, fmt.Sprintf("%d %s", p.Clients, p.Name))
 	}

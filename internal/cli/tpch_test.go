@@ -24,7 +24,7 @@ func TestTPCH(t *testing.T) {
 			t.Errorf("init output lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	wantUsage(t, pgarena(t, nil, "run", "tpch", "--power", "--throughput", "--dsn", dsn, "--results", results), "--power and --throughput")
+	wantUsage(t, pgarena(t, nil, "run", "tpch", "--streams", "3", "--dsn", dsn, "--results", results), "--streams", "--throughput")
 	wantUsage(t, pgarena(t, nil, "run", "tpch", "--queries", "1,23", "--dsn", dsn, "--results", results), "--queries", "23")
 	wantUsage(t, pgarena(t, nil, "run", "tpch", "--power", "-c", "2", "--dsn", dsn, "--results", results), "leave out -c")
 
@@ -56,6 +56,15 @@ func TestTPCH(t *testing.T) {
 	}
 	if num(t, m, "failed") != 0 {
 		t.Errorf("throughput run: failures %v", m["errors"])
+	}
+	t.Log(r.stderr)
+	r = mustRun(t, "run", "tpch", "--power", "--throughput", "--streams", "2", "--json", "--dsn", dsn, "--results", results)
+	m = summaryJSON(t, r.stdout)
+	if m["status"] != "complete" || num(t, m, "failed") != 0 {
+		t.Errorf("power and throughput run: status %v, failures %v", m["status"], m["errors"])
+	}
+	if p, tp, q := num(t, m, "power_at_size"), num(t, m, "throughput_at_size"), num(t, m, "qphh_at_size"); p <= 0 || tp <= 0 || q < min(p, tp) || q > max(p, tp) {
+		t.Errorf("power %v, throughput %v, QphH %v: want all > 0, QphH their geometric mean", p, tp, q)
 	}
 	t.Log(r.stderr)
 	r = mustRun(t, "run", "tpch", "--queries", "1,6", "--repeat", "2", "--json", "--dsn", dsn, "--results", results)

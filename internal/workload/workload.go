@@ -409,6 +409,10 @@ type Part struct {
 	Name     string // the group's name: "oltp"
 	Workload Workload
 	Clients  int
+	// After names an earlier part whose clients must all have finished
+	// before this part's clients start (tpch: the throughput test after
+	// the power test); "" starts with the run.
+	After string
 }
 
 // Segmenter is implemented by workloads that make keys (inserts) when a

@@ -152,11 +152,11 @@ const maxPregenerated = 256 << 20
 // throughput test. Sets beyond maxPregenerated are made by RF1 itself.
 func (w *Workload) pregenerate(first int) error {
 	n := 0
-	switch w.mode() {
-	case modePower:
+	if w.power {
 		n = 1
-	case modeThroughput:
-		n = w.streams
+	}
+	if w.throughput {
+		n += w.streams
 	}
 	size := 0
 	for set := first; set < first+n && size < maxPregenerated; set++ {

@@ -150,8 +150,6 @@ func (w *Workload) Validate() error {
 	switch {
 	case w.scale < 0.01 || w.scale > 100000:
 		return fmt.Errorf("--scale must be between 0.01 and 100000 (got %g)", w.scale)
-	case w.power && w.throughput:
-		return errors.New("--power and --throughput are two runs: run one, then the other (QphH@size combines their figures)")
 	case (w.power || w.throughput) && w.queryList != "":
 		return errors.New("--queries runs a subset: leave out --power and --throughput")
 	case w.streams < 1:
@@ -194,10 +192,16 @@ func (w *Workload) mode() mode {
 func (w *Workload) Params() map[string]string {
 	p := map[string]string{"scale": strconv.FormatFloat(w.scale, 'g', -1, 64)}
 	switch w.mode() {
-	case modePower:
-		p["mode"] = "power"
-	case modeThroughput:
-		p["mode"], p["streams"] = "throughput", strconv.Itoa(w.streams)
+	case modePower, modeThroughput:
+		var tests []string
+		if w.power {
+			tests = append(tests, "power")
+		}
+		if w.throughput {
+			tests = append(tests, "throughput")
+			p["streams"] = strconv.Itoa(w.streams)
+		}
+		p["mode"] = strings.Join(tests, "+")
 	case modeQueries:
 		p["mode"], p["queries"], p["repeat"] = "queries", w.queryList, strconv.Itoa(w.repeat)
 	default:
@@ -300,34 +304,39 @@ func (w *Workload) streamWorker(s, rounds int) *analytic.Stream {
 // Transactions implements workload.Finisher: the longest list of the
 // power and throughput tests and of --queries; 0 in loop mode.
 func (w *Workload) Transactions() int {
-	switch w.mode() {
-	case modePower:
-		return 24
-	case modeThroughput:
-		return max(22, 2*w.streams)
-	case modeQueries:
-		return len(w.queries) * w.repeat
+	n := 0
+	if w.power {
+		n = 24
 	}
-	return 0
+	if w.throughput {
+		n = max(n, 22, 2*w.streams)
+	}
+	if w.mode() == modeQueries {
+		n = len(w.queries) * w.repeat
+	}
+	return n
 }
 
-// Groups implements workload.Grouper: the power test's one stream, or the
-// throughput test's query streams and refresh stream; none otherwise (the
-// run is then one group of -c clients).
+// Groups implements workload.Grouper: the power test's one stream, the
+// throughput test's query streams and refresh stream, or both tests, the
+// throughput test after the power test (Clause 5.3.2; workload.Part.After);
+// none otherwise (the run is then one group of -c clients).
 func (w *Workload) Groups() []workload.Part {
-	switch w.mode() {
-	case modePower:
-		return []workload.Part{{Name: GroupPower, Clients: 1, Workload: &part{w, w.TxTypes(),
-			func(int, *rand.Rand) workload.Worker { return w.powerWorker() }}}}
-	case modeThroughput:
-		return []workload.Part{
-			{Name: GroupStreams, Clients: w.streams, Workload: &part{w, slices.Clone(queryNames),
-				func(id int, _ *rand.Rand) workload.Worker { return w.streamWorker(id+1, 1) }}},
-			{Name: GroupRefresh, Clients: 1, Workload: &part{w, []string{"rf1", "rf2"},
-				func(int, *rand.Rand) workload.Worker { return w.refreshWorker(0, 1) }}},
-		}
+	var parts []workload.Part
+	after, first := "", 0 // first: the whole-run id of the first query stream
+	if w.power {
+		parts = append(parts, workload.Part{Name: GroupPower, Clients: 1, Workload: &part{w, w.TxTypes(),
+			func(int, *rand.Rand) workload.Worker { return w.powerWorker() }}})
+		after, first = GroupPower, 1
 	}
-	return nil
+	if w.throughput {
+		parts = append(parts,
+			workload.Part{Name: GroupStreams, Clients: w.streams, After: after, Workload: &part{w, slices.Clone(queryNames),
+				func(id int, _ *rand.Rand) workload.Worker { return w.streamWorker(id-first+1, 1) }}},
+			workload.Part{Name: GroupRefresh, Clients: 1, After: after, Workload: &part{w, []string{"rf1", "rf2"},
+				func(int, *rand.Rand) workload.Worker { return w.refreshWorker(0, 1) }}})
+	}
+	return parts
 }
 
 // part is one client group's view of the workload: its own transaction

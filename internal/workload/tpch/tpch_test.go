@@ -137,6 +137,12 @@ func TestRefreshSetsAdvance(t *testing.T) {
 	if _, ok := err.(*workload.InputError); !ok || !strings.Contains(err.Error(), "refresh sets have changed the data") {
 		t.Errorf("check --answers after refreshes: %v, want an InputError on changed data", err)
 	}
+	// a scale without an answer set is bad input too, not a failed check
+	w.scale, w.rf1Next, w.rf2Next = 0.02, 1, 1
+	err = w.Check(ctx, conn)
+	if _, ok := err.(*workload.InputError); !ok || !strings.Contains(err.Error(), "no answer set for scale 0.02") {
+		t.Errorf("check --answers at 0.02: %v, want an InputError", err)
+	}
 }
 
 // TestCitusDDL pins the statements that distribute the tables on Citus
@@ -177,6 +183,21 @@ func TestFigures(t *testing.T) {
 	if figs := w.TimedFigures(nil, nil, time.Minute, committed, times); figs[0].Value != 0 || !strings.Contains(figs[0].Note, "q7 completed 0 times") {
 		t.Errorf("power figure without q7: %+v", figs[0])
 	}
+	// both tests in one run: each its own groups' counts and times; Ts
+	// is the run less the power test's 24 × 2 s
+	w = newWorkload(t, "--power", "--throughput", "--streams", "3")
+	w.scale = 1
+	for _, n := range append(queryNames, "rf1", "rf2") {
+		committed["streams/"+n] = 3
+		times["streams/"+n] = workload.TxTimes{Total: time.Hour}
+	}
+	committed["power/q7"], committed["refresh/rf1"], committed["refresh/rf2"] = 1, 3, 3
+	delete(committed, "streams/rf1")
+	delete(committed, "streams/rf2")
+	figs = w.TimedFigures(nil, nil, 3600*time.Second+48*time.Second, committed, times)
+	if len(figs) < 3 || figs[0].Value != 1800 || figs[1].Value != 66 || figs[2].Name != "qphh_at_size" || figs[2].Value != 344.7 {
+		t.Errorf("power and throughput figures %+v, want power 1800, throughput 66, QphH 344.7", figs[:3])
+	}
 	w = newWorkload(t, "--throughput", "--streams", "3")
 	w.scale = 1
 	committed = map[string]int64{}
@@ -205,20 +226,5 @@ func TestAnswers(t *testing.T) {
 	}
 	if err := w.Check(ctx, conn); err != nil {
 		t.Fatalf("check --answers: %v", err)
-	}
-}
-
-// TestAnswersRefusedWithoutSet: a scale without an answer set is bad
-// input, not a failed check.
-func TestAnswersRefusedWithoutSet(t *testing.T) {
-	_, conn := loaded(t)
-	w := newWorkload(t, "--answers")
-	if err := w.Prepare(context.Background(), conn); err != nil {
-		t.Fatal(err)
-	}
-	w.scale = 0.02 // as if loaded at a scale with no answer set
-	err := w.Check(context.Background(), conn)
-	if _, ok := err.(*workload.InputError); !ok || !strings.Contains(err.Error(), "no answer set for scale 0.02") {
-		t.Errorf("check --answers at 0.02: %v, want an InputError", err)
 	}
 }
