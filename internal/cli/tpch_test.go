@@ -75,6 +75,10 @@ func TestTPCH(t *testing.T) {
 		t.Errorf("--queries: the per-query table has no min column or has other queries:\n%s", r.stderr)
 	}
 	t.Log(r.stderr)
+	r = mustRun(t, "run", "tpch", "-c", "2", "-T", "2s", "--json", "--dsn", dsn, "--results", results) // looped streams
+	if m := summaryJSON(t, r.stdout); m["status"] != "complete" || num(t, m, "queries_per_hour") <= 0 || num(t, m, "failed") != 0 {
+		t.Errorf("looped streams: status %v, queries/hour %v, failures %v", m["status"], m["queries_per_hour"], m["errors"])
+	}
 	r = mustRun(t, "check", "tpch", "--dsn", dsn)
 	if !strings.Contains(r.stdout, "check tpch: ok") {
 		t.Errorf("check: %s", r)

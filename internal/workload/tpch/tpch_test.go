@@ -210,17 +210,34 @@ func TestFigures(t *testing.T) {
 	}
 }
 
-// TestAnswers runs check --answers at scale 0.01: the 22 queries with the
-// validation parameters against qgen's answer set (skipped, saying so,
-// while qgen has no answer set for 0.01).
+// TestAnswers runs check --answers at scale 0.01 and 0.1 (not with
+// -short: about 30 s): the 22 queries with the validation parameters
+// against qgen's answer set (skipped, saying so, while qgen has none for
+// the scale).
 func TestAnswers(t *testing.T) {
-	if _, ok := qgen.Answers(0.01); !ok {
-		t.Skip("qgen has no answer set for scale 0.01 yet")
+	for _, sf := range []string{"0.01", "0.1"} {
+		t.Run(sf, func(t *testing.T) {
+			testAnswers(t, sf)
+		})
+	}
+}
+
+func testAnswers(t *testing.T, sf string) {
+	w := newWorkload(t, "--scale", sf)
+	if _, ok := qgen.Answers(w.scale); !ok {
+		t.Skipf("qgen has no answer set for scale %s yet", sf)
+	}
+	if sf != "0.01" && testing.Short() {
+		t.Skip("-short")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, conn := loaded(t)
-	w := newWorkload(t, "--answers")
+	conn, err := pgx.Connect(ctx, loadertest.Loaded(t, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	w = newWorkload(t, "--answers")
 	if err := w.Prepare(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
