@@ -3,7 +3,6 @@ package dbgen
 import (
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // Table is one of the eight TPC-H tables (Clause 1.4).
@@ -55,20 +54,16 @@ const (
 )
 
 // Generator generates one scale factor's data. It is safe for concurrent use; the text pool
-// is built once, on first use.
+// is built once, on first use (once per process: it does not depend on the scale factor).
 type Generator struct {
-	sf       float64
-	poolOnce sync.Once
-	pool     *textPool
+	sf float64
 }
 
-// New returns the generator of scale factor sf (> 0; fractional scales are for tests).
+// New returns the generator of scale factor sf, from 0.0001 to below 30000 (fractional
+// scales are for tests); Write and the refresh methods reject other scales.
 func New(sf float64) *Generator { return &Generator{sf: sf} }
 
 // Scale is the scale factor.
 func (g *Generator) Scale() float64 { return g.sf }
 
-func (g *Generator) textPool() *textPool {
-	g.poolOnce.Do(func() { g.pool = sharedPool() })
-	return g.pool
-}
+func (g *Generator) textPool() *textPool { return sharedPool() }

@@ -127,6 +127,18 @@ func TestWriteRejectsBadRanges(t *testing.T) {
 	}
 }
 
+func TestScaleLimits(t *testing.T) {
+	for _, sf := range []float64{0, -1, 0.00001, 30000} {
+		if _, err := New(sf).Write(io.Discard, Supplier, 0, 0, TBL); err == nil {
+			t.Errorf("scale %g: no error", sf)
+		}
+	}
+	g := New(0.0001) // one supplier, 15 orders
+	if n, err := g.Write(io.Discard, LineItem, 0, g.BaseRows(LineItem), COPY); err != nil || n == 0 {
+		t.Errorf("scale 0.0001: %d lines, %v", n, err)
+	}
+}
+
 func TestTableNames(t *testing.T) {
 	for _, tab := range Tables {
 		got, err := ParseTable(strings.ToUpper(tab.String()))
@@ -211,10 +223,10 @@ func TestRefreshSets(t *testing.T) {
 	if _, _, err := g.WriteRefresh(io.Discard, io.Discard, 0, TBL); err == nil {
 		t.Error("set 0: no error")
 	}
-	if _, _, err := g.WriteRefresh(io.Discard, io.Discard, 1001, TBL); err == nil {
-		t.Error("set 1001 at SF 0.01: no error")
+	if _, _, err := g.WriteRefresh(io.Discard, io.Discard, 1000, TBL); err == nil {
+		t.Error("set 1000: no error")
 	}
-	if g.DeleteKeys(0) != nil || g.DeleteKeys(1001) != nil {
+	if g.DeleteKeys(0) != nil || g.DeleteKeys(1000) != nil {
 		t.Error("DeleteKeys of a set that does not exist is not nil")
 	}
 }
@@ -225,10 +237,10 @@ func BenchmarkWrite(b *testing.B) {
 	g.textPool()
 	for _, tab := range []Table{Part, PartSupp, Supplier, Customer, Orders, LineItem} {
 		b.Run(tab.String(), func(b *testing.B) {
-			const chunk = 10000
+			chunk := min(g.BaseRows(tab)/2, 10000)
 			var lines int64
 			for i := 0; i < b.N; i++ {
-				from := int64(i*chunk) % (g.BaseRows(tab) - chunk)
+				from := int64(i) * chunk % (g.BaseRows(tab) - chunk)
 				n, err := g.Write(io.Discard, tab, from, from+chunk, COPY)
 				if err != nil {
 					b.Fatal(err)
@@ -245,5 +257,32 @@ func BenchmarkWrite(b *testing.B) {
 func BenchmarkPool(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		buildPool()
+	}
+}
+
+// One Generator serves concurrent chunks (the loader's use).
+func TestConcurrentChunks(t *testing.T) {
+	g := New(0.01)
+	const parts = 5
+	rows := g.BaseRows(LineItem)
+	out := make([]bytes.Buffer, parts)
+	errs := make(chan error, parts)
+	for k := int64(0); k < parts; k++ {
+		go func() {
+			_, err := g.Write(&out[k], LineItem, rows*k/parts, rows*(k+1)/parts, TBL)
+			errs <- err
+		}()
+	}
+	h := sha256.New()
+	for range parts {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range out {
+		h.Write(out[k].Bytes())
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sf001[LineItem] {
+		t.Errorf("concurrent chunks: sha256 %s, want %s", got, sf001[LineItem])
 	}
 }

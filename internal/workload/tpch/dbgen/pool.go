@@ -1,6 +1,9 @@
 package dbgen
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // The text pool (Clause 4.2.2.10, 4.2.3): dbgen fills 300 MB with sentences of its grammar,
 // drawn from one stream, and every comment is the pool's substring at a random offset.
@@ -8,13 +11,16 @@ import "sync"
 // byte per word (the words of all lists number fewer than 249), each followed by a space
 // unless an escape byte after it names another separator (", " or a terminator and a
 // space). A checkpoint every 128 bytes of text (which word holds that byte, and how far into
-// it) lets a comment be materialised from its offset by walking a few words. About 60 MB.
+// it) lets a comment be materialised from its offset by walking a few words: 47 MB of words
+// and 10 MB of checkpoints.
 
 const (
 	poolSize       = 300 * 1024 * 1024 // dbgen's TEXT_POOL_SIZE, independent of the scale factor
 	poolSeed       = 933588178         // the text pregeneration stream's seed
 	checkpointBits = 7                 // a checkpoint every 128 bytes of text
 	escapeBase     = 248               // bytes above escapeBase are separators: escapeBase+k is seps[k]
+	poolWords      = 47_013_504        // the compact pool's length (words and escapes), a capacity hint
+	backBits       = 5                 // poolWords < 1<<(32-backBits)
 )
 
 // seps are the separators after a word: a space, the comma of "J, J N", the terminators.
@@ -22,10 +28,13 @@ var seps = [...]string{" ", ", ", ". ", "; ", ": ", "? ", "! ", "-- "}
 
 // textPool is the compact pool.
 type textPool struct {
-	words  []byte   // word ids, each optionally followed by an escape byte
-	cpWord []uint32 // checkpoint c: index in words of the word holding text byte c<<checkpointBits
-	cpBack []uint8  // ... and that byte's distance from the word's first byte
-	pieces [len(seps)][]string
+	words []byte // word ids, each optionally followed by an escape byte
+	// checkpoints[c] locates text byte c<<checkpointBits: the index in words of the word
+	// holding it, shifted left by backBits, or'ed with the byte's distance from the word's
+	// first byte (a word and its separator are shorter than 1<<backBits).
+	checkpoints []uint32
+	pieces      [len(seps)][]string
+	lens        [len(seps)][256]uint8 // len(pieces[k][w])
 }
 
 // sharedPool builds the pool once per process: it does not depend on the scale factor and
@@ -47,8 +56,8 @@ func newGrammar() *grammar {
 			return i
 		}
 		i := uint8(len(g.vocab))
-		if len(g.vocab) >= escapeBase {
-			panic("dbgen: too many words for the compact text pool")
+		if len(g.vocab) >= escapeBase || len(w)+len("-- ") >= 1<<backBits {
+			panic("dbgen: dists.dss's words do not fit the compact text pool")
 		}
 		ids[w] = i
 		g.vocab = append(g.vocab, w)
@@ -80,89 +89,123 @@ func newGrammar() *grammar {
 	return g
 }
 
-// poolBuilder appends words and tracks the text's length.
-type poolBuilder struct {
-	words   []byte
-	length  int
-	last    int // index of the last word in words
-	lastLen int // its text length without the separator
-	vocab   []string
+// draw is one step of the pool's stream: dbgen's UnifInt over [0, n) on a plain seed, so
+// that the builder's hot loop keeps its state in registers.
+func draw(seed int64, n int) (int64, int) {
+	seed = seed * rngMultiplier % rngModulus
+	return seed, int(float64(seed) / rngModulus * float64(n))
 }
 
-func (b *poolBuilder) word(id uint8) {
-	b.last = len(b.words)
-	b.words = append(b.words, id)
-	b.lastLen = len(b.vocab[id])
-	b.length += b.lastLen + 1
+// phrase is a parsed grammar, noun-phrase or verb-phrase syntax: its part-of-speech letters,
+// with ',' standing for the comma after the previous word.
+type phrase []byte
+
+func parsePhrases(d *dist) []phrase {
+	out := make([]phrase, len(d.values))
+	for i, v := range d.values {
+		for _, tok := range strings.Fields(v) {
+			out[i] = append(out[i], tok[0])
+			if strings.HasSuffix(tok, ",") {
+				out[i] = append(out[i], ',')
+			}
+		}
+	}
+	return out
 }
 
-// setSep replaces the last word's trailing space with seps[k] (dbgen erases the space and
-// appends the punctuation; the sentence loop then restores the space).
-func (b *poolBuilder) setSep(k uint8) {
-	b.words = append(b.words[:b.last+1], escapeBase+k)
-	b.length += len(seps[k]) - 1
-}
-
-func pickFrom(s *stream, table []uint8) uint8 { return table[s.intn(0, int32(len(table))-1)] }
-
+// buildPool generates dbgen's pool sentence by sentence (Clause 4.2.2.10): a grammar picks
+// the sentence's phrases (N noun phrase, V verb phrase, P preposition, "the" and a noun
+// phrase, T terminator), phrases pick words. Each sentence is assembled in a local buffer,
+// then appended and indexed. All draws come from one stream, in dbgen's order.
 func buildPool() *textPool {
 	g := newGrammar()
 	sentences, nps, vps := mustDist("grammar"), mustDist("np"), mustDist("vp")
-	s := newStream(poolSeed, 1<<30)
-	b := &poolBuilder{words: make([]byte, 0, 48<<20), vocab: g.vocab}
-	nounPhrase := func() {
-		syntax := nps.random(&s)
-		for i := 0; i < len(syntax); i++ {
-			switch syntax[i] {
-			case 'J':
-				b.word(pickFrom(&s, g.adjectives))
-			case 'D':
-				b.word(pickFrom(&s, g.adverbs))
-			case 'N':
-				b.word(pickFrom(&s, g.nouns))
-			case ',':
-				b.setSep(1)
-			}
-		}
+	sentenceSyntax, npSyntax, vpSyntax := parsePhrases(sentences), parsePhrases(nps), parsePhrases(vps)
+	var wordLen [256]int
+	for i, w := range g.vocab {
+		wordLen[i] = len(w)
 	}
-	verbPhrase := func() {
-		syntax := vps.random(&s)
-		for i := 0; i < len(syntax); i += 2 {
-			switch syntax[i] {
-			case 'D':
-				b.word(pickFrom(&s, g.adverbs))
-			case 'V':
-				b.word(pickFrom(&s, g.verbs))
-			case 'X':
-				b.word(pickFrom(&s, g.auxes))
-			}
-		}
+	p := &textPool{
+		words:       make([]byte, 0, poolWords+128),
+		checkpoints: make([]uint32, poolSize>>checkpointBits+1),
 	}
-	for b.length < poolSize {
-		syntax := sentences.random(&s)
-		for i := 0; i < len(syntax); i += 2 {
-			switch syntax[i] {
-			case 'N':
-				nounPhrase()
+	seed := int64(poolSeed)
+	var r int
+	var sent [128]byte // one sentence: word ids and escape bytes
+	length, c := 0, 0  // text length so far; next checkpoint
+	for length < poolSize {
+		n, last := 0, 0
+		seed, r = draw(seed, len(sentences.pick))
+		for _, part := range sentenceSyntax[sentences.pick[r]] {
+			switch part {
+			case 'N', 'P':
+				if part == 'P' {
+					seed, r = draw(seed, len(g.preps))
+					last, sent[n], n = n, g.preps[r], n+1
+					last, sent[n], n = n, g.the, n+1
+				}
+				seed, r = draw(seed, len(nps.pick))
+				for _, pos := range npSyntax[nps.pick[r]] {
+					switch pos {
+					case 'J':
+						seed, r = draw(seed, len(g.adjectives))
+						last, sent[n], n = n, g.adjectives[r], n+1
+					case 'D':
+						seed, r = draw(seed, len(g.adverbs))
+						last, sent[n], n = n, g.adverbs[r], n+1
+					case 'N':
+						seed, r = draw(seed, len(g.nouns))
+						last, sent[n], n = n, g.nouns[r], n+1
+					case ',':
+						sent[n] = escapeBase + 1
+						n++
+					}
+				}
 			case 'V':
-				verbPhrase()
-			case 'P':
-				b.word(pickFrom(&s, g.preps))
-				b.word(g.the)
-				nounPhrase()
+				seed, r = draw(seed, len(vps.pick))
+				for _, pos := range vpSyntax[vps.pick[r]] {
+					switch pos {
+					case 'D':
+						seed, r = draw(seed, len(g.adverbs))
+						last, sent[n], n = n, g.adverbs[r], n+1
+					case 'V':
+						seed, r = draw(seed, len(g.verbs))
+						last, sent[n], n = n, g.verbs[r], n+1
+					case 'X':
+						seed, r = draw(seed, len(g.auxes))
+						last, sent[n], n = n, g.auxes[r], n+1
+					}
+				}
 			case 'T':
-				b.setSep(pickFrom(&s, g.terms))
+				// dbgen erases the last word's space and appends the terminator; the
+				// sentence loop restores the space.
+				seed, r = draw(seed, len(g.terms))
+				sent[last+1] = escapeBase + g.terms[r]
+				n = last + 2
 			}
 		}
+		// Append and index the sentence: checkpoint c names the word holding text byte c·128.
+		base := len(p.words)
+		p.words = append(p.words, sent[:n]...)
+		for i := 0; i < n; {
+			l, next := wordLen[sent[i]]+1, i+1
+			if next < n && sent[next] >= escapeBase {
+				l, next = l-1+len(seps[sent[next]-escapeBase]), next+1
+			}
+			for ; c < len(p.checkpoints) && c<<checkpointBits < length+l; c++ {
+				p.checkpoints[c] = uint32(base+i)<<backBits | uint32(c<<checkpointBits-length)
+			}
+			length += l
+			i = next
+		}
 	}
-	p := &textPool{words: b.words}
 	for k, sep := range seps {
 		p.pieces[k] = make([]string, len(g.vocab))
 		for i, w := range g.vocab {
 			p.pieces[k][i] = w + sep
+			p.lens[k][i] = uint8(len(w) + len(sep))
 		}
 	}
-	p.index()
 	return p
 }
 
@@ -175,27 +218,37 @@ func (p *textPool) next(i int) (string, int) {
 	return p.pieces[0][w], i + 1
 }
 
-func (p *textPool) index() {
-	n := poolSize>>checkpointBits + 1
-	p.cpWord = make([]uint32, n)
-	p.cpBack = make([]uint8, n)
-	pos, c := 0, 0
-	for i := 0; i < len(p.words) && c < n; {
-		piece, j := p.next(i)
-		end := pos + len(piece)
-		for ; c < n && c<<checkpointBits < end; c++ {
-			p.cpWord[c] = uint32(i)
-			p.cpBack[c] = uint8(c<<checkpointBits - pos)
-		}
-		pos, i = end, j
-	}
+// textRef is a comment's place in the pool: its offset and length, and the checkpoint
+// before it. Locating a comment costs a cache miss or two; a row locates its comment first
+// so that the loads overlap the row's other work.
+type textRef struct {
+	off, n int
+	cp     uint32
+	first  byte // the checkpoint's word (loaded early)
 }
 
-// appendText appends the pool's bytes [off, off+n) to dst.
-func (p *textPool) appendText(dst []byte, off, n int) []byte {
-	c := off >> checkpointBits
-	i := int(p.cpWord[c])
-	pos := c<<checkpointBits - int(p.cpBack[c])
+func (p *textPool) locate(off, n int) textRef {
+	cp := p.checkpoints[off>>checkpointBits]
+	return textRef{off: off, n: n, cp: cp, first: p.words[cp>>backBits]}
+}
+
+// appendText appends the pool's bytes [r.off, r.off+r.n) to dst.
+func (p *textPool) appendText(dst []byte, r textRef) []byte {
+	off, n := r.off, r.n
+	c, cp := off>>checkpointBits, r.cp
+	i, pos := int(cp>>backBits), c<<checkpointBits-int(cp&(1<<backBits-1))
+	// Skip the words before off by their lengths alone.
+	for words, w := p.words, r.first; ; w = words[i] {
+		sep, j := 0, i+1
+		if j < len(words) && words[j] >= escapeBase {
+			sep, j = int(words[j]-escapeBase), j+1
+		}
+		l := int(p.lens[sep][w])
+		if pos+l > off {
+			break
+		}
+		pos, i = pos+l, j
+	}
 	for n > 0 {
 		piece, j := p.next(i)
 		if end := pos + len(piece); end > off {

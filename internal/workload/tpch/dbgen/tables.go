@@ -81,10 +81,16 @@ func newComment(seed int64, avg float64, rowsPerRow int32) comment {
 	return comment{s: newStream(seed, 2*rowsPerRow), min: lo, max: hi}
 }
 
-func (c *comment) write(lw *lineWriter, p *textPool) {
+// next draws the comment's offset and length and locates it in the pool.
+func (c *comment) next(p *textPool) textRef {
 	off := c.s.intn(0, poolSize-c.max)
-	n := c.s.intn(c.min, c.max)
-	lw.buf = append(p.appendText(lw.buf, int(off), int(n)), '|')
+	return p.locate(int(off), int(c.s.intn(c.min, c.max)))
+}
+
+func (c *comment) write(lw *lineWriter, p *textPool) { writeText(lw, p, c.next(p)) }
+
+func writeText(lw *lineWriter, p *textPool, r textRef) {
+	lw.buf = append(p.appendText(lw.buf, r), '|')
 }
 
 // alnum is dbgen's random string of letters, digits, ',' and ' ' (Clause 4.2.2.7).
@@ -341,19 +347,24 @@ func (o *orderStreams) rowDone() {
 	}
 }
 
-// orderRange is a run of orders: dbgen indexes first+1 .. first+count, keyed with seq
-// (0 for the base data, 1.. for update sets).
-type orderRange struct{ first, count, seq int64 }
+// orderRange is a run of orders: dbgen's indexes first+1 .. first+count, keyed with seq (0
+// for the base data, 1.. for update sets), drawn from the streams' rows at .. at+count.
+type orderRange struct{ first, count, seq, at int64 }
+
+func baseOrders(from, to int64) orderRange {
+	return orderRange{first: from, count: to - from, at: from}
+}
 
 // writeOrders writes the orders of r; their totals and status come from their lines, which
 // are drawn but not written.
 func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
 	p := g.textPool()
 	o := newOrderStreams()
-	o.skipRows(r.first)
+	o.skipRows(r.at)
 	customers, parts := scaled(customerBase, g.sf), scaled(partBase, g.sf)
 	clerks := int32(math.Max(g.sf*1000, 1000))
 	for i := r.first + 1; i <= r.first+r.count; i++ {
+		text := o.comment.next(p)
 		lw.int(sparseKey(i, r.seq))
 		date := o.date.intn(minDate, orderDateMax)
 		// Clause 4.2.3: O_CUSTKEY never names a customer whose key is a multiple of 3.
@@ -387,7 +398,7 @@ func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
 		lw.str(distPriorities.random(&o.prio))
 		lw.padded("Clerk#", int64(o.clerk.intn(1, clerks)))
 		lw.buf = append(lw.buf, '0', '|')
-		o.comment.write(lw, p)
+		writeText(lw, p, text)
 		lw.end()
 		o.rowDone()
 	}
@@ -397,13 +408,14 @@ func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
 func (g *Generator) writeLineItems(lw *lineWriter, r orderRange) {
 	p := g.textPool()
 	o := newOrderStreams()
-	o.skipRows(r.first)
+	o.skipRows(r.at)
 	suppliers, parts := scaled(supplierBase, g.sf), scaled(partBase, g.sf)
 	for i := r.first + 1; i <= r.first+r.count; i++ {
 		key := sparseKey(i, r.seq)
 		date := o.date.intn(minDate, orderDateMax)
 		lines := o.lines.intn(1, maxLines)
 		for l := int32(1); l <= lines; l++ {
+			text := o.lineComment.next(p)
 			lw.int(key)
 			qty, disc, tax := int64(o.qty.intn(1, 50)), int64(o.discount.intn(0, 10)), int64(o.tax.intn(0, 8))
 			part := int64(o.part.intn(1, int32(parts)))
@@ -432,7 +444,7 @@ func (g *Generator) writeLineItems(lw *lineWriter, r orderRange) {
 			lw.date(receipt)
 			lw.str(distInstruct.random(&o.instr))
 			lw.str(distModes.random(&o.mode))
-			o.lineComment.write(lw, p)
+			writeText(lw, p, text)
 			lw.end()
 		}
 		o.rowDone()

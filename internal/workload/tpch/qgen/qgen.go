@@ -8,9 +8,11 @@
 // Clause 2.4.n.3 as TPC-H's qgen does: dbgen's Park-Miller generator
 // (rnd.c), stream 0 seeded with the seed and stream n with its n-th
 // successor, query n drawing from stream n in varsub.c's order, including
-// Q16's and Q22's in-place shuffles. Stream s is `qgen -r seed+s -p s`'s
-// output (one qgen run per stream, its seed the base seed plus the stream
-// number); the SQL is this package's PostgreSQL text, not qgen's templates.
+// Q16's and Q22's in-place shuffles. The tests check draws against query
+// text that qgen printed for several seeds. Stream s draws what
+// `qgen -r seed+s -p s` draws (one qgen run per stream, seeded with the
+// base seed plus the stream number: pgarena's convention); the SQL is this
+// package's PostgreSQL text, not qgen's templates.
 //
 // Order. Stream s runs the queries in the order of Appendix A's table
 // (qgen's permute.h; Clause 5.3.5.4), row s mod 41; stream 0 is the power
@@ -28,6 +30,9 @@ import "fmt"
 type Query struct {
 	Number int
 	SQL    string
+	// Params are the substitution parameters in order (:1, :2, ...), as
+	// substituted into SQL, for the run record.
+	Params []string
 }
 
 // NumQueries is the number of TPC-H queries.
@@ -37,7 +42,7 @@ const NumQueries = 22
 // (Clause 2.4.n.4). It panics on n outside 1..22 (a programming error).
 func Validation(n int, sf float64) Query {
 	mustQuery(n)
-	return Query{Number: n, SQL: substitute(n, validation(n, sf))}
+	return newQuery(n, validation(n, sf))
 }
 
 // Stream returns the 22 queries of query stream s (s = 0 is the power
@@ -47,7 +52,7 @@ func Stream(s int, seed int64, sf float64) []Query {
 	st := newState(seed + int64(s))
 	out := make([]Query, 0, NumQueries)
 	for _, n := range Order(s) {
-		out = append(out, Query{Number: n, SQL: substitute(n, st.draw(n, sf))})
+		out = append(out, newQuery(n, st.draw(n, sf)))
 	}
 	return out
 }
@@ -61,6 +66,10 @@ func Order(s int) []int {
 	}
 	row := permutation[s%len(permutation)]
 	return append([]int(nil), row[:]...)
+}
+
+func newQuery(n int, p params) Query {
+	return Query{Number: n, SQL: substitute(n, p), Params: append([]string(nil), p[1:]...)}
 }
 
 func mustQuery(n int) {

@@ -1,6 +1,7 @@
 package qgen
 
 import (
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -215,6 +216,9 @@ func TestNoPlaceholderLeft(t *testing.T) {
 	if !strings.Contains(Validation(11, 0.01).SQL, "* 0.0100000000") {
 		t.Fatalf("Q11's FRACTION at SF 0.01 should be 0.0001/SF:\n%s", Validation(11, 0.01).SQL)
 	}
+	if got := Validation(19, 1).Params; !reflect.DeepEqual(got, []string{"Brand#12", "Brand#23", "Brand#34", "1", "10", "20"}) {
+		t.Fatalf("Q19's validation parameters: %q", got)
+	}
 	if !strings.Contains(Validation(1, 1).SQL, "interval '90 day'") {
 		t.Fatalf("Q1's DELTA:\n%s", Validation(1, 1).SQL)
 	}
@@ -296,5 +300,42 @@ func TestAnswerFileFormat(t *testing.T) {
 	}
 	if _, ok := Answers(0.5); ok {
 		t.Fatal("no answer set is pinned for SF 0.5")
+	}
+}
+
+// TestPinnedAnswers checks the embedded answer sets: 22 queries each, every
+// row as wide as its query's select list, and SF 1's agreeing under Check
+// with the part of the spec's answer set transcribed in testdata.
+func TestPinnedAnswers(t *testing.T) {
+	for _, sf := range []float64{0.01, 0.1, 1} {
+		set, ok := Answers(sf)
+		if !ok || len(set) != NumQueries {
+			t.Fatalf("SF %v: %d answers, ok=%v", sf, len(set), ok)
+		}
+		for n, a := range set {
+			if len(a.Columns) != len(columnKinds[n]) {
+				t.Fatalf("SF %v Q%d: %d columns, want %d", sf, n, len(a.Columns), len(columnKinds[n]))
+			}
+			if err := Check(n, a.Rows, a); err != nil {
+				t.Fatalf("SF %v: an answer does not match itself: %v", sf, err)
+			}
+		}
+	}
+	data, err := os.ReadFile("testdata/sf1-official-part.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	official, err := parseAnswers(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned, _ := Answers(1)
+	for n, want := range official {
+		if err := Check(n, pinned[n].Rows, want); err != nil {
+			t.Errorf("pinned SF 1 answers disagree with the spec's: %v", err)
+		}
+	}
+	if len(official) < 14 {
+		t.Fatalf("only %d official answers in testdata", len(official))
 	}
 }
