@@ -11,7 +11,7 @@ import (
 )
 
 // TestTPCH drives tpch through the CLI at scale 0.01: init (progress per
-// table), check, a power run and a throughput run of 2 streams that end
+// table), check --answers, a power run and a throughput run of 2 streams that end
 // by themselves, complete, with their figures, refresh sets advancing
 // across the runs without key errors, bad flags refused.
 func TestTPCH(t *testing.T) {
@@ -23,6 +23,10 @@ func TestTPCH(t *testing.T) {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("init output lacks %q:\n%s", want, r.stderr)
 		}
+	}
+	r = mustRun(t, "check", "tpch", "--answers", "--dsn", dsn)
+	if !strings.Contains(r.stdout, "check tpch: ok") {
+		t.Errorf("check --answers: %s", r)
 	}
 	wantUsage(t, pgarena(t, nil, "run", "tpch", "--streams", "3", "--dsn", dsn, "--results", results), "--streams", "--throughput")
 	wantUsage(t, pgarena(t, nil, "run", "tpch", "--queries", "1,23", "--dsn", dsn, "--results", results), "--queries", "23")

@@ -109,7 +109,7 @@ func (w *Workload) checkAnswers(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // textRows runs sql over the simple protocol and returns its rows as
-// PostgreSQL's text (NULL as "").
+// PostgreSQL's text (NULL as qgen.Null).
 func textRows(ctx context.Context, conn *pgx.Conn, sql string) ([][]string, error) {
 	rows, err := conn.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
@@ -121,7 +121,11 @@ func textRows(ctx context.Context, conn *pgx.Conn, sql string) ([][]string, erro
 		raw := rows.RawValues()
 		r := make([]string, len(raw))
 		for i, v := range raw {
-			r[i] = string(v)
+			if v == nil {
+				r[i] = qgen.Null
+			} else {
+				r[i] = string(v)
+			}
 		}
 		out = append(out, r)
 	}
