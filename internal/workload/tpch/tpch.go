@@ -14,12 +14,16 @@
 //     query streams (client group "streams"), each the 22 queries once in
 //     its own order, and one refresh stream (group "refresh") running S
 //     RF1/RF2 pairs; figure throughput@size.
+//   - --power --throughput: both in one run, the throughput test's groups
+//     starting when the power stream has finished (workload.Part.After,
+//     Clause 5.3.2's order); figure QphH@size = √(power@size ×
+//     throughput@size) (Clause 5.4.3).
 //   - --queries 1,6,14 --repeat 5: those queries, repeated, by each of -c
 //     clients (per-query min/median/max in the summary).
 //   - default: -c clients, each a stream looping over the 22 queries in
 //     its own order until -T, as chbench's analytic clients.
 //
-// The first three end by themselves (workload.Finisher): each stream runs
+// All but the default end by themselves (workload.Finisher): each stream runs
 // its list once and its Do returns workload.ErrStopped after it.
 //
 // Refresh sets (dbgen -U) are used once: the state table tpch_state holds
@@ -63,7 +67,8 @@ const (
 	GroupRefresh = "refresh"
 )
 
-// mode is what a run does.
+// mode is what a run does (--power and --throughput may be given together:
+// mode is then modePower, and both flags say what runs).
 type mode int
 
 const (
