@@ -121,8 +121,8 @@ func New() *Workload {
 	w := &Workload{scale: 1, streams: 2, repeat: 1, shardCount: 32, seed: 1}
 	fs := pflag.NewFlagSet("tpch", pflag.ContinueOnError)
 	fs.Float64VarP(&w.scale, "scale", "s", 1, "scale factor (SF): 1 is about 1 GB of data (lineitem 6 million rows); fractions for tests (0.01)")
-	fs.BoolVar(&w.power, "power", false, "the power test: RF1, the 22 queries in stream 0's order, RF2 (one stream), then the run ends")
-	fs.BoolVar(&w.throughput, "throughput", false, "the throughput test: --streams query streams, each the 22 queries once in its own order, and a refresh stream of as many RF1/RF2 pairs")
+	fs.BoolVar(&w.power, "power", false, "the power test: RF1, the 22 queries in stream 0's order, RF2 (one stream); the run ends when it has (no -T needed); with --throughput, both tests, then QphH@size")
+	fs.BoolVar(&w.throughput, "throughput", false, "the throughput test: --streams query streams, each the 22 queries once in its own order, and a refresh stream of as many RF1/RF2 pairs; the run ends when all have")
 	fs.IntVar(&w.streams, "streams", 2, "query streams of --throughput (the spec's minimum is 2 at SF 1, 3 at 10, 4 at 30)")
 	fs.StringVar(&w.queryList, "queries", "", "run only these queries (1,6,14), --repeat times each per client, then end")
 	fs.IntVar(&w.repeat, "repeat", 1, "with --queries: how many times each client runs the list")
