@@ -215,7 +215,28 @@ func (w *Workload) Params() map[string]string {
 	if w.prepared {
 		p["rf1_next"], p["rf2_next"] = strconv.Itoa(w.rf1Next), strconv.Itoa(w.rf2Next)
 	}
+	// the substitution parameters of the power and throughput tests'
+	// streams, as the queries have them
+	if w.power {
+		p["params_stream0"] = w.streamParams(0)
+	}
+	for s := 1; w.throughput && s <= w.streams; s++ {
+		p["params_stream"+strconv.Itoa(s)] = w.streamParams(s)
+	}
 	return p
+}
+
+// streamParams is stream s's substitution parameters in its order:
+// "q14(1995-03-01) q2(15, BRASS, EUROPE) ...".
+func (w *Workload) streamParams(s int) string {
+	var b strings.Builder
+	for i, q := range qgen.Stream(s, int64(w.seed), w.scale) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "q%d(%s)", q.Number, strings.Join(q.Params, ", "))
+	}
+	return b.String()
 }
 
 // Tables implements workload.Workload.
