@@ -94,6 +94,9 @@ type Workload struct {
 	seed       uint64
 	flags      *pflag.FlagSet
 
+	// segmented: the run is one of several processes' (--segment, --agents)
+	segmented bool
+
 	// read by Prepare from the state table
 	rf1Next, rf2Next int
 	prepared         bool
@@ -377,9 +380,16 @@ func (p *part) TxTypes() []string                                { return p.type
 func (p *part) NewWorker(id int, rng *rand.Rand) workload.Worker { return p.newWorker(id, rng) }
 func (p *part) Groups() []workload.Part                          { return nil }
 
+// SetSegment implements workload.Segmenter: the power and throughput
+// tests are one process's (Prepare refuses them under --segment).
+func (w *Workload) SetSegment(_, _ int) { w.segmented = true }
+
 // Prepare implements workload.Preparer: the scale and the next refresh
 // sets, from the state table.
 func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+	if w.segmented && (w.power || w.throughput) {
+		return &workload.InputError{Msg: "tpch --power and --throughput run in one process (their streams follow each other): leave out --segment and --agents"}
+	}
 	missing, err := workload.FirstMissing(ctx, conn, append(tableNames(), stateTable), false)
 	if err != nil {
 		return fmt.Errorf("tpch: look for tables: %w", err)

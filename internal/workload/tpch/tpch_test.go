@@ -245,3 +245,14 @@ func testAnswers(t *testing.T, sf string) {
 		t.Fatalf("check --answers: %v", err)
 	}
 }
+
+// TestSegmentRefused: the power and throughput tests are not split over
+// processes (bad input before any database work); looped streams are.
+func TestSegmentRefused(t *testing.T) {
+	w := newWorkload(t, "--throughput", "--streams", "4")
+	w.SetSegment(0, 2)
+	err := w.Prepare(context.Background(), nil)
+	if _, ok := err.(*workload.InputError); !ok || !strings.Contains(err.Error(), "leave out --segment") {
+		t.Errorf("prepare under --segment: %v, want an InputError", err)
+	}
+}
