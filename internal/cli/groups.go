@@ -15,7 +15,7 @@ import (
 // flags give in place of -c. A Grouper runs closed-loop groups of fixed
 // sizes: a sweep, an open loop or --read-dsn is refused.
 func runClients(cmd *cobra.Command, w workload.Workload, f *runFlags) (int, error) {
-	gr, ok := w.(workload.Grouper)
+	gr, ok := grouper(w)
 	if !ok {
 		return maxClients(f.steps), nil
 	}
@@ -45,6 +45,9 @@ func groupFlags(w workload.Workload) string {
 			}
 		}
 	}
+	if len(names) == 0 {
+		return "set by its mode's flags"
+	}
 	return strings.Join(names, ", ")
 }
 
@@ -52,7 +55,7 @@ func groupFlags(w workload.Workload) string {
 // the load settings of the one group the flags made, and the whole
 // workload the source of the run's figures of merit.
 func (a *app) splitGroups(spec *session.Spec, w workload.Workload) {
-	gr, ok := w.(workload.Grouper)
+	gr, ok := grouper(w)
 	if !ok {
 		return
 	}
@@ -61,7 +64,7 @@ func (a *app) splitGroups(spec *session.Spec, w workload.Workload) {
 	var desc []string
 	for _, p := range gr.Groups() {
 		g := base
-		g.Name, g.Workload, g.Clients = p.Name, p.Workload, p.Clients
+		g.Name, g.Workload, g.Clients, g.After = p.Name, p.Workload, p.Clients, p.After
 		spec.Groups = append(spec.Groups, g)
 		desc = append(desc, fmt.Sprintf("%d %s", p.Clients, p.Name))
 	}

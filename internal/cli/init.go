@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -189,6 +190,8 @@ func (a *app) printCheck(w io.Writer, c session.CheckResult) error {
 	switch {
 	case c.Skipped:
 		fmt.Fprintf(a.Stderr, "%s has no consistency checks\n", c.Workload)
+	case errors.As(c.Err, new(*workload.InputError)):
+		return c.Err // bad input: exit 2
 	case c.Err != nil:
 		return &exitError{code: ExitFailed, msg: fmt.Sprintf("check %s failed: %s", c.Workload, oneLine(c.Err.Error()))}
 	case c.Note != "":

@@ -106,7 +106,7 @@ func isUsage(err error) bool {
 	var fe *loader.ForeignTablesError
 	var ie *session.InputError
 	switch {
-	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &ie),
+	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &ie), errors.As(err, new(*workload.InputError)),
 		errors.Is(err, local.ErrNoCluster), errors.Is(err, local.ErrNotRunning),
 		badConnectInput(err),
 		errors.Is(err, local.ErrNoBinaries),

@@ -126,6 +126,7 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if err := f.operationCount(cmd, w); err != nil {
 		return err
 	}
+	finisherLength(w, f)
 	if f.duration == 0 && f.transactions == 0 {
 		f.duration = 60 * time.Second
 	}

@@ -50,10 +50,11 @@ type client struct {
 	reconnects int64
 	backoff    time.Duration
 	done       int
-	retries    int        // retries of the transaction in flight (run)
-	jitter     *rand.Rand // backoff jitter
-	startAt    time.Time  // ramp-up: no transaction before
-	model      loadModel  // when the next transaction is due
+	retries    int             // retries of the transaction in flight (run)
+	jitter     *rand.Rand      // backoff jitter
+	startAt    time.Time       // ramp-up: no transaction before
+	gate       <-chan struct{} // Group.After: closed when the earlier group has finished
+	model      loadModel       // when the next transaction is due
 	// pacingIgnored is set (shared by all clients) when an open-loop run's
 	// worker asked for keying or think times, for a note.
 	pacingIgnored *atomic.Bool
@@ -85,6 +86,13 @@ func (c *client) setHooks(stopNew <-chan struct{}) {
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 	c.hadConn = c.live
 	c.setHooks(stopNew)
+	if c.gate != nil {
+		select {
+		case <-c.gate:
+		case <-stopNew:
+			return
+		}
+	}
 	if !c.startAt.IsZero() && !sleepUntil(c.cfg.Clock, c.startAt, stopNew) {
 		return
 	}

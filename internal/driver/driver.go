@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,12 @@ type Group struct {
 	Schedule     Schedule
 	Arrival      string
 	LatencyLimit time.Duration
+	// After names an earlier group of the run whose clients must all
+	// have finished before this group's clients start their first
+	// transaction (TPC-H's throughput test after its power test); ""
+	// starts with the run. The clients connect with the others, before the
+	// run starts.
+	After string
 }
 
 // Config is the load model and the run's length. Clients, ConnectPerTx,
@@ -238,6 +245,8 @@ func (c *Config) validate(groups []Group) error {
 			return fmt.Errorf("%sunknown arrival process %q (use poisson or uniform)", name, g.Arrival)
 		case g.LatencyLimit < 0:
 			return fmt.Errorf("%slatency limit must not be negative", name)
+		case g.After != "" && !slices.ContainsFunc(groups[:i], func(e Group) bool { return e.Name == g.After }):
+			return fmt.Errorf("%sstarts after %q, which is not an earlier group of the run", name, g.After)
 		}
 	}
 	return nil
@@ -392,18 +401,24 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		go dispatch(cfg.Clock, start, g.Schedule, g.Arrival, cfg.Seed+uint64(gi)*0x9e3779b97f4a7c15, cfg.Segment, queues[gi], stopNew)
 	}
 
+	finished := groupEnds(groups, clients)
 	var wg sync.WaitGroup
 	for _, c := range clients {
 		wg.Add(1)
 		c.started = true
 		c.model = closedLoop{transactions: cfg.Transactions}
-		if q := queues[groupIndex(groups, c.group)]; q != nil {
+		gi := groupIndex(groups, c.group)
+		if q := queues[gi]; q != nil {
 			c.model = openLoop{queue: q}
+		}
+		if after := c.group.After; after != "" {
+			c.gate = finished[slices.IndexFunc(groups, func(g Group) bool { return g.Name == after })].done
 		}
 		go func() {
 			defer wg.Done()
 			c.loop(runCtx, stopNew)
 			c.finished.Store(true)
+			finished[gi].clientDone()
 		}()
 	}
 	done := make(chan struct{})
@@ -657,4 +672,35 @@ func closeAll(clients []*client) {
 		c.conn, c.live = nil, false
 	}
 	wg.Wait()
+}
+
+// groupEnd closes done when the last of a group's clients has finished
+// (Group.After).
+type groupEnd struct {
+	left atomic.Int64
+	done chan struct{}
+}
+
+func (e *groupEnd) clientDone() {
+	if e.left.Add(-1) == 0 {
+		close(e.done)
+	}
+}
+
+// groupEnds makes each group's groupEnd; a group with no clients here (a
+// segment's share) has ended.
+func groupEnds(groups []Group, clients []*client) []*groupEnd {
+	ends := make([]*groupEnd, len(groups))
+	for i := range ends {
+		ends[i] = &groupEnd{done: make(chan struct{})}
+	}
+	for _, c := range clients {
+		ends[groupIndex(groups, c.group)].left.Add(1)
+	}
+	for _, e := range ends {
+		if e.left.Load() == 0 {
+			close(e.done)
+		}
+	}
+	return ends
 }

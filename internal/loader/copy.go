@@ -39,11 +39,14 @@ func copyTable(ctx context.Context, conn *pgx.Conn, t *workload.Table, freeze bo
 		enc.cols[i].oid = f.DataTypeOID
 	}
 	opts := "format binary"
+	r := &copyReader{ctx: ctx, fill: t.Rows.Fill, text: t.Rows.Text, next: next, enc: enc, progress: progress, idx: idx,
+		buf: append(make([]byte, 0, copyChunk+64<<10), "PGCOPY\n\377\r\n\000\000\000\000\000\000\000\000\000"...)}
+	if r.text != nil {
+		opts, r.buf = "format text, delimiter '|'", r.buf[:0]
+	}
 	if freeze {
 		opts += ", freeze"
 	}
-	r := &copyReader{ctx: ctx, fill: t.Rows.Fill, next: next, enc: enc, progress: progress, idx: idx,
-		buf: append(make([]byte, 0, copyChunk+64<<10), "PGCOPY\n\377\r\n\000\000\000\000\000\000\000\000\000"...)}
 	tag, err := conn.PgConn().CopyFrom(ctx, r, "copy "+t.Name+" ("+colList+") from stdin with ("+opts+")")
 	// pgconn reads r on its own goroutine and, when the context is
 	// cancelled, may return before that goroutine has: read its results
@@ -65,6 +68,7 @@ func copyTable(ctx context.Context, conn *pgx.Conn, t *workload.Table, freeze bo
 type copyReader struct {
 	ctx      context.Context
 	fill     func(int, [][]any) [][]any
+	text     func(int, []byte) ([]byte, int64, error) // Batches.Text: COPY text lines
 	next     func() (int, bool)
 	enc      *rowEncoder
 	progress Progress
@@ -114,9 +118,20 @@ func (r *copyReader) refill() error {
 		}
 		i, ok := r.next()
 		if !ok {
-			r.buf = append(r.buf, 0xff, 0xff) // file trailer
+			if r.text == nil {
+				r.buf = append(r.buf, 0xff, 0xff) // file trailer
+			}
 			r.done = true
 			return nil
+		}
+		if r.text != nil {
+			var n int64
+			var err error
+			if r.buf, n, err = r.text(i, r.buf); err != nil {
+				return fmt.Errorf("batch %d: %w", i, err)
+			}
+			r.count(n)
+			continue
 		}
 		r.batch = r.fill(i, r.batch)
 		for _, row := range r.batch {
@@ -125,12 +140,17 @@ func (r *copyReader) refill() error {
 				return fmt.Errorf("batch %d: %w", i, err)
 			}
 		}
-		r.rows.Add(int64(len(r.batch)))
-		if r.progress != nil {
-			r.progress.Add(r.idx, int64(len(r.batch)))
-		}
+		r.count(int64(len(r.batch)))
 	}
 	return nil
+}
+
+// count adds n rows encoded to the reader's and the progress's counts.
+func (r *copyReader) count(n int64) {
+	r.rows.Add(n)
+	if r.progress != nil {
+		r.progress.Add(r.idx, n)
+	}
 }
 
 // column caches how to encode one column: its type OID and the pgtype plan

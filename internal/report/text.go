@@ -217,11 +217,14 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		p("reconnects = %d", s.Reconnects)
 	}
 	p("tps = %.6f (without initial connection time)", s.TPS)
-	rollbacks := map[string]float64{}
+	rollbacks, mins := map[string]float64{}, map[string]float64{}
 	for _, f := range s.Figures {
 		if f.Tx != "" {
-			if f.Name == "rollbacks" {
+			switch f.Name {
+			case "rollbacks":
 				rollbacks[f.Tx] = f.Value
+			case "min": // a type's shortest latency (tpch)
+				mins[f.Tx] = f.Value
 			}
 			continue
 		}
@@ -238,14 +241,22 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		if len(rollbacks) > 0 {
 			head += "rollbacks\t"
 		}
-		fmt.Fprintln(tw, head+"tps\tavg\tp50\tp90\tp95\tp99\tmax\t")
+		head += "tps\t"
+		if len(mins) > 0 {
+			head += "min\t"
+		}
+		fmt.Fprintln(tw, head+"avg\tp50\tp90\tp95\tp99\tmax\t")
 		for _, t := range s.Tx {
 			fmt.Fprintf(tw, "  %s\t%d\t%d\t", t.Name, t.Transactions, t.Failed)
 			if len(rollbacks) > 0 {
 				fmt.Fprintf(tw, "%.0f\t", rollbacks[t.Name])
 			}
 			l := t.Latency
-			fmt.Fprintf(tw, "%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", t.TPS, l.Avg, l.P50, l.P90, l.P95, l.P99, l.Max)
+			fmt.Fprintf(tw, "%.1f\t", t.TPS)
+			if len(mins) > 0 {
+				fmt.Fprintf(tw, "%.3f\t", mins[t.Name])
+			}
+			fmt.Fprintf(tw, "%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", l.Avg, l.P50, l.P90, l.P95, l.P99, l.Max)
 		}
 		tw.Flush()
 		for _, t := range s.Tx {

@@ -32,7 +32,8 @@ type figureWindow struct {
 	before    map[string]float64
 	start     time.Time
 	committed map[string]int64
-	after     map[string]float64 // set by stop
+	times     map[string]workload.TxTimes // for a TimedFigureReporter
+	after     map[string]float64          // set by stop
 	stopped   time.Time
 	stopErr   error
 }
@@ -45,7 +46,8 @@ func newFigureWindow(spec Spec, conn *pgx.Conn) *figureWindow {
 	if !ok || len(spec.Steps) > 1 {
 		return &figureWindow{}
 	}
-	return &figureWindow{rep: rep, conn: conn, warmup: spec.Warmup, tick: spec.Tick, committed: map[string]int64{}}
+	return &figureWindow{rep: rep, conn: conn, warmup: spec.Warmup, tick: spec.Tick, committed: map[string]int64{},
+		times: map[string]workload.TxTimes{}}
 }
 
 // begin snapshots before the run.
@@ -94,6 +96,14 @@ func (fw *figureWindow) Write(r Record) error {
 	defer fw.mu.Unlock()
 	for _, t := range iv.Tx {
 		fw.committed[t.Name] += t.Count
+		if t.Latency != nil && t.Count > 0 {
+			tt, seen := fw.times[t.Name]
+			tt.Total += time.Duration(t.Latency.Mean() * float64(t.Count) * float64(time.Microsecond))
+			if lo := time.Duration(t.Latency.Min()) * time.Microsecond; !seen || lo < tt.Min {
+				tt.Min = lo
+			}
+			fw.times[t.Name] = tt
+		}
 	}
 	return nil
 }
@@ -139,7 +149,13 @@ func (fw *figureWindow) end(notef func(string, ...any)) []metrics.Figure {
 		return nil
 	}
 	var out []metrics.Figure
-	for _, f := range rep.Figures(fw.before, fw.after, fw.stopped.Sub(fw.start), fw.committed) {
+	figs := rep.Figures
+	if tr, ok := rep.(workload.TimedFigureReporter); ok {
+		figs = func(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
+			return tr.TimedFigures(before, after, elapsed, committed, fw.times)
+		}
+	}
+	for _, f := range figs(fw.before, fw.after, fw.stopped.Sub(fw.start), fw.committed) {
 		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx})
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -46,5 +47,45 @@ func TestFigureWindowEndsWhenClientsStop(t *testing.T) {
 	}
 	if figs[1].Value != 1 {
 		t.Errorf("%v snapshots after the first, want the one stop took", figs[1].Value)
+	}
+}
+
+// timedReporter keeps the times a TimedFigureReporter is given.
+type timedReporter struct {
+	countingReporter
+	times map[string]workload.TxTimes
+}
+
+func (r *timedReporter) TimedFigures(_, _ map[string]float64, _ time.Duration, _ map[string]int64, times map[string]workload.TxTimes) []workload.Figure {
+	r.times = times
+	return nil
+}
+
+// TestTimedFigures: a TimedFigureReporter gets each type's total latency
+// and shortest over the window's intervals (warm-up left out).
+func TestTimedFigures(t *testing.T) {
+	rep := &timedReporter{}
+	fw := &figureWindow{rep: rep, committed: map[string]int64{}, times: map[string]workload.TxTimes{}}
+	if err := fw.begin(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	iv := func(warmup bool, ms ...int64) *metrics.Interval {
+		h := metrics.NewHistogram()
+		for _, v := range ms {
+			_ = h.RecordValue(v * 1000)
+		}
+		return &metrics.Interval{Warmup: warmup, Tx: []metrics.TxStats{{Name: "power/q1", Count: int64(len(ms)), Latency: h}}}
+	}
+	for _, i := range []*metrics.Interval{iv(true, 1), iv(false, 100, 300), iv(false), iv(false, 50)} {
+		if err := fw.Write(Record{Interval: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fw.stop(t.Context())
+	fw.end(t.Errorf)
+	got := rep.times["power/q1"]
+	near := func(d, want time.Duration) bool { return d > want-want/1000 && d < want+want/1000 }
+	if !near(got.Total, 450*time.Millisecond) || !near(got.Min, 50*time.Millisecond) {
+		t.Errorf("times %+v, want total 450 ms and min 50 ms (±0.1%%: 3 significant digits)", got)
 	}
 }

@@ -103,6 +103,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	fan.close()
 	if err == nil {
 		r.sum.Figures = figs.end(r.notef)
+		r.explainSlowest(ctx)
 	}
 	if err != nil {
 		return res, err

@@ -109,6 +109,9 @@ type Group struct {
 	// replica of this kind instead of the target (--read-dsn: read-only
 	// transactions to a replica, kind "read").
 	Replica string
+	// After names an earlier group whose clients must have finished before
+	// this group's start (driver.Group.After).
+	After string
 }
 
 // DefaultMaxErrorRate is the share of failed transactions above which a

@@ -168,7 +168,7 @@ func (r *run) groups(st Step) ([]driver.Group, *metrics.Recorder) {
 		g := &r.spec.Groups[i]
 		dg := driver.Group{Name: g.Name, Workload: g.Workload, Dial: r.dialer(g), Clients: g.Clients,
 			ConnectPerTx: g.ConnectPerTx, MaxTries: g.MaxTries, Schedule: g.Schedule, Arrival: g.Arrival,
-			LatencyLimit: g.LatencyLimit}
+			LatencyLimit: g.LatencyLimit, After: g.After}
 		if i == 0 {
 			dg.Clients, dg.Schedule = st.Clients, st.Schedule
 		}

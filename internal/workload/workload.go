@@ -171,6 +171,11 @@ type Batches struct {
 	N    int
 	Rows int64 // total rows over all batches, for progress
 	Fill func(i int, dst [][]any) [][]any
+	// Text, when set in place of Fill, generates batch i as lines of
+	// PostgreSQL's COPY text format with '|' between columns (TPC-H's
+	// dbgen writes its rows so), appended to dst; it returns dst and the
+	// rows it appended. The same purity rules as Fill's apply.
+	Text func(i int, dst []byte) ([]byte, int64, error)
 }
 
 // Flagser is implemented by workloads that take parameters.
@@ -260,6 +265,52 @@ type FigureReporter interface {
 	Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]float64, error)
 	Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []Figure
 }
+
+// TimedFigureReporter is a FigureReporter whose figures need the time
+// spent in each transaction type (TPC-H's power@size: the geometric mean
+// of the query times). The session calls TimedFigures in place of
+// Figures, adding the times of the committed transactions of each type in
+// the window.
+type TimedFigureReporter interface {
+	FigureReporter
+	TimedFigures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64, times map[string]TxTimes) []Figure
+}
+
+// TxTimes are the latencies of one transaction type's committed
+// transactions in the figures' window (from the latency histograms: 3
+// significant digits): their total and the shortest.
+type TxTimes struct {
+	Total, Min time.Duration
+}
+
+// Finisher is implemented by workloads whose clients each run a fixed
+// list of transactions and then stop, Do returning ErrStopped after the
+// last (tpch's power and throughput tests). Transactions is the longest
+// list, 0 when the clients loop: without -T or -t the CLI then runs the
+// clients to their end (-t Transactions()) instead of the default -T.
+type Finisher interface {
+	Transactions() int
+}
+
+// Explainer is implemented by workloads that can show the plan of a
+// transaction type's statement (tpch: a query). When ExplainSlowest
+// reports true (tpch --explain-slowest) the session saves, after the
+// clients stop, Explain of the run's slowest type (highest mean latency)
+// with the run. Explain gets the type's name as the summary has it
+// ("power/q5"), runs EXPLAIN (ANALYZE, BUFFERS) and returns its text, or
+// "" when the type has no one statement to explain (a refresh function;
+// the next slowest is tried).
+type Explainer interface {
+	ExplainSlowest() bool
+	Explain(ctx context.Context, conn *pgx.Conn, txType string) (string, error)
+}
+
+// InputError is an error of a workload's Check or Prepare that is the
+// user's to fix, not a failed check (tpch --answers at a scale without an
+// answer set): one line, exit 2.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
 
 // Figure is one named figure of merit of a run.
 type Figure struct {
@@ -391,6 +442,10 @@ type Part struct {
 	Name     string // the group's name: "oltp"
 	Workload Workload
 	Clients  int
+	// After names an earlier part whose clients must all have finished
+	// before this part's clients start (tpch: the throughput test after
+	// the power test); "" starts with the run.
+	After string
 }
 
 // Segmenter is implemented by workloads that make keys (inserts) when a

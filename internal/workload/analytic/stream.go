@@ -46,6 +46,11 @@ type Stream struct {
 	set    Set
 	offset workload.TxType
 	next   int
+	// order lists indexes of set in the stream's order (nil: the set's
+	// order); rounds > 0 ends the stream after that many passes.
+	order  []int
+	rounds int
+	ran    int // queries handed out by Next
 }
 
 // NewStream makes a stream over set whose first query is set[start mod
@@ -54,8 +59,31 @@ func NewStream(set Set, offset workload.TxType, start int) *Stream {
 	return &Stream{set: set, offset: offset, next: start % len(set)}
 }
 
+// NewOrderedStream makes a stream that runs set's queries in order (each
+// an index of set; TPC-H's streams each have their own order) and, when
+// rounds > 0, ends after that many passes over order: Do then returns
+// workload.ErrStopped, and the driver ends the client.
+func NewOrderedStream(set Set, offset workload.TxType, order []int, rounds int) *Stream {
+	return &Stream{set: set, offset: offset, order: order, rounds: rounds}
+}
+
+// Len is the number of queries the stream runs before it ends (0: it
+// never does).
+func (s *Stream) Len() int {
+	if s.order == nil || s.rounds <= 0 {
+		return 0
+	}
+	return len(s.order) * s.rounds
+}
+
 // Next implements workload.Worker: the next query in order.
 func (s *Stream) Next() workload.TxType {
+	s.ran++
+	if s.order != nil {
+		tx := s.offset + workload.TxType(s.order[s.next])
+		s.next = (s.next + 1) % len(s.order)
+		return tx
+	}
 	tx := s.offset + workload.TxType(s.next)
 	s.next = (s.next + 1) % len(s.set)
 	return tx
@@ -63,6 +91,9 @@ func (s *Stream) Next() workload.TxType {
 
 // Do implements workload.Worker: it runs the query and reads every row.
 func (s *Stream) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {
+	if n := s.Len(); n > 0 && s.ran > n {
+		return workload.ErrStopped
+	}
 	i := int(tx - s.offset)
 	if i < 0 || i >= len(s.set) {
 		return fmt.Errorf("analytic: transaction type %d is not a query of this stream", tx)

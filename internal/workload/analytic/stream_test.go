@@ -1,6 +1,7 @@
 package analytic
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -40,5 +41,29 @@ func TestCompletedAndQphH(t *testing.T) {
 	}
 	if got := QphH(1, 0); got != 0 {
 		t.Errorf("QphH over no time = %v, want 0", got)
+	}
+}
+
+// TestOrderedStream: an ordered stream deals its order's queries, round
+// after round, and ends after its rounds with workload.ErrStopped.
+func TestOrderedStream(t *testing.T) {
+	set := Set{{Name: "q1"}, {Name: "q2"}, {Name: "q3"}}
+	s := NewOrderedStream(set, 2, []int{2, 0}, 2)
+	if s.Len() != 4 {
+		t.Fatalf("Len = %d, want 4", s.Len())
+	}
+	var got []workload.TxType
+	for range 4 {
+		got = append(got, s.Next())
+	}
+	want := []workload.TxType{4, 2, 4, 2}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("types %v, want %v", got, want)
+		}
+	}
+	s.Next()
+	if err := s.Do(t.Context(), nil, 4); !errors.Is(err, workload.ErrStopped) {
+		t.Fatalf("after its rounds Do = %v, want ErrStopped", err)
 	}
 }
