@@ -121,8 +121,8 @@ func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload
 		if err != nil {
 			return fmt.Errorf("init %s: %w", name, err)
 		}
-		if len(foreign) > 0 {
-			return fmt.Errorf("init %s: %w", name, &loader.ForeignTablesError{Tables: foreign})
+		if foreign != nil {
+			return fmt.Errorf("init %s: %w", name, foreign)
 		}
 	}
 	bar := newLoadProgress(a.Stderr, isTerminal(a.Stderr))
@@ -233,8 +233,8 @@ same-named tables created otherwise are left alone and listed.`,
 			} else {
 				fmt.Fprintf(a.Stdout, "dropped %s\n", strings.Join(dropped, ", "))
 			}
-			if len(foreign) > 0 {
-				a.notef("left alone (not created by pgarena): %s", strings.Join(foreign, ", "))
+			if foreign != nil {
+				a.notef("left alone (not created by pgarena for %s): %s", w.Meta().Name, foreign.List())
 			}
 			return nil
 		})

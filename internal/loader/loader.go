@@ -273,8 +273,8 @@ func create(ctx context.Context, conn *pgx.Conn, w workload.Workload, tables []w
 	if err != nil {
 		return nil, err
 	}
-	if f := append(foreign(rels), foreign(fns)...); len(f) > 0 && !force {
-		return nil, &ForeignTablesError{Tables: f}
+	if fe := foreignError(rels, fns); fe != nil && !force {
+		return nil, fe
 	}
 	var existing []string
 	for _, r := range rels {

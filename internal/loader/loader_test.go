@@ -197,7 +197,7 @@ func TestInitRefusesForeignTables(t *testing.T) {
 	d.exec(t, "create table pgbench_accounts (precious text)")
 	d.exec(t, "insert into pgbench_accounts values ('keep me')")
 	w := tpcbWorkload(t)
-	if f, err := Foreign(ctx, d.conn, w); err != nil || !slices.Equal(f, []string{"pgbench_accounts"}) {
+	if f, err := Foreign(ctx, d.conn, w); err != nil || f == nil || !slices.Equal(f.Tables, []string{"pgbench_accounts"}) {
 		t.Fatalf("Foreign = %v, %v", f, err)
 	}
 	_, err := Init(ctx, d.dial, w, Options{Workers: 2})
@@ -221,8 +221,32 @@ func TestInitRefusesForeignTables(t *testing.T) {
 	if n := d.count(t, "pgbench_accounts"); n != 100000 {
 		t.Errorf("pgbench_accounts has %d rows after a forced Init", n)
 	}
-	if f, err := Foreign(ctx, d.conn, w); err != nil || len(f) != 0 {
+	if f, err := Foreign(ctx, d.conn, w); err != nil || f != nil {
 		t.Errorf("Foreign after forced Init = %v, %v", f, err)
+	}
+}
+
+// Workloads share table names (tpch, tpcc and chbench: orders, customer,
+// ...): a table pgarena made for another workload is not this one's to
+// replace or drop.
+func TestOtherWorkloadsTablesAreForeign(t *testing.T) {
+	d := newDB(t)
+	ctx := context.Background()
+	d.exec(t, "create table pgbench_accounts (precious text)")
+	d.exec(t, "insert into pgbench_accounts values ('keep me')")
+	d.exec(t, "comment on table pgbench_accounts is "+quoteLiteral(markComment("tpcc")))
+	w := tpcbWorkload(t)
+	_, err := Init(ctx, d.dial, w, Options{Workers: 2})
+	want := "refusing to replace tables pgarena did not create for this workload: pgbench_accounts (tpcc's) (use another database, or pass --force to replace them)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Init over another workload's table = %v, want %q", err, want)
+	}
+	if dropped, err := Drop(ctx, d.conn, w); err != nil || len(dropped) != 0 {
+		t.Fatalf("Drop = %v, %v; want nothing dropped", dropped, err)
+	}
+	var s string
+	if err := d.conn.QueryRow(ctx, "select precious from pgbench_accounts").Scan(&s); err != nil || s != "keep me" {
+		t.Fatalf("another workload's table changed: %q, %v", s, err)
 	}
 }
 
@@ -273,7 +297,7 @@ func TestPartitionsMarkedAndDropped(t *testing.T) {
 	d.exec(t, "alter table pgbench_accounts detach partition pgbench_accounts_3")
 	d.exec(t, "create table extra partition of pgbench_accounts for values from (66669) to (maxvalue)")
 	d.exec(t, "insert into pgbench_accounts values (99999, 1, 0, 'theirs')")
-	if f, err := Foreign(ctx, d.conn, w); err != nil || !slices.Equal(f, []string{"extra"}) {
+	if f, err := Foreign(ctx, d.conn, w); err != nil || f == nil || !slices.Equal(f.Tables, []string{"extra"}) {
 		t.Fatalf("Foreign = %v, %v", f, err)
 	}
 	dropped, err := Drop(ctx, d.conn, w)

@@ -15,10 +15,27 @@ import (
 const markPrefix = "pgarena:"
 
 // ForeignTablesError is returned by Init when tables (or functions) of the
-// workload exist that pgarena did not create (they lack its mark) and Options.Force is
-// not set. Nothing was changed.
+// workload exist that pgarena did not create for it (they lack its mark, or
+// carry the mark of another workload: tpch, tpcc and chbench share table
+// names) and Options.Force is not set. Nothing was changed.
 type ForeignTablesError struct {
 	Tables []string
+	// Owners names, for those of Tables that pgarena made for another
+	// workload, that workload.
+	Owners map[string]string
+}
+
+// List is the tables, each made for another workload followed by its name:
+// "orders (tpcc's), nation".
+func (e *ForeignTablesError) List() string {
+	out := make([]string, len(e.Tables))
+	for i, t := range e.Tables {
+		out[i] = t
+		if o := e.Owners[t]; o != "" {
+			out[i] += " (" + o + "'s)"
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func (e *ForeignTablesError) Error() string {
@@ -37,7 +54,11 @@ func (e *ForeignTablesError) Error() string {
 	case fns > 0:
 		what = "tables and functions"
 	}
-	return "refusing to replace " + what + " pgarena did not create: " + strings.Join(e.Tables, ", ") +
+	if len(e.Owners) > 0 {
+		return "refusing to replace " + what + " pgarena did not create for this workload: " + e.List() +
+			" (use another database, or pass --force to replace them)"
+	}
+	return "refusing to replace " + what + " pgarena did not create: " + e.List() +
 		" (pass --force to replace them)"
 }
 
@@ -46,7 +67,42 @@ type relation struct {
 	name   string
 	top    string // the workload table it belongs to
 	exists bool
-	marked bool
+	marked bool   // by pgarena for this workload
+	owner  string // the workload whose mark it carries, if pgarena's
+}
+
+// markOwner is the workload named by a pgarena mark ("pgarena:tpcc created
+// by ..." is tpcc's), or "" for a comment that is not one.
+func markOwner(comment string) string {
+	rest, ok := strings.CutPrefix(comment, markPrefix)
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	return name
+}
+
+// foreignError is the ForeignTablesError of rels (tables, then functions),
+// or nil when none is foreign.
+func foreignError(rels ...[]relation) *ForeignTablesError {
+	var e ForeignTablesError
+	for _, rs := range rels {
+		for _, r := range rs {
+			if r.exists && !r.marked {
+				e.Tables = append(e.Tables, r.name)
+				if r.owner != "" {
+					if e.Owners == nil {
+						e.Owners = map[string]string{}
+					}
+					e.Owners[r.name] = r.owner
+				}
+			}
+		}
+	}
+	if len(e.Tables) == 0 {
+		return nil
+	}
+	return &e
 }
 
 // relations lists the tables of w (each Table's Name and Children) and any
@@ -65,14 +121,14 @@ func relations(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]rela
 	// Listed names first, in order, then partitions found in the
 	// database that the workload does not list (someone attached them).
 	rows, err := conn.Query(ctx, `
-		select u.n, u.top, c.oid is not null, coalesce(obj_description(c.oid, 'pg_class') like $3 || '%', false), u.i, 0
+		select u.n, u.top, c.oid is not null, coalesce(obj_description(c.oid, 'pg_class'), ''), u.i, 0
 		from unnest($1::text[], $2::text[]) with ordinality u(n, top, i)
 		left join pg_class c on c.oid = to_regclass(u.n)
 		union all
-		select t.relid::regclass::text, u.n, true, coalesce(obj_description(t.relid, 'pg_class') like $3 || '%', false), u.i, t.level
+		select t.relid::regclass::text, u.n, true, coalesce(obj_description(t.relid, 'pg_class'), ''), u.i, t.level
 		from unnest($1::text[]) with ordinality u(n, i), pg_partition_tree(to_regclass(u.n)) t
 		where t.level > 0 and not t.relid::regclass::text = any($1::text[])
-		order by 5, 6, 1`, names, tops, markPrefix)
+		order by 5, 6, 1`, names, tops)
 	if err != nil {
 		return nil, fmt.Errorf("look up tables: %w", err)
 	}
@@ -82,10 +138,13 @@ func relations(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]rela
 		var r relation
 		var i int64
 		var level int32
-		if err := rows.Scan(&r.name, &r.top, &r.exists, &r.marked, &i, &level); err != nil {
+		var comment string
+		if err := rows.Scan(&r.name, &r.top, &r.exists, &comment, &i, &level); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("look up tables: %w", err)
 		}
+		r.owner = markOwner(comment)
+		r.marked = r.owner == w.Meta().Name
 		if !seen[r.name] {
 			seen[r.name] = true
 			out = append(out, r)
@@ -114,9 +173,11 @@ func Missing(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]string
 }
 
 // Foreign returns the tables of w, and partitions of them, that exist
-// without pgarena's mark: pgarena did not create them and will not drop
-// them unless forced. Functions of a workload.Functioner count too.
-func Foreign(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]string, error) {
+// without pgarena's mark for w (pgarena did not create them, or made them
+// for another workload), as the error Init would return, or nil if there
+// are none. Drop leaves them alone and Init replaces them only when forced.
+// Functions of a workload.Functioner count too.
+func Foreign(ctx context.Context, conn *pgx.Conn, w workload.Workload) (*ForeignTablesError, error) {
 	rels, err := relations(ctx, conn, w)
 	if err != nil {
 		return nil, err
@@ -125,7 +186,7 @@ func Foreign(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]string
 	if err != nil {
 		return nil, err
 	}
-	return append(foreign(rels), foreign(fns)...), nil
+	return foreignError(rels, fns), nil
 }
 
 // functions returns the state of the functions of w, if it is a
@@ -137,16 +198,19 @@ func functions(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]rela
 	}
 	sigs := f.Functions()
 	rows, err := conn.Query(ctx, `
-		select u.s, p is not null, coalesce(obj_description(p, 'pg_proc') like $2 || '%', false)
+		select u.s, p is not null, coalesce(obj_description(p, 'pg_proc'), '')
 		from unnest($1::text[]) with ordinality u(s, i), to_regprocedure(u.s) p
-		order by u.i`, sigs, markPrefix)
+		order by u.i`, sigs)
 	if err != nil {
 		return nil, fmt.Errorf("look up functions: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (relation, error) {
 		var rel relation
-		err := r.Scan(&rel.name, &rel.exists, &rel.marked)
+		var comment string
+		err := r.Scan(&rel.name, &rel.exists, &comment)
 		rel.top = rel.name
+		rel.owner = markOwner(comment)
+		rel.marked = rel.owner == w.Meta().Name
 		return rel, err
 	})
 	if err != nil {
@@ -172,16 +236,6 @@ func markFunctions(ctx context.Context, conn *pgx.Conn, w workload.Workload) err
 		}
 	}
 	return nil
-}
-
-func foreign(rels []relation) []string {
-	var out []string
-	for _, r := range rels {
-		if r.exists && !r.marked {
-			out = append(out, r.name)
-		}
-	}
-	return out
 }
 
 // Drop drops the tables (and functions, see workload.Functioner) of w that

@@ -161,8 +161,8 @@ func createShared(ctx context.Context, conn *pgx.Conn, w workload.Workload, tabl
 	if err != nil {
 		return err
 	}
-	if f := append(foreign(rels), foreign(fns)...); len(f) > 0 {
-		return &ForeignTablesError{Tables: f}
+	if fe := foreignError(rels, fns); fe != nil {
+		return fe
 	}
 	var have, missing []string
 	for _, r := range rels {

@@ -157,7 +157,7 @@ func TestPgarenaRunsOnSysbench(t *testing.T) {
 		}
 	}
 	w := newWorkload(t, "", "--tables", "3")
-	if foreign, err := loader.Foreign(ctx, admin, w); err != nil || len(foreign) != 3 {
+	if foreign, err := loader.Foreign(ctx, admin, w); err != nil || foreign == nil || len(foreign.Tables) != 3 {
 		t.Errorf("Foreign = %v, %v; want the 3 tables", foreign, err)
 	}
 	if dropped, err := loader.Drop(ctx, admin, w); len(dropped) != 0 {
