@@ -385,7 +385,7 @@ func TestDropOnlyOwnTables(t *testing.T) {
 	if strings.Contains(r.stdout, "pgbench_history") {
 		t.Errorf("drop claims to have dropped the foreign pgbench_history: %s", r.stdout)
 	}
-	if !strings.Contains(r.stderr, "left alone (not created by pgarena): pgbench_history") {
+	if !strings.Contains(r.stderr, "left alone (not created by pgarena for tpcb): pgbench_history") {
 		t.Errorf("drop does not note the table it left alone:\n%s", r.stderr)
 	}
 	if got := tables(t, conn); !slices.Equal(got, []string{"mine", "pgbench_history"}) {
