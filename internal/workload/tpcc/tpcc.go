@@ -228,15 +228,9 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 // PrepareInit implements workload.InitPreparer: with the citus extension
 // on the target, init distributes the tables.
 func (w *Workload) PrepareInit(ctx context.Context, conn *pgx.Conn) error {
-	var has bool
-	if err := conn.QueryRow(ctx, "select exists (select 1 from pg_extension where extname = 'citus')").Scan(&has); err != nil {
-		return fmt.Errorf("tpcc: look for the citus extension: %w", err)
-	}
-	if w.citus && !has {
-		return errors.New("--citus: the target has no citus extension (run `create extension citus` on the coordinator, or leave out --citus)")
-	}
+	has, err := workload.Citus(ctx, conn, "tpcc", w.citus)
 	w.citus = has
-	return nil
+	return err
 }
 
 // Distribute implements workload.Distributor: Citus's distribution of the

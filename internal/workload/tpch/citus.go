@@ -2,11 +2,11 @@ package tpch
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // Distribution on a Citus coordinator, as the issue sets it out and as
@@ -38,15 +38,9 @@ func citusDDL(shardCount int) []string {
 // on the target, init distributes the tables; --citus without it is an
 // error.
 func (w *Workload) PrepareInit(ctx context.Context, conn *pgx.Conn) error {
-	var has bool
-	if err := conn.QueryRow(ctx, "select exists (select 1 from pg_extension where extname = 'citus')").Scan(&has); err != nil {
-		return fmt.Errorf("tpch: look for the citus extension: %w", err)
-	}
-	if w.citus && !has {
-		return errors.New("--citus: the target has no citus extension (run `create extension citus` on the coordinator, or leave out --citus)")
-	}
+	has, err := workload.Citus(ctx, conn, "tpch", w.citus)
 	w.citus = has
-	return nil
+	return err
 }
 
 // Distribute implements workload.Distributor.
