@@ -174,18 +174,7 @@ func TestPgbenchEquivalence(t *testing.T) {
 			if len(want) != n*tc.clients || len(got) != len(want) {
 				t.Fatalf("pgbench inserted %d rows, pgarena %d, want %d", len(want), len(got), n*tc.clients)
 			}
-			diff := 0
-			for i := range want {
-				if want[i] != got[i] {
-					if diff < 5 {
-						t.Errorf("row %d:\npgbench %s\npgarena %s", i, want[i], got[i])
-					}
-					diff++
-				}
-			}
-			if diff > 0 {
-				t.Errorf("%d of %d rows differ", diff, len(want))
-			}
+			sameRows(t, want, got)
 		})
 	}
 }
