@@ -1,0 +1,90 @@
+package loader
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/pgarena/pgarena/internal/workload"
+)
+
+// The post-load plan (no database: which statements may start together)
+// builds a table's consecutive indexes at once, runs any other statement
+// alone on its table, starts a foreign key once the table it references
+// has its keys, and never runs two foreign keys touching one table at once.
+func TestPostLoadPlan(t *testing.T) {
+	t.Parallel()
+	table := func(name string, rows int64, stmts ...string) workload.Table {
+		return workload.Table{Name: name, Rows: workload.Batches{Rows: rows}, PostLoad: stmts}
+	}
+	p := newPostLoadPlan([]workload.Table{
+		table("customer", 10, "alter table customer add primary key (c)"),
+		table("lineitem", 1000,
+			"create unique index lineitem_pkey on lineitem (l, n)",
+			"alter table lineitem add foreign key (l) references orders (o)",
+			"create index lineitem_i1 on lineitem (p)",
+			"CREATE INDEX lineitem_i2 on lineitem (d)",
+			"alter table lineitem add constraint lineitem_pkey primary key using index lineitem_pkey",
+			"alter table lineitem add foreign key (p) references part(p)"),
+		table("orders", 100, "alter table orders add primary key (o)", "create index orders_i1 on orders (c)",
+			"alter table orders add foreign key (c) references customer (c)"),
+		table("part", 50, "alter table part add primary key (p)"),
+	})
+	var running []string
+	take := func() []string { // everything that may start now
+		var got []string
+		for {
+			ts, s, _ := p.next()
+			if ts == nil {
+				break
+			}
+			got = append(got, s)
+			running = append(running, s)
+		}
+		return got
+	}
+	finish := func(s string) {
+		i := slices.Index(running, s)
+		if i < 0 {
+			t.Fatalf("%q is not running", s)
+		}
+		running = slices.Delete(running, i, i+1)
+		for _, ts := range p.steps {
+			if slices.Contains(ts.stmts, s) {
+				p.done(ts, s, nil)
+				return
+			}
+		}
+	}
+	want := func(step string, got []string, w ...string) {
+		t.Helper()
+		if !slices.Equal(got, w) {
+			t.Fatalf("%s: may start %q, want %q", step, got, w)
+		}
+	}
+	want("start", take(),
+		"create unique index lineitem_pkey on lineitem (l, n)", "create index lineitem_i1 on lineitem (p)", "CREATE INDEX lineitem_i2 on lineitem (d)",
+		"alter table orders add primary key (o)", "alter table part add primary key (p)", "alter table customer add primary key (c)")
+	finish("alter table orders add primary key (o)")
+	want("orders' key", take(), "create index orders_i1 on orders (c)")
+	finish("create index orders_i1 on orders (c)")
+	want("orders' index, customer's key running", take())
+	finish("alter table customer add primary key (c)")
+	want("customer's key", take(), "alter table orders add foreign key (c) references customer (c)")
+	finish("create index lineitem_i1 on lineitem (p)")
+	finish("CREATE INDEX lineitem_i2 on lineitem (d)")
+	want("one of lineitem's indexes left", take())
+	finish("create unique index lineitem_pkey on lineitem (l, n)")
+	want("lineitem's indexes", take(), "alter table lineitem add constraint lineitem_pkey primary key using index lineitem_pkey")
+	finish("alter table lineitem add constraint lineitem_pkey primary key using index lineitem_pkey")
+	want("lineitem's keys; orders busy with its foreign key", take())
+	finish("alter table part add primary key (p)")
+	want("part's key: lineitem's foreign keys keep their order", take())
+	finish("alter table orders add foreign key (c) references customer (c)")
+	want("orders free", take(), "alter table lineitem add foreign key (l) references orders (o)")
+	finish("alter table lineitem add foreign key (l) references orders (o)")
+	want("last", take(), "alter table lineitem add foreign key (p) references part(p)")
+	finish("alter table lineitem add foreign key (p) references part(p)")
+	if ts, _, left := p.next(); ts != nil || left {
+		t.Error("statements left after all finished")
+	}
+}
