@@ -4,6 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -86,5 +89,50 @@ func TestPostLoadPlan(t *testing.T) {
 	finish("alter table lineitem add foreign key (p) references part(p)")
 	if ts, _, left := p.next(); ts != nil || left {
 		t.Error("statements left after all finished")
+	}
+}
+
+// The loader's sessions get an equal part of 1 GB of maintenance_work_mem
+// for the keys, never less than they had, and it says what it set.
+func TestRaiseMaintenanceMem(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	var conns []*pgx.Conn
+	for range 2 {
+		c, err := pgx.Connect(t.Context(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeConn(c) })
+		conns = append(conns, c)
+	}
+	show := func(c *pgx.Conn) (s string) {
+		if err := c.QueryRow(t.Context(), "show maintenance_work_mem").Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, c := range conns {
+		execOrFatal(t, c, "set maintenance_work_mem = '64MB'")
+	}
+	got, err := raiseMaintenanceMem(t.Context(), conns)
+	if err != nil || got != "512 MB on each of 2 loader sessions (the server's setting: 64 MB)" {
+		t.Errorf("raise from 64MB: %q, %v", got, err)
+	}
+	for _, c := range conns {
+		if s := show(c); s != "512MB" {
+			t.Errorf("maintenance_work_mem %s after the raise, want 512MB", s)
+		}
+		execOrFatal(t, c, "set maintenance_work_mem = '2GB'")
+	}
+	if got, err := raiseMaintenanceMem(t.Context(), conns); err != nil || got != "" || show(conns[1]) != "2GB" {
+		t.Errorf("raise from 2GB: %q, %v, %s; want nothing changed", got, err, show(conns[1]))
+	}
+}
+
+func execOrFatal(t *testing.T, c *pgx.Conn, sql string) {
+	t.Helper()
+	if _, err := c.Exec(t.Context(), sql); err != nil {
+		t.Fatal(err)
 	}
 }
