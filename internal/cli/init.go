@@ -134,6 +134,9 @@ func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload
 	fmt.Fprintf(a.Stderr, "init %s done: %d rows in %.2f s (create %.2f s, load %.2f s, keys %.2f s, vacuum %.2f s)\n",
 		name, stats.Rows, stats.Total.Seconds(), stats.Create.Seconds(), stats.Load.Seconds(),
 		stats.PostLoad.Seconds(), stats.Vacuum.Seconds())
+	if stats.MaintenanceWorkMem != "" {
+		fmt.Fprintf(a.Stderr, "keys and indexes built with maintenance_work_mem = %s\n", stats.MaintenanceWorkMem)
+	}
 	if f, ok := w.(workload.Functioner); ok && (stats.Slice == nil || stats.Slice.KeysBuilt) {
 		// made with the keys, whether the runs will use them or not
 		var names []string

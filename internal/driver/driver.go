@@ -144,7 +144,8 @@ type Result struct {
 	// cancellation; their last transactions are not recorded.
 	Abandoned int
 	// Stopped is set when the run ended before its planned length (the
-	// context was cancelled); StopReason says why.
+	// context was cancelled, or clients with lists of transactions,
+	// workload.Lister, had not finished them); StopReason says why.
 	Stopped    bool
 	StopReason string
 	// Autostopped is set when an autostop rule ended the run.
@@ -323,6 +324,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	}
 
 	res := Result{}
+	all := slices.Clone(clients) // with those refused below, for unfinishedLists
 	if persistent := clientsWithPersistentConns(clients); len(persistent) > 0 {
 		mean, err := connectAll(ctx, persistent, &cfg)
 		if err != nil {
@@ -532,7 +534,44 @@ loop:
 	for _, c := range clients {
 		res.Reconnects += c.reconnects
 	}
+	if n, total := unfinishedLists(all); n > 0 && !res.Stopped {
+		// The run's planned length is its clients' lists (workload.Lister):
+		// ended before them, it is cut short whatever ended it.
+		res.Stopped = true
+		res.StopReason = fmt.Sprintf("%d of %d clients had not finished their transaction lists when %s", n, total, cfg.endedBy())
+	}
 	return res, nil
+}
+
+// unfinishedLists counts the clients whose worker runs a list of
+// transactions (workload.Lister) and that did not finish it: not started,
+// still running (abandoned), or fewer transactions done or failed than the
+// list holds; total is the clients with lists. Len must not change while
+// the worker runs (it is read from here for an abandoned client).
+func unfinishedLists(clients []*client) (n, total int) {
+	for _, c := range clients {
+		l, ok := c.worker.(workload.Lister)
+		if !ok || l.Len() == 0 {
+			continue
+		}
+		total++
+		// finished first: c.done is the client goroutine's until it returned.
+		if !c.finished.Load() || c.done < l.Len() {
+			n++
+		}
+	}
+	return n, total
+}
+
+// endedBy says what ended a run that was not stopped, for a stop reason.
+func (c *Config) endedBy() string {
+	switch {
+	case c.Transactions > 0:
+		return fmt.Sprintf("-t %d transactions per client were done", c.Transactions)
+	case c.Duration > 0:
+		return fmt.Sprintf("the run's length (-T %s) ended", c.Duration)
+	}
+	return "the run ended"
 }
 
 func (g *Group) defaults() {

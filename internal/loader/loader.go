@@ -90,6 +90,9 @@ type Options struct {
 type Stats struct {
 	Rows                                  int64
 	Create, Load, PostLoad, Vacuum, Total time.Duration
+	// MaintenanceWorkMem is what the loader set for its sessions' key
+	// and index builds ("" when it kept the server's setting).
+	MaintenanceWorkMem string
 	// Slice is set for a slice's load (workload.Slicer).
 	Slice *SliceStats
 }
@@ -183,6 +186,9 @@ func initialise(ctx context.Context, dial target.Dialer, w workload.Workload, op
 
 	opts.Progress.Phase("primary keys")
 	t0 = time.Now()
+	if st.MaintenanceWorkMem, err = raiseMaintenanceMem(ctx, conns); err != nil {
+		return st, err
+	}
 	if err := postLoad(ctx, conns, tables); err != nil {
 		return st, err
 	}
@@ -444,36 +450,8 @@ func sortJobs(jobs []*loadJob) {
 	}
 }
 
-// postLoad runs the tables' PostLoad statements, different tables in
-// parallel. Statements that add foreign keys wait until every table's
-// other statements are done, since they need the referenced keys.
-func postLoad(ctx context.Context, conns []*pgx.Conn, tables []workload.Table) error {
-	for _, wave := range postLoadWaves {
-		err := eachTable(ctx, conns, tables, func(ctx context.Context, c *pgx.Conn, t *workload.Table) error {
-			for _, s := range t.PostLoad {
-				if !wave(s) {
-					continue
-				}
-				if err := execSQL(ctx, c, s); err != nil {
-					return fmt.Errorf("%s: %s: %w", t.Name, s, err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// postLoadWaves split PostLoad statements into those run first and the
-// foreign keys, run once every table's keys exist.
-var postLoadWaves = []func(string) bool{
-	func(s string) bool { return !isForeignKey(s) },
-	isForeignKey,
-}
-
+// isForeignKey reports a statement that adds a foreign key (postLoad
+// runs it after the keys it needs).
 func isForeignKey(s string) bool {
 	return containsFold(s, "foreign key") || containsFold(s, " references ")
 }

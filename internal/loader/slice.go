@@ -222,10 +222,11 @@ func recordSlice(ctx context.Context, conn *pgx.Conn, w workload.Workload, table
 		progress.Phase("primary keys")
 		// One connection, in this transaction: keys and the record of
 		// them commit together.
-		for _, wave := range postLoadWaves {
+		// (the foreign keys after every table's keys)
+		for _, fks := range []bool{false, true} {
 			for _, t := range tables {
 				for _, stmt := range t.PostLoad {
-					if wave(stmt) {
+					if isForeignKey(stmt) == fks {
 						if err := execSQL(ctx, conn, stmt); err != nil {
 							return false, fmt.Errorf("%s: %s: %w", t.Name, stmt, err)
 						}

@@ -277,7 +277,7 @@ func StepsOf(ivs []Interval) []StepSummary {
 // Run statuses.
 const (
 	StatusComplete    = "complete"    // ran its full length
-	StatusStopped     = "stopped"     // cut short: interrupted by the user or an autostop rule
+	StatusStopped     = "stopped"     // cut short: interrupted by the user, or ended before its clients' lists (-T)
 	StatusFailed      = "failed"      // ended by an error
 	StatusInterrupted = "interrupted" // pgarena died; only intervals remain
 	StatusAutostopped = "autostopped" // an autostop rule ended it

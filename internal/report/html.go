@@ -87,6 +87,9 @@ type runView struct {
 	Failures    []failureRow // what the failures said
 	Advice      []kv         // per failed class with advice: what to do
 	Summary     metrics.Summary
+	// Mins is each type's shortest latency in ms (the per-type "min"
+	// figures, tpch); nil when the run has none.
+	Mins        map[string]float64
 	Limits      *LoadLimits // open loop on a schedule with autostop
 	Target      string
 	Env         []kv
@@ -224,6 +227,14 @@ func newRunView(i int, name string, r *store.Run) runView {
 	v := runView{Index: i, Name: name, ID: r.ID, Label: r.Spec.Label, Status: r.Status, Color: palette[i%len(palette)],
 		Summary: r.Summary, Target: r.Spec.Target}
 	v.Failures, v.Advice = failureRows(&r.Summary)
+	for _, f := range r.Summary.Figures {
+		if f.Tx != "" && f.Name == "min" {
+			if v.Mins == nil {
+				v.Mins = map[string]float64{}
+			}
+			v.Mins[f.Tx] = f.Value
+		}
+	}
 	if l, ok := RunLoadLimits(r); ok {
 		v.Limits = &l
 	}

@@ -292,6 +292,15 @@ type Finisher interface {
 	Transactions() int
 }
 
+// Lister is implemented by a Finisher's Workers: Len is the number of
+// transactions in the worker's list (0: it loops). The driver counts a
+// client whose worker has a list as finished when that many of its
+// transactions were done or failed; a run that ends (-T, -t, a stop)
+// with a list unfinished is cut short (driver.Result.Stopped).
+type Lister interface {
+	Len() int
+}
+
 // Explainer is implemented by workloads that can show the plan of a
 // transaction type's statement (tpch: a query). When ExplainSlowest
 // reports true (tpch --explain-slowest) the session saves, after the

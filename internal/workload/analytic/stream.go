@@ -68,7 +68,7 @@ func NewOrderedStream(set Set, offset workload.TxType, order []int, rounds int) 
 }
 
 // Len is the number of queries the stream runs before it ends (0: it
-// never does).
+// never does); it implements workload.Lister.
 func (s *Stream) Len() int {
 	if s.order == nil || s.rounds <= 0 {
 		return 0

@@ -44,6 +44,9 @@ func (w *Workload) refreshWorker(rf1, rf2 workload.TxType) *seqWorker {
 	return &seqWorker{w: w, seq: seq, rf1: rf1, rf2: rf2}
 }
 
+// Len implements workload.Lister: the list's length.
+func (s *seqWorker) Len() int { return len(s.seq) }
+
 // Next implements workload.Worker.
 func (s *seqWorker) Next() workload.TxType {
 	s.next++

@@ -89,6 +89,7 @@ type Workload struct {
 	repeat     int
 	answers    bool
 	explain    bool
+	clients    int // of a one-group run (ValidateRun)
 	citus      bool
 	shardCount int
 	seed       uint64
@@ -129,7 +130,7 @@ func New() *Workload {
 	fs.IntVar(&w.streams, "streams", 2, "query streams of --throughput (the spec's minimum is 2 at SF 1, 3 at 10, 4 at 30)")
 	fs.StringVar(&w.queryList, "queries", "", "run only these queries (1,6,14), --repeat times each per client, then end")
 	fs.IntVar(&w.repeat, "repeat", 1, "with --queries: how many times each client runs the list")
-	fs.BoolVar(&w.explain, "explain-slowest", false, "after the run, save EXPLAIN (ANALYZE, BUFFERS) of its slowest query (stream 0's parameters) with the run, in explain-slowest.txt")
+	fs.BoolVar(&w.explain, "explain-slowest", false, "after the run, save EXPLAIN (ANALYZE, BUFFERS) of its slowest query (with the parameters of the stream it ran in, named in the file) with the run, in explain-slowest.txt")
 	fs.BoolVar(&w.answers, "answers", false, "check the 22 queries' answers with the validation parameters against the answer set of the scale")
 	fs.BoolVar(&w.citus, "citus", false, "distribute the tables on a Citus coordinator (lineitem/orders by orderkey, part/partsupp by partkey, customer by custkey; nation, region, supplier reference tables); automatic when the extension is there")
 	fs.IntVar(&w.shardCount, "shard-count", 32, "with Citus: shards of the distributed tables")
@@ -379,6 +380,7 @@ type part struct {
 func (p *part) TxTypes() []string                                { return p.types }
 func (p *part) NewWorker(id int, rng *rand.Rand) workload.Worker { return p.newWorker(id, rng) }
 func (p *part) Groups() []workload.Part                          { return nil }
+func (p *part) ValidateRun(int) error                            { return nil } // clients of the whole's groups are its own
 
 // SetSegment implements workload.Segmenter: the power and throughput
 // tests are one process's (Prepare refuses them under --segment).
@@ -424,15 +426,16 @@ func tableNames() []string {
 func (w *Workload) ExplainSlowest() bool { return w.explain }
 
 // Explain implements workload.Explainer: EXPLAIN (ANALYZE, BUFFERS) of
-// query txType ("q5", "streams/q5") with stream 0's parameters (the power
-// test's); "" for the refresh functions.
+// query txType ("q5", "streams/q5") with the parameters of the stream it
+// ran in (explainStream); "" for the refresh functions.
 func (w *Workload) Explain(ctx context.Context, conn *pgx.Conn, txType string) (string, error) {
 	n := slices.Index(queryNames, analytic.BaseName(txType)) + 1
 	if n == 0 {
 		return "", nil
 	}
+	stream, which := w.explainStream(txType)
 	var sql string
-	for _, q := range qgen.Stream(0, int64(w.seed), w.scale) {
+	for _, q := range qgen.Stream(stream, int64(w.seed), w.scale) {
 		if q.Number == n {
 			sql = q.SQL
 		}
@@ -442,9 +445,40 @@ func (w *Workload) Explain(ctx context.Context, conn *pgx.Conn, txType string) (
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "-- q%d with stream 0's parameters (seed %d, scale %g):\n%s\n", n, w.seed, w.scale, sql)
+	fmt.Fprintf(&b, "-- q%d with %s (seed %d, scale %g):\n%s\n", n, which, w.seed, w.scale, sql)
 	for _, r := range rows {
 		b.WriteString(strings.Join(r, " ") + "\n")
 	}
 	return b.String(), nil
+}
+
+// explainStream is the query stream whose parameters Explain uses for
+// txType, and the words saying so: the power test's queries ran in stream
+// 0; the throughput test's in streams 1..S and a one-group run's in
+// streams 1..clients (client i runs stream i+1), each with its own
+// parameters: then stream 1's, and the words say it ran in several.
+func (w *Workload) explainStream(txType string) (int, string) {
+	group, _, grouped := strings.Cut(txType, "/")
+	n := max(w.clients, 1)
+	switch {
+	case grouped && group == GroupPower:
+		return 0, "stream 0's parameters (the power test's)"
+	case grouped && group == GroupStreams:
+		n = w.streams
+		if n > 1 {
+			return 1, fmt.Sprintf("stream 1's parameters (it ran in the throughput test's streams 1 to %d, each with its own)", n)
+		}
+		return 1, "stream 1's parameters (the throughput test's one stream)"
+	case n > 1:
+		return 1, fmt.Sprintf("stream 1's parameters, client 0's (it ran in the streams 1 to %d of the %d clients, each with its own)", n, n)
+	}
+	return 1, "stream 1's parameters (the one client's)"
+}
+
+// ValidateRun implements workload.RunValidator: it refuses nothing and
+// keeps the client count of a one-group run (whose client i runs stream
+// i+1), for explainStream.
+func (w *Workload) ValidateRun(clients int) error {
+	w.clients = clients
+	return nil
 }
