@@ -195,8 +195,10 @@ func isIndexBuild(s string) bool {
 // build's sort) the loader's sessions share while they build keys: each
 // gets an equal part, at least 64 MB, and never less than the server's own
 // setting. Index builds that fit sort in memory, and PostgreSQL's parallel
-// index build needs 32 MB a participant.
-const maintenanceBudget = 1 << 30
+// index build needs 32 MB a participant. Kept modest because the server may
+// be small and the target is not ours to tune: a larger server setting is
+// never lowered.
+const maintenanceBudget = 256 << 20
 
 // raiseMaintenanceMem sets maintenance_work_mem on the loader's own
 // sessions (conns) for the keys, and says what it set ("" when the

@@ -92,7 +92,7 @@ func TestPostLoadPlan(t *testing.T) {
 	}
 }
 
-// The loader's sessions get an equal part of 1 GB of maintenance_work_mem
+// The loader's sessions get an equal part of 256 MB of maintenance_work_mem
 // for the keys, never less than they had, and it says what it set.
 func TestRaiseMaintenanceMem(t *testing.T) {
 	t.Parallel()
@@ -113,15 +113,15 @@ func TestRaiseMaintenanceMem(t *testing.T) {
 		return s
 	}
 	for _, c := range conns {
-		execOrFatal(t, c, "set maintenance_work_mem = '64MB'")
+		execOrFatal(t, c, "set maintenance_work_mem = '16MB'")
 	}
 	got, err := raiseMaintenanceMem(t.Context(), conns)
-	if err != nil || got != "512 MB on each of 2 loader sessions (the server's setting: 64 MB)" {
-		t.Errorf("raise from 64MB: %q, %v", got, err)
+	if err != nil || got != "128 MB on each of 2 loader sessions (the server's setting: 16 MB)" {
+		t.Errorf("raise from 16MB: %q, %v", got, err)
 	}
 	for _, c := range conns {
-		if s := show(c); s != "512MB" {
-			t.Errorf("maintenance_work_mem %s after the raise, want 512MB", s)
+		if s := show(c); s != "128MB" {
+			t.Errorf("maintenance_work_mem %s after the raise, want 128MB", s)
 		}
 		execOrFatal(t, c, "set maintenance_work_mem = '2GB'")
 	}
