@@ -145,7 +145,27 @@ func (c *rawConn) readFd(fd uintptr) bool {
 		c.first = false
 		// If wmu is busy, its holder sends what is kept (see rawConn).
 		if c.wmu.TryLock() {
-			sent, err := c.sendKeptFd(fd)
+			// The usual case (all kept bytes go at once) is sent here,
+			// not in sendKeptFd: readFd runs at the bottom of a
+			// client's deepest stack (statement, pgconn's reader, the
+			// netpoller's RawRead), where one more frame doubles every
+			// client goroutine's stack (4 to 8 KB).
+			sent, err := false, error(nil)
+			if k := c.kept; len(k) > 0 {
+				n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&k[0])), uintptr(len(k)), unix.MSG_NOSIGNAL, 0, 0)
+				switch e {
+				case 0:
+					c.kept = k[:copy(k, k[n:])]
+				case unix.EINTR, unix.EAGAIN:
+				default: // not again: the socket's error is reported once
+					c.kept = k[:0]
+					err = c.opError("write", os.NewSyscallError("write", e))
+				}
+				sent = true
+				if err == nil && len(c.kept) > 0 {
+					_, err = c.sendKeptFd(fd) // the rest, or EINTR, EAGAIN
+				}
+			}
 			c.wmu.Unlock()
 			switch {
 			case err == nil && sent:

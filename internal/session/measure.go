@@ -164,6 +164,7 @@ func (r *run) dialer(g *Group) target.Dialer {
 	}
 	return tgt.Dialer(func(c *pgx.ConnConfig) {
 		c.DefaultQueryExecMode = mode
+		target.DropUnusedCaches(c)
 		netio.Apply(&c.Config, r.spec.NetIO)
 	})
 }

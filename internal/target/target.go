@@ -92,6 +92,21 @@ const (
 	clientDescriptionCache = 16
 )
 
+// DropUnusedCaches sets the capacity of the statement caches cfg's
+// DefaultQueryExecMode never uses to zero, so that pgx allocates none (the
+// two maps are ~5 KB per connection at the capacities above: 50 MB at
+// 10,000 clients). Only the statement cache serves -M prepared
+// ("cache_statement"); the description cache serves "cache_describe" alone.
+// For connections that run every statement in their default mode.
+func DropUnusedCaches(cfg *pgx.ConnConfig) {
+	if cfg.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement {
+		cfg.StatementCacheCapacity = 0
+	}
+	if cfg.DefaultQueryExecMode != pgx.QueryExecModeCacheDescribe {
+		cfg.DescriptionCacheCapacity = 0
+	}
+}
+
 // scrub removes anything that looks like the DSN's password from msg.
 func scrub(msg, dsn string) string {
 	for _, pw := range passwordsIn(dsn) {

@@ -66,3 +66,23 @@ func TestParseQueryMode(t *testing.T) {
 		t.Error("unknown mode accepted")
 	}
 }
+
+// TestDropUnusedCaches: only the cache the query mode uses keeps its
+// capacity (pgx allocates a cache whose capacity is above zero).
+func TestDropUnusedCaches(t *testing.T) {
+	for mode, wantStmt := range map[pgx.QueryExecMode]int{
+		pgx.QueryExecModeSimpleProtocol: 0,
+		pgx.QueryExecModeExec:           0,
+		pgx.QueryExecModeCacheStatement: ClientStatementCache,
+	} {
+		cfg, err := ParseDSN("host=/tmp dbname=x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.DefaultQueryExecMode = mode
+		DropUnusedCaches(cfg)
+		if cfg.StatementCacheCapacity != wantStmt || cfg.DescriptionCacheCapacity != 0 {
+			t.Errorf("%v: statement cache %d, description cache %d; want %d, 0", mode, cfg.StatementCacheCapacity, cfg.DescriptionCacheCapacity, wantStmt)
+		}
+	}
+}
