@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgarena/pgarena/internal/golden"
 	"github.com/pgarena/pgarena/internal/report/reporttest"
 )
 
@@ -12,7 +13,7 @@ func TestCompareGolden(t *testing.T) {
 	dir, ids := fixtures(t)
 
 	r := mustRun(t, "compare", "--results", dir, ids[0], ids[3])
-	golden(t, "compare-runs.golden", []byte(r.stdout))
+	golden.Check(t, "compare-runs.golden", []byte(r.stdout))
 	if r.stderr != "" {
 		t.Errorf("same host, version and settings: no warnings expected, got:\n%s", r.stderr)
 	}
@@ -21,7 +22,7 @@ func TestCompareGolden(t *testing.T) {
 	}
 
 	r = mustRun(t, "compare", "--results", dir, "--group-by", "label", "label~pool-*")
-	golden(t, "compare-groups.golden", []byte(r.stdout))
+	golden.Check(t, "compare-groups.golden", []byte(r.stdout))
 	for _, want := range []string{"(n=3)", "verdict: pool-b is faster than pool-a on tps"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("grouped compare lacks %q:\n%s", want, r.stdout)

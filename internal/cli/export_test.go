@@ -1,49 +1,16 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pgarena/pgarena/internal/golden"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/report/reporttest"
 )
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-// updateGolden reports whether -update was given.
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if updateGolden() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // fixtures writes reporttest.Standard runs into a fresh results directory
 // and returns it with the run ids, oldest first.
@@ -61,7 +28,7 @@ func TestExportCSVGolden(t *testing.T) {
 	t.Parallel()
 	dir, ids := fixtures(t)
 	r := mustRun(t, "export", "--results", dir, "--format", "csv")
-	golden(t, "export.csv.golden", []byte(r.stdout))
+	golden.Check(t, "export.csv.golden", []byte(r.stdout))
 	recs, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +64,7 @@ func TestExportJSONGolden(t *testing.T) {
 	t.Parallel()
 	dir, ids := fixtures(t)
 	r := mustRun(t, "export", "--results", dir, "--format", "json", ids[0])
-	golden(t, "export.json.golden", []byte(r.stdout))
+	golden.Check(t, "export.json.golden", []byte(r.stdout))
 	var e struct {
 		ID         string
 		Status     string

@@ -1,10 +1,6 @@
 package k8sjob
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,26 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	"github.com/pgarena/pgarena/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 var start = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
@@ -82,7 +61,7 @@ func TestManifestDecodesIntoJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "tpcc-4x64", m)
+	golden.Check(t, "tpcc-4x64.golden", m)
 	pvc, job := decode(t, m)
 	if job.APIVersion != "batch/v1" || job.Name != "tpcc-4x64" {
 		t.Errorf("job %s %s", job.APIVersion, job.Name)
@@ -133,7 +112,7 @@ func TestManifestDSNSecretExistingClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "dsn-secret", m)
+	golden.Check(t, "dsn-secret.golden", m)
 	pvc, job := decode(t, m)
 	if pvc != nil {
 		t.Error("a claim was written though --results-pvc names one")

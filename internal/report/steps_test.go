@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgarena/pgarena/internal/golden"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/report/reporttest"
 	"github.com/pgarena/pgarena/internal/store"
@@ -37,7 +38,7 @@ func TestSweepSummaryText(t *testing.T) {
 	}
 	var b bytes.Buffer
 	SummaryText(&b, &r.Summary)
-	golden(t, "summary-sweep", b.Bytes())
+	golden.Check(t, "summary-sweep.golden", b.Bytes())
 	out := b.String()
 	for _, bad := range []string{"\nnumber of clients:", "\ntps = ", "\nlatency average"} {
 		if strings.Contains(out, bad) {

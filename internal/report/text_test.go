@@ -2,34 +2,13 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/golden"
 	"github.com/pgarena/pgarena/internal/metrics"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 var t0 = time.Date(2026, 11, 22, 3, 15, 12, 0, time.UTC)
 
@@ -66,7 +45,7 @@ func TestProgressLineGolden(t *testing.T) {
 	for i := 0; i < 10; i += 5 {
 		b.WriteString(ProgressLine(time.Duration(i+5)*time.Second, ivs[i:i+5]) + "\n")
 	}
-	golden(t, "progress", b.Bytes())
+	golden.Check(t, "progress.golden", b.Bytes())
 }
 
 func TestSummaryTextGolden(t *testing.T) {
@@ -80,7 +59,7 @@ func TestSummaryTextGolden(t *testing.T) {
 	acc.Fill(&s)
 	var b bytes.Buffer
 	SummaryText(&b, &s)
-	golden(t, "summary", b.Bytes())
+	golden.Check(t, "summary.golden", b.Bytes())
 	if s.Transactions != 1100 || s.Failed != 10 || s.Retries != 10 || s.TPS != 110 {
 		t.Fatalf("totals %d/%d/%d tps %v", s.Transactions, s.Failed, s.Retries, s.TPS)
 	}
@@ -105,7 +84,7 @@ func TestSummaryTextTPCCGolden(t *testing.T) {
 	acc.Fill(&s)
 	var b bytes.Buffer
 	SummaryText(&b, &s)
-	golden(t, "summary_tpcc", b.Bytes())
+	golden.Check(t, "summary_tpcc.golden", b.Bytes())
 }
 
 func TestRunListGolden(t *testing.T) {
@@ -114,7 +93,7 @@ func TestRunListGolden(t *testing.T) {
 		{ID: "20261122-031512-tpcb", Created: t0, Label: "pool-a", Workload: "tpcb", Clients: 8, TPS: 1234.56, P95MS: 9.1, Status: "complete"},
 		{ID: "20261122-021512-tpcb", Created: t0.Add(-time.Hour), Workload: "tpcb", Clients: 1, Status: "interrupted"},
 	}, time.UTC)
-	golden(t, "list", b.Bytes())
+	golden.Check(t, "list.golden", b.Bytes())
 }
 
 // A failure's text is printed under "failed by class": the same text once

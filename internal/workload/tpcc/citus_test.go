@@ -2,9 +2,6 @@ package tpcc
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,10 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/golden"
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the testdata/*.golden files")
 
 // TestCitusGolden compares the Citus DDL with testdata/citus_*.golden;
 // go test -run Citus -update rewrites them.
@@ -30,22 +26,7 @@ func TestCitusGolden(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			got := strings.Join(citusDDL(tc.o), ";\n") + ";\n"
-			path := filepath.Join("testdata", tc.file)
-			if *updateGolden {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -run Citus -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("citusDDL(%+v) differs from %s (go test -run Citus -update rewrites it):\n--- got\n%s--- want\n%s", tc.o, path, got, want)
-			}
+			golden.Check(t, tc.file, []byte(got))
 		})
 	}
 }

@@ -2,21 +2,17 @@ package tpch
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/golden"
 	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/tpch/qgen"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the testdata/*.golden files")
 
 func newWorkload(t *testing.T, args ...string) *Workload {
 	t.Helper()
@@ -28,27 +24,6 @@ func newWorkload(t *testing.T, args ...string) *Workload {
 		t.Fatal(err)
 	}
 	return w
-}
-
-// golden compares got with testdata/name; -update rewrites it.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -run %s -update creates it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("differs from %s (go test -run %s -update rewrites it):\n--- got\n%s--- want\n%s", path, t.Name(), got, want)
-	}
 }
 
 // loaded inits tpch at scale 0.01 and returns a prepared workload and a
@@ -82,7 +57,7 @@ func TestLoadFingerprintAndCheck(t *testing.T) {
 	for _, name := range tableNames() {
 		b.WriteString(name + " " + fp[name] + "\n")
 	}
-	golden(t, "fingerprint_0.01.golden", b.String())
+	golden.Check(t, "fingerprint_0.01.golden", []byte(b.String()))
 	w := newWorkload(t)
 	if err := w.Prepare(ctx, conn); err != nil {
 		t.Fatal(err)
@@ -158,7 +133,7 @@ func TestCitusDDL(t *testing.T) {
 			b.WriteString(s + ";\n")
 		}
 	}
-	golden(t, "citus.golden", b.String())
+	golden.Check(t, "citus.golden", []byte(b.String()))
 	if len(newWorkload(t).Distribute()) != 0 {
 		t.Error("without --citus (and no extension) Distribute returns statements")
 	}
