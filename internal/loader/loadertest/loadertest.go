@@ -1,5 +1,6 @@
-// Package loadertest loads a workload into a fresh test database, for the
-// tests of workload packages.
+// Package loadertest is the tests' helper for workload packages: it
+// configures a workload from flags (Configured) and loads it into a fresh
+// test database (Loaded).
 package loadertest
 
 import (
@@ -12,6 +13,22 @@ import (
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/workload"
 )
+
+// Configured parses args into w's flags, validates w and returns it; a
+// bad argument fails the test.
+func Configured[W interface {
+	workload.Workload
+	workload.Flagser
+}](t testing.TB, w W, args ...string) W {
+	t.Helper()
+	if err := w.Flags().Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
 
 // Loaded loads w into a fresh database of the test cluster (two loader
 // connections) and returns its DSN.

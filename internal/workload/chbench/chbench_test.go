@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/analytic"
@@ -20,14 +21,7 @@ import (
 
 func newWorkload(t *testing.T, args ...string) *Workload {
 	t.Helper()
-	w := New()
-	if err := w.Flags().Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return loadertest.Configured(t, New(), args...)
 }
 
 // emptyOnLoad are the queries that find nothing in the initial data

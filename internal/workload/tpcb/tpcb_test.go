@@ -23,14 +23,7 @@ import (
 // newWorkload returns a tpcb workload with args parsed and validated.
 func newWorkload(t testing.TB, args ...string) *Workload {
 	t.Helper()
-	w := New()
-	if err := w.Flags().Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return loadertest.Configured(t, New(), args...)
 }
 
 func TestRegistered(t *testing.T) {

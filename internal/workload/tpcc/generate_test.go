@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/randgen"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -20,14 +21,7 @@ import (
 // newWorkload returns a tpcc workload with args parsed and validated.
 func newWorkload(t testing.TB, args ...string) *Workload {
 	t.Helper()
-	w := New()
-	if err := w.Flags().Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return loadertest.Configured(t, New(), args...)
 }
 
 func table(t *testing.T, w *Workload, name string) workload.Table {

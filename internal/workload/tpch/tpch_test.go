@@ -16,14 +16,7 @@ import (
 
 func newWorkload(t *testing.T, args ...string) *Workload {
 	t.Helper()
-	w := New()
-	if err := w.Flags().Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return loadertest.Configured(t, New(), args...)
 }
 
 // loaded inits tpch at scale 0.01 and returns a prepared workload and a

@@ -4,18 +4,13 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/pgarena/pgarena/internal/loader/loadertest"
 )
 
 func newWorkload(t testing.TB, args ...string) *Workload {
 	t.Helper()
-	w := New()
-	if err := w.Flags().Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return loadertest.Configured(t, New(), args...)
 }
 
 // TestMixProportions: every core workload draws its operations in YCSB's
