@@ -70,6 +70,22 @@ func parseDists(text string) map[string]*dist {
 	return out
 }
 
+// Distribution returns the values of dists.dss's distribution name in file
+// order and their weights, for qgen's substitution parameters (Clause 2.4),
+// which draw from the same file; false if the file has no such distribution.
+func Distribution(name string) (values []string, weights []int64, ok bool) {
+	d, ok := dists[name]
+	if !ok {
+		return nil, nil, false
+	}
+	weights = make([]int64, len(d.cumulative))
+	var prev int32
+	for i, c := range d.cumulative {
+		weights[i], prev = int64(c-prev), c
+	}
+	return append([]string(nil), d.values...), weights, true
+}
+
 func mustDist(name string) *dist {
 	d, ok := dists[name]
 	if !ok {

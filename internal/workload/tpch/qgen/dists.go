@@ -1,49 +1,38 @@
 package qgen
 
-// The distributions of dists.dss that qgen's substitutions draw from, in
-// the file's order (the order is part of the draw). All weigh 1 each.
+import "github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 
+// The distributions of dists.dss that qgen's substitutions draw from, read
+// from dbgen's copy of the file (the order and weights are part of the draw).
 var (
-	distRegions  = uniformDist("AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST")
-	distNations2 = uniformDist("ALGERIA", "ARGENTINA", "BRAZIL", "CANADA", "EGYPT", "ETHIOPIA",
-		"FRANCE", "GERMANY", "INDIA", "INDONESIA", "IRAN", "IRAQ", "JAPAN", "JORDAN", "KENYA",
-		"MOROCCO", "MOZAMBIQUE", "PERU", "CHINA", "ROMANIA", "SAUDI ARABIA", "VIETNAM", "RUSSIA",
-		"UNITED KINGDOM", "UNITED STATES")
-	distSegments   = uniformDist("AUTOMOBILE", "BUILDING", "FURNITURE", "HOUSEHOLD", "MACHINERY")
-	distShipModes  = uniformDist("REG AIR", "AIR", "RAIL", "TRUCK", "MAIL", "FOB", "SHIP")
-	distQ13a       = uniformDist("special", "pending", "unusual", "express")
-	distQ13b       = uniformDist("packages", "requests", "accounts", "deposits")
-	distContainers = crossDist([]string{"SM", "LG", "MED", "JUMBO", "WRAP"},
-		[]string{"CASE", "BOX", "BAG", "JAR", "PACK", "PKG", "CAN", "DRUM"})
-	distTypes = crossDist(
-		crossDist([]string{"STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO"},
-			[]string{"ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED"}).names,
-		[]string{"TIN", "NICKEL", "BRASS", "STEEL", "COPPER"})
-	distColors = uniformDist("almond", "antique", "aquamarine", "azure", "beige", "bisque", "black",
-		"blanched", "blue", "blush", "brown", "burlywood", "burnished", "chartreuse", "chiffon",
-		"chocolate", "coral", "cornflower", "cornsilk", "cream", "cyan", "dark", "deep", "dim",
-		"dodger", "drab", "firebrick", "floral", "forest", "frosted", "gainsboro", "ghost",
-		"goldenrod", "green", "grey", "honeydew", "hot", "indian", "ivory", "khaki", "lace",
-		"lavender", "lawn", "lemon", "light", "lime", "linen", "magenta", "maroon", "medium",
-		"metallic", "midnight", "mint", "misty", "moccasin", "navajo", "navy", "olive", "orange",
-		"orchid", "pale", "papaya", "peach", "peru", "pink", "plum", "powder", "puff", "purple",
-		"red", "rose", "rosy", "royal", "saddle", "salmon", "sandy", "seashell", "sienna", "sky",
-		"slate", "smoke", "snow", "spring", "steel", "tan", "thistle", "tomato", "turquoise",
-		"violet", "wheat", "white", "yellow")
+	distRegions    = fileDist("regions")
+	distNations2   = fileDist("nations2")
+	distSegments   = fileDist("msegmnt")
+	distShipModes  = fileDist("smode")
+	distQ13a       = fileDist("Q13a")
+	distQ13b       = fileDist("Q13b")
+	distContainers = fileDist("p_cntr")
+	distTypes      = fileDist("p_types")
+	distColors     = fileDist("colors")
 )
 
 // nationRegion is the region (index into distRegions) of each nation of
-// distNations2 (Clause 4.2.3; dists.dss's "nations" weights).
-var nationRegion = [25]int{0, 1, 1, 1, 4, 0, 3, 3, 2, 2, 4, 4, 2, 4, 0, 0, 0, 1, 2, 3, 4, 2, 3, 3, 1}
+// distNations2: the cumulative weights of dists.dss's "nations" (its
+// weights are deltas of the region keys), which lists the nations in the
+// same order (Clause 4.2.3; dbgen reads n_regionkey the same way).
+var nationRegion = fileDist("nations").weights
 
-// crossDist is the uniform distribution of "a b" for a in first, b in
-// second, first-major (the order of dists.dss's p_types and p_cntr).
-func crossDist(first, second []string) dist {
-	var names []string
-	for _, a := range first {
-		for _, b := range second {
-			names = append(names, a+" "+b)
-		}
+// fileDist is dists.dss's distribution name with cumulative weights.
+func fileDist(name string) dist {
+	values, weights, ok := dbgen.Distribution(name)
+	if !ok {
+		panic("qgen: dists.dss has no distribution " + name)
 	}
-	return uniformDist(names...)
+	d := dist{names: values, weights: make([]int64, len(weights))}
+	var total int64
+	for i, w := range weights {
+		total += w
+		d.weights[i] = total
+	}
+	return d
 }

@@ -339,3 +339,12 @@ func TestPinnedAnswers(t *testing.T) {
 		t.Fatalf("only %d official answers in testdata", len(official))
 	}
 }
+
+// uniformDist is a distribution whose members all weigh 1.
+func uniformDist(names ...string) dist {
+	d := dist{names: names, weights: make([]int64, len(names))}
+	for i := range names {
+		d.weights[i] = int64(i + 1)
+	}
+	return d
+}

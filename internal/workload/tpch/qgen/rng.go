@@ -52,15 +52,6 @@ type dist struct {
 	weights []int64 // cumulative
 }
 
-// uniformDist is a distribution whose members all weigh 1.
-func uniformDist(names ...string) dist {
-	d := dist{names: names, weights: make([]int64, len(names))}
-	for i := range names {
-		d.weights[i] = int64(i + 1)
-	}
-	return d
-}
-
 // pick is dbgen's pick_str: the member whose cumulative weight first
 // reaches a uniform draw in [1, total]; it returns the member's index.
 func (s *streams) pick(d dist, q int) (string, int) {
