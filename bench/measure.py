@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run a command, print one JSON line: wall seconds, client CPU seconds
-(user+sys of the command and its children), exit code, and the numbers it
+(user+sys of the command and its children, and each apart), exit code, and the numbers it
 reported (tps, transactions) parsed from pgbench or sysbench text, go-tpc's tpcc summary
 (tpmc, transactions, failed) or pgarena --json (and nopm, tpm for tpcc).
 
@@ -16,8 +16,10 @@ def main():
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    out = {"label": label, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "exit": p.returncode}
+    user = after.ru_utime - before.ru_utime
+    system = after.ru_stime - before.ru_stime
+    out = {"label": label, "wall_s": round(wall, 3), "cpu_s": round(user + system, 3),
+           "user_s": round(user, 3), "sys_s": round(system, 3), "exit": p.returncode}
     text = p.stdout + p.stderr
     m = re.search(r"^tps = ([0-9.]+)", text, re.M)
     if m:
