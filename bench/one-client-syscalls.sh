@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# System calls per transaction at ONE client, by call, for pgarena's network
+# I/O modes and pgbench, alternating on one local server (select-only,
+# -M prepared, unix socket and TCP). Shows where each tool's calls go (see
+# docs/benchmarks.md, "One client, system calls").
+#
+#   bench/one-client-syscalls.sh
+#   ROUNDS=3 TX=5000 bench/one-client-syscalls.sh
+#   PGARENA_BIN=/tmp/pgarena-old bench/one-client-syscalls.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-2}
+TX=${TX:-3000}
+MODES=${MODES:-"raw blocking"} # --net-io (one client runs on one thread: -j is capped at -c)
+OUT=${OUT:-bench/results/one-client-syscalls-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
+PGBENCH=${PGBENCH:-$(ls -d /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)}
+
+. bench/lib.sh
+PGARENA=${PGARENA_BIN:-$PGARENA}
+start_cluster one-client-syscalls
+"$PGARENA" init tpcb --scale 1 --force --dsn "$DSN" >/dev/null
+echo "results: $OUT (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+
+count() { # label strace-output: one JSON line, calls per transaction
+	python3 - "$1" "$2" "$TX" <<-'PY' | tee -a "$OUT"
+	import json, sys
+	label, trace, tx = sys.argv[1], sys.argv[2], int(sys.argv[3])
+	calls = {}
+	for line in open(trace):
+	    f = line.split()
+	    if len(f) >= 5 and f[-1] not in ("syscall", "total") and f[3].isdigit():
+	        calls[f[-1]] = int(f[3])
+	top = sorted(calls.items(), key=lambda kv: -kv[1])[:6]
+	print(json.dumps({"label": label, "per_tx": round(sum(calls.values()) / tx, 2),
+	                  "top": {k: round(v / tx, 2) for k, v in top}}))
+	PY
+}
+
+trace=$(mktemp)
+for transport in unix tcp; do
+	host=$PGHOST
+	[[ $transport == tcp ]] && host=127.0.0.1
+	for r in $(seq 1 "$ROUNDS"); do
+		for m in $MODES; do
+			strace -f -c -o "$trace" "$PGARENA" run tpcb -S -c 1 -j 1 --net-io "$m" -t "$TX" -M prepared \
+				-P 0 --sample-interval 0 --interval 1h --results "$RESULTS" \
+				--dsn "host=$host port=$PGPORT user=$PGUSER dbname=$PGDATABASE" >/dev/null 2>&1
+			count "$transport pgarena $m" "$trace"
+		done
+		strace -f -c -o "$trace" "$PGBENCH" -n -S -c 1 -j 1 -t "$TX" -M prepared -h "$host" -p "$PGPORT" \
+			-U "$PGUSER" "$PGDATABASE" >/dev/null 2>&1
+		count "$transport pgbench" "$trace"
+	done
+done
+rm -f "$trace"
