@@ -11,6 +11,7 @@ import (
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target/local"
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // TestEndToEnd initialises tpcb, runs it under each protocol and script,
@@ -256,6 +257,26 @@ func TestVersionAndHelp(t *testing.T) {
 		r := mustRun(t, args...)
 		if !strings.Contains(r.stdout, "Examples:") || !strings.Contains(r.stdout, "pgarena ") {
 			t.Errorf("%v has no examples:\n%s", args, r.stdout)
+		}
+	}
+	// Every workload's help shows its own examples, not the whole list.
+	for _, m := range workload.All() {
+		if strings.HasPrefix(m.Name, "zz-") { // registered by a test
+			continue
+		}
+		verbs := []string{"run", "check", "drop"}
+		if m.Name != "script" { // no schema of its own
+			verbs = append(verbs, "init")
+		} else {
+			verbs = verbs[:1]
+		}
+		for _, verb := range verbs {
+			out := mustRun(t, verb, m.Name, "--help").stdout
+			_, examples, _ := strings.Cut(out, "Examples:")
+			examples, _, _ = strings.Cut(examples, "Flags:")
+			if !strings.Contains(examples, "pgarena "+verb+" "+m.Name+" ") {
+				t.Errorf("%s %s --help has no example of its own:\n%s", verb, m.Name, out)
+			}
 		}
 	}
 	r = mustRun(t, "run", "tpcb", "--help")

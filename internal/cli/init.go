@@ -40,7 +40,9 @@ same-named tables that pgarena did not create unless --force.`,
   pgarena init tpcc -w 100 --citus --shard-count 96 --dsn "$COORDINATOR"
   pgarena init ycsb --records 10000000 --field-count 10 --field-length 100 --dsn "$DSN"
   pgarena init ycsb --records 10000000 --insert-start 0 --insert-count 5000000 --dsn "$DSN"   # another loader: --insert-start 5000000
-  pgarena init sysbench --tables 16 --table-size 100000 --dsn "$DSN"`,
+  pgarena init sysbench --tables 16 --table-size 100000 --dsn "$DSN"
+  pgarena init tpch --scale 1 --dsn "$DSN"
+  pgarena init chbench --warehouses 10 --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {
 		t.add(sub, false)
@@ -167,7 +169,9 @@ Exit code 1 when a check fails.`,
 		Example: `  pgarena check tpcb --dsn "$DSN"
   pgarena check tpcc --dsn "$DSN"
   pgarena check ycsb --dsn "$DSN"
-  pgarena check sysbench --dsn "$DSN"    # also tables sysbench prepared`,
+  pgarena check sysbench --dsn "$DSN"    # also tables sysbench prepared
+  pgarena check tpch --answers --dsn "$DSN"   # the 22 validation queries against the answer set
+  pgarena check chbench --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "check", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {
@@ -214,7 +218,10 @@ func (a *app) dropCommand() *cobra.Command {
 same-named tables created otherwise are left alone and listed.`,
 		Example: `  pgarena drop tpcb --dsn "$DSN"
   pgarena drop tpcc --dsn "$DSN"
-  pgarena drop ycsb --dsn "$DSN"`,
+  pgarena drop ycsb --dsn "$DSN"
+  pgarena drop sysbench --dsn "$DSN"
+  pgarena drop tpch --dsn "$DSN"
+  pgarena drop chbench --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "drop", func(sub *cobra.Command) { t.add(sub, false) },
 		func(cmd *cobra.Command, w workload.Workload) error {

@@ -56,7 +56,14 @@ const runExamples = `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
   pgarena run ycsb --workload c --operation-count 1000000 -c 10 --request-distribution exponential --dsn "$DSN"
   pgarena run ycsb --workload b --request-distribution hotspot --hotspot-data-fraction 0.1 -c 32 --dsn "$DSN"
   pgarena run sysbench oltp_read_write -c 8 -T 60s --dsn "$DSN"    # tables and rows read from the database
-  pgarena run sysbench oltp_point_select --tables 4 --table-size 100000 -c 8 -T 60s`
+  pgarena run sysbench oltp_point_select --tables 4 --table-size 100000 -c 8 -T 60s
+  pgarena run script -f bench.sql@3 -f other.sql -D ids=1000 -c 8 -T 60s --dsn "$DSN"   # pgbench scripts on any database
+  pgarena run script -f bench.sql -l --aggregate-interval 10 -r -c 4 -T 5m --dsn "$DSN"  # pgbench's logs, per-command latencies
+  pgarena run tpcb -b tpcb-like@9 -b select-only -f extra.sql -r            # builtins mix with files
+  pgarena run tpch --power --dsn "$DSN"                     # RF1, Q1..Q22, RF2: power@size
+  pgarena run tpch --power --throughput --streams 2 --dsn "$DSN"
+  pgarena run tpch --queries 1,6,14 --repeat 5 --dsn "$DSN"
+  pgarena run chbench --oltp-clients 8 --olap-clients 2 -T 10m --dsn "$DSN"`
 
 func (a *app) runCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "run WORKLOAD", Short: "Benchmark a workload and record the run",
