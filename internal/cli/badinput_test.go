@@ -48,6 +48,10 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 
+	t.Run("init script", func(t *testing.T) {
+		wantUsage(t, pgarena(t, nil, "init", "script", "--dsn", dsn), "script has no tables of its own")
+	})
+
 	// The workload name is checked before flags that only workloads have,
 	// so the results directory comes from the environment here.
 	t.Run("unknown workload", func(t *testing.T) {

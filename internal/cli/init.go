@@ -55,6 +55,9 @@ same-named tables that pgarena did not create unless --force.`,
 			return err
 		}
 		noteSeed(a.notef, seed, seeded)
+		if len(w.Tables()) == 0 {
+			return usagef("%s has no tables of its own to create: its scripts run on whatever the database holds", w.Meta().Name)
+		}
 		if workers < 1 {
 			return usagef("--load-workers must be at least 1 (got %d)", workers)
 		}
