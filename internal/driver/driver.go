@@ -709,9 +709,11 @@ func closeAll(clients []*client) {
 		}
 		c.conn, c.live = nil, false
 	}
-	// A few goroutines close them in turn, each close with its own
-	// deadline (a goroutine per connection costs a stack and its growth
-	// per client).
+	// A few goroutines close them in turn (a goroutine per connection
+	// costs a stack and its growth per client), all within one deadline:
+	// a close past it still closes the socket, without its Terminate.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(closeConcurrency, len(conns)) {
@@ -719,9 +721,7 @@ func closeAll(clients []*client) {
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(len(conns)); i = next.Add(1) - 1 {
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				conns[i].Close(ctx)
-				cancel()
 			}
 		}()
 	}
