@@ -14,6 +14,8 @@
 #   MANY=1000 bench/client-cost.sh             # also: RSS, CPU and connect time at 1,000 clients
 #   MANY=1000 BOUNCER=1 bench/client-cost.sh   # the same through a pgbouncer (transaction pooling)
 #   MEASURES=none MANY=10000 BOUNCER=1 bench/client-cost.sh   # only that
+#   MEASURES=none FIXED=100 REPEAT=2 bench/client-cost.sh   # fixed cost: callgrind instructions of -t 1
+#                                              # at -c 1 (start, connect, summary) and per client (-c 100 minus -c 1)
 #   SUMMARIZE=bench/results/client-cost-X.jsonl bench/client-cost.sh  # print a past run's fits
 #
 # Prints one line per case, transport and measure: each tool's slope and
@@ -40,6 +42,7 @@ REPEAT=${REPEAT:-1}      # runs per point; the fit takes each point's smallest c
 MANY=${MANY:-0}          # clients of the many-clients check (0: skip it)
 MANY_TX=${MANY_TX:-20}   # transactions per client there
 BOUNCER=${BOUNCER:-0}
+FIXED=${FIXED:-0}        # clients of the fixed-cost check (0: skip it)
 # pgarena's recorded interval in the strace and callgrind runs: 1h keeps its
 # per-interval work (measured on its own, see docs/benchmarks.md) out of the
 # per-transaction slope, where under valgrind it would grow with the run's
@@ -53,7 +56,7 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 fits = {}
 tools = ["pgbench"] + sorted({r["tool"] for r in rows if r["tool"] != "pgbench"})
-for key in sorted({(r["case"], r["transport"], r["measure"]) for r in rows if r["case"] != "many"}):
+for key in sorted({(r["case"], r["transport"], r["measure"]) for r in rows if r["case"] not in ("many", "fixed")}):
     out = {}
     for tool in tools:
         least = {}
@@ -79,6 +82,24 @@ for (case, transport, measure), f in fits.items():
         if tool in f:
             s_, i_ = f[tool]
             print(f"{case:<12} {transport:<9} {measure:<10} {tool:<10} {s_:10,.2f} {r(s_, bs)}   {i_:12,.0f} {r(i_, bi)}")
+fixed = [r for r in rows if r["case"] == "fixed"]
+if fixed:
+    least = {}
+    for f in fixed:
+        k = (f["tool"], f["clients"])
+        least[k] = min(least.get(k, f["count"]), f["count"])
+    n = max(f["clients"] for f in fixed)
+    print(f"\nfixed cost (callgrind instructions, -t 1, unix socket, -M {fixed[0]['protocol']}; least of each point):")
+    print(f"{'tool':<10} {'-c 1':>14} {'ratio':>6} {'per client':>12} {'ratio':>6}   (-c {n})")
+    def per_client(tool):
+        return (least[(tool, n)] - least[(tool, 1)]) / (n - 1) if (tool, n) in least and (tool, 1) in least and n > 1 else None
+    b1, bp = least.get(("pgbench", 1)), per_client("pgbench")
+    for tool in tools:
+        if (tool, 1) not in least:
+            continue
+        p = per_client(tool)
+        ps = f"{p:12,.0f} {r(p, bp)}" if p is not None else f"{'-':>12} {'-':>6}"
+        print(f"{tool:<10} {least[(tool, 1)]:14,} {r(least[(tool, 1)], b1)} {ps}")
 many = [r for r in rows if r["case"] == "many"]
 if many:
     print(f"\nmany clients ({many[0]['clients']}, select-only, simple{', through pgbouncer' if many[0].get('bouncer') else ''}):")
@@ -103,7 +124,8 @@ done
 # synchronous_commit=off: a commit does not wait for the disk, so a run's
 # length (and with it the client's time-driven work: ticks, the runtime's
 # monitor) depends on the client, not on this machine's fsync latency.
-start_cluster client-cost --max-connections $((MANY > 100 ? MANY + 20 : 120)) --pg-set synchronous_commit=off
+most=$((MANY > FIXED ? MANY : FIXED))
+start_cluster client-cost --max-connections $((most > 100 ? most + 20 : 120)) --pg-set synchronous_commit=off
 PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBENCH=${PGBENCH:-$PGBIN/pgbench}
 echo "pgbench: $("$PGBENCH" --version); pgarena: $PGARENA_BINS; protocol $PROTOCOL; -t $TX; results: $OUT"
@@ -160,6 +182,29 @@ for measure in $MEASURES; do
 		done
 	done
 done
+
+# Fixed cost: user-space instructions of a one-transaction-per-client run
+# (-t 1) at one client (start-up, connecting, summary) and at FIXED
+# clients; the difference over FIXED-1 is the cost of a client (connect,
+# start, close), unix socket.
+if ((FIXED > 0)); then
+	for c in 1 "$FIXED"; do
+		for _ in $(seq "$REPEAT"); do
+			for tool in "${TOOLS[@]}"; do
+				if [ "$tool" = pgbench ]; then
+					CMD=("$PGBENCH" -n -S -c "$c" -j 1 -t 1 -M "$PROTOCOL" -h "$SOCKDIR" -p "$PGPORT" -U "$PGUSER" "$PGDATABASE")
+				else
+					CMD=("${BIN[$tool]}" run tpcb -S -c "$c" -j 1 -t 1 -M "$PROTOCOL" -P 0 --sample-interval 0 --interval "$INTERVAL"
+						--dsn "host=$SOCKDIR port=$PGPORT user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
+				fi
+				n=$(count_instructions)
+				[ -n "$n" ] || { echo "no callgrind count for $tool -c $c -t 1" >&2; exit 1; }
+				printf '{"tool":"%s","case":"fixed","transport":"unix","measure":"callgrind","protocol":"%s","clients":%s,"t":1,"count":%s}\n' \
+					"$tool" "$PROTOCOL" "$c" "$n" | tee -a "$OUT"
+			done
+		done
+	done
+fi
 
 # Many clients: peak RSS, client CPU per transaction and the wall time to
 # open every client's first connection (pgbench -j 1: its "initial

@@ -229,6 +229,9 @@ func (a *app) versionCommand() *cobra.Command {
 func (a *app) workloadCommands(parent *cobra.Command, verb string, addFlags func(*cobra.Command),
 	run func(cmd *cobra.Command, w workload.Workload) error) {
 	for _, meta := range workload.All() {
+		if !a.buildsWorkload(parent, meta.Name) {
+			continue
+		}
 		w := meta.New()
 		use, long := workloadUse(meta, w)
 		sub := &cobra.Command{

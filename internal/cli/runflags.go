@@ -58,6 +58,7 @@ type runFlags struct {
 
 func (f *runFlags) add(sub *cobra.Command) {
 	fl := sub.Flags()
+	f.progress, f.sampleEvery = 10*time.Second, time.Second // before their flags: help shows them
 	f.target.add(sub, true)
 	f.pooler.add(fl)
 	f.seg.add(fl)
@@ -91,8 +92,6 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl.BoolVar(&f.fixedProcs, "fixed-procs", false, "keep GOMAXPROCS at -j while clients run instead of adding Ps as they need CPU (for pgarena's developers)")
 	_ = fl.MarkHidden("fixed-procs")
 	f.pgb.add(fl)
-	f.progress = 10 * time.Second
-	f.sampleEvery = time.Second
 }
 
 func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {

@@ -60,14 +60,22 @@ type bucketSet struct {
 }
 
 func (s *bucketSet) add(v int64) {
-	if s.counts == nil {
-		n := bucketsLen()
-		s.counts = make([]int64, n)
-		s.touched = make([]uint64, (n+63)/64)
-	}
 	i := bucketIndex(v)
+	if int(i) >= len(s.counts) {
+		s.grow(i)
+	}
 	s.counts[i]++
 	s.touched[i>>6] |= 1 << (i & 63)
+}
+
+// grow makes room for bucket i: the set covers the buckets up to the
+// largest value seen (16 KB for values below 2 ms), not every bucket of
+// the histograms' range (180 KB per set, most of a short run's heap).
+func (s *bucketSet) grow(i int32) {
+	n := min(max(2*len(s.counts), int(i)+1, subBucketCount), bucketsLen())
+	n = min((n+63)/64*64, bucketsLen())
+	s.counts = append(s.counts, make([]int64, n-len(s.counts))...)
+	s.touched = append(s.touched, make([]uint64, (n+63)/64-len(s.touched))...)
 }
 
 // take returns the non-empty buckets in index order (non-nil: known, even

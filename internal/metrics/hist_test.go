@@ -92,6 +92,14 @@ func TestTickKnowsItsBuckets(t *testing.T) {
 			if tx.LatencyStats() != Stats(tx.Latency) {
 				t.Fatalf("%s: stats from buckets differ", tx.Name)
 			}
+			if got, want := tx.LatencyMax(), tx.Latency.Max(); got != want {
+				t.Fatalf("%s: LatencyMax %d, hdr's Max %d", tx.Name, got, want)
+			}
+			got, err := tx.EncodeLatency()
+			want, err2 := EncodeHistogram(tx.Latency)
+			if err != nil || err2 != nil || got != want {
+				t.Fatalf("%s: EncodeLatency differs from EncodeHistogram (%v, %v)", tx.Name, err, err2)
+			}
 		}
 	}
 }

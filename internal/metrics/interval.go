@@ -115,6 +115,25 @@ func newTxStats(name, group string) TxStats {
 		latBuckets: []bucketCount{}, svcBuckets: []bucketCount{}}
 }
 
+// LatencyMax is t.Latency.Max() in µs (0 for none), from t's buckets if
+// known: hdr's Max walks every bucket (~0.6 M instructions).
+func (t *TxStats) LatencyMax() int64 {
+	if t.Latency == nil {
+		return 0
+	}
+	_, _, maxV := histStats(t.Latency, t.latBuckets)
+	return maxV
+}
+
+// EncodeLatency is EncodeHistogram(t.Latency) (an empty histogram's for
+// none), from t's buckets if known.
+func (t *TxStats) EncodeLatency() (string, error) {
+	if t.Latency == nil {
+		return EncodeHistogram(NewHistogram())
+	}
+	return encodeHistogram(t.Latency, t.latBuckets)
+}
+
 // MergeHistogram adds from's values to to (to.Merge(from), in proportion
 // to from's non-empty buckets).
 func MergeHistogram(to, from *hdr.Histogram) { mergeHist(to, from, nil) }

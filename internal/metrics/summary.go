@@ -380,7 +380,14 @@ func (a *Accumulator) Fill(s *Summary) {
 		}
 		return round3(float64(n) / secs)
 	}
-	total := MergeTx("total", a.Tx)
+	var total TxStats
+	if len(a.Tx) == 1 {
+		// The one type is the total: read here, not changed, so shared
+		// rather than merged into two new histograms.
+		total = a.Tx[0]
+	} else {
+		total = MergeTx("total", a.Tx)
+	}
 	s.DurationS = round3(secs)
 	s.WarmupS = round3(a.Warmup.Seconds())
 	s.Transactions = total.Count

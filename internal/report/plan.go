@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -211,17 +212,20 @@ func planCells(d *PlanData, figure string) []planCell {
 //go:embed assets/plan.html.tmpl
 var planTemplateText string
 
-var planTemplate = template.Must(template.New("plan").Funcs(template.FuncMap{
-	"est": func(e Estimate) string {
-		switch {
-		case e.N == 0 || math.IsNaN(e.Mean):
-			return "–"
-		case math.IsNaN(e.Half):
-			return fmt.Sprintf("%.1f", e.Mean)
-		}
-		return fmt.Sprintf("%.1f ± %.1f", e.Mean, e.Half)
-	},
-}).Parse(planTemplateText))
+// planTemplate is parsed on first use, not when any pgarena command starts.
+var planTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("plan").Funcs(template.FuncMap{
+		"est": func(e Estimate) string {
+			switch {
+			case e.N == 0 || math.IsNaN(e.Mean):
+				return "–"
+			case math.IsNaN(e.Half):
+				return fmt.Sprintf("%.1f", e.Mean)
+			}
+			return fmt.Sprintf("%.1f ± %.1f", e.Mean, e.Half)
+		},
+	}).Parse(planTemplateText))
+})
 
 // planPage is what the template renders.
 type planPage struct {
@@ -250,7 +254,7 @@ func PlanHTML(w io.Writer, d *PlanData) error {
 	for _, r := range d.Rows {
 		pg.Counts[r.State]++
 	}
-	return planTemplate.Execute(w, pg)
+	return planTemplate().Execute(w, pg)
 }
 
 // planEnvironment lists what the campaign ran on: pgarena versions, client

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
@@ -148,10 +149,12 @@ func fmtValue(v float64) string {
 
 // autostopSection is the run page's section of its autostop rules; the
 // live page replaces it on each update (live.js swaps sections by id).
-var autostopSection = template.Must(template.New("autostop").Parse(
-	`<section id="autostop"><h2>Autostop rules</h2><ul class="autostop">` +
-		`{{range .}}<li class="rule{{if .Fired}} fired{{else if .Holds}} holds{{end}}">{{.Text}}` +
-		`{{if .Fired}} <strong>— fired: this rule stopped the run</strong>{{end}}</li>{{end}}</ul></section>` + "\n"))
+var autostopSection = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("autostop").Parse(
+		`<section id="autostop"><h2>Autostop rules</h2><ul class="autostop">` +
+			`{{range .}}<li class="rule{{if .Fired}} fired{{else if .Holds}} holds{{end}}">{{.Text}}` +
+			`{{if .Fired}} <strong>— fired: this rule stopped the run</strong>{{end}}</li>{{end}}</ul></section>` + "\n"))
+})
 
 // autostopHTML renders the section, or nothing for a run without rules.
 func autostopHTML(r *store.Run) ([]byte, error) {
@@ -160,6 +163,6 @@ func autostopHTML(r *store.Run) ([]byte, error) {
 		return nil, nil
 	}
 	var b bytes.Buffer
-	err := autostopSection.Execute(&b, rules)
+	err := autostopSection().Execute(&b, rules)
 	return b.Bytes(), err
 }

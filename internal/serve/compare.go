@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/store"
@@ -45,7 +46,8 @@ func selectionQuery(runs []*store.Run) string {
 	return v.Encode()
 }
 
-var compareTop = template.Must(template.New("top").Parse(`<section class="serve-compare" style="padding:0 1em">
+var compareTop = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("top").Parse(`<section class="serve-compare" style="padding:0 1em">
 <h2>Comparison with the noise band</h2>
 {{if .Refuse}}<p class="note interrupted">{{.Refuse}}</p>{{end}}
 {{range .Warnings}}<p class="note">warning: {{.}}</p>{{end}}
@@ -53,6 +55,7 @@ var compareTop = template.Must(template.New("top").Parse(`<section class="serve-
 <pre id="compare-text">{{.Text}}</pre>
 </section>
 `))
+})
 
 // handleCompare shows the selected runs side by side: the compare table with
 // each group's confidence interval and verdict (as pgarena compare prints
@@ -93,7 +96,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	}
 	q := selectionQuery(runs)
 	var top bytes.Buffer
-	err = compareTop.Execute(&top, map[string]any{"Refuse": strings.TrimSuffix(refuse, " (use --force to compare anyway)"),
+	err = compareTop().Execute(&top, map[string]any{"Refuse": strings.TrimSuffix(refuse, " (use --force to compare anyway)"),
 		"Warnings": warnings, "Metrics": keys, "Query": template.URL(q), "Text": text.String()})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

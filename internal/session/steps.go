@@ -37,7 +37,10 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 			}
 		}
 		groups, rec := r.groups(st)
+		// A step's own statistics are for sweeps and replication checks; a
+		// single step's are the run's (and its histograms cost 2 per type).
 		var stepAcc metrics.Accumulator
+		stepStats := sweep || r.repl != nil
 		dcfg := driver.Config{
 			Duration:     spec.Duration,
 			Transactions: spec.Transactions,
@@ -60,7 +63,9 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 				iv.Seq += seq
 				iv.Step = stepNo
 				res.acc.Add(iv)
-				stepAcc.Add(iv)
+				if stepStats {
+					stepAcc.Add(iv)
+				}
 				if !iv.Warmup {
 					// Arrivals the schedule asked for in this interval.
 					targetSum += iv.TargetRate * iv.Duration().Seconds()

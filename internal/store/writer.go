@@ -374,15 +374,11 @@ func encodeHistogramLog(acc *metrics.Accumulator) ([]byte, error) {
 	start, end := float64(acc.First.UnixMilli())/1000, float64(acc.Last.UnixMilli())/1000
 	for i := range acc.Tx {
 		t := &acc.Tx[i]
-		h := t.Latency
-		if h == nil {
-			h = metrics.NewHistogram()
-		}
-		enc, err := metrics.EncodeHistogram(h)
+		enc, err := t.EncodeLatency()
 		if err != nil {
 			return nil, fmt.Errorf("histogram %s: %w", t.Name, err)
 		}
-		fmt.Fprintf(&buf, "Tag=%s,%f,%f,%f,%s\n", hlogTag(t.Name, i), start, end-start, float64(h.Max())/hdr.MsToNsRatio, enc)
+		fmt.Fprintf(&buf, "Tag=%s,%f,%f,%f,%s\n", hlogTag(t.Name, i), start, end-start, float64(t.LatencyMax())/hdr.MsToNsRatio, enc)
 	}
 	return buf.Bytes(), nil
 }

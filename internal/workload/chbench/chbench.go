@@ -119,7 +119,7 @@ func (w *Workload) oltpTypes() int { return len(w.tpcc.TxTypes()) }
 
 // TxTypes implements workload.Workload: TPC-C's five types, then q1..q22.
 func (w *Workload) TxTypes() []string {
-	return append(append([]string{}, w.tpcc.TxTypes()...), Queries.Names()...)
+	return append(append([]string{}, w.tpcc.TxTypes()...), Queries().Names()...)
 }
 
 // NewWorker implements workload.Workload for a run of one client group:
@@ -127,7 +127,7 @@ func (w *Workload) TxTypes() []string {
 // home warehouses spread as tpcc spreads ids 0, 1, 2, ...).
 func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
 	if id%2 == 1 {
-		return analytic.NewStream(Queries, workload.TxType(w.oltpTypes()), 0)
+		return analytic.NewStream(Queries(), workload.TxType(w.oltpTypes()), 0)
 	}
 	return w.tpcc.NewWorker(id/2, rng)
 }
@@ -141,8 +141,8 @@ func (w *Workload) Groups() []workload.Part {
 			func(id int, rng *rand.Rand) workload.Worker { return w.tpcc.NewWorker(id, rng) }, false}})
 	}
 	if w.olapClients > 0 {
-		parts = append(parts, workload.Part{Name: GroupOLAP, Clients: w.olapClients, Workload: &part{w, Queries.Names(),
-			func(int, *rand.Rand) workload.Worker { return analytic.NewStream(Queries, 0, 0) }, true}})
+		parts = append(parts, workload.Part{Name: GroupOLAP, Clients: w.olapClients, Workload: &part{w, Queries().Names(),
+			func(int, *rand.Rand) workload.Worker { return analytic.NewStream(Queries(), 0, 0) }, true}})
 	}
 	return parts
 }

@@ -35,8 +35,8 @@ var emptyOnLoad = map[string]bool{"q11": true, "q20": true, "q21": true, "q22": 
 // (prepared, as a run does by default) to its last row, and checks the
 // database (TPC-C's conditions and the extra tables' counts).
 func TestQueriesRunAndCheck(t *testing.T) {
-	if len(Queries) != 22 {
-		t.Fatalf("%d queries, want 22", len(Queries))
+	if len(Queries()) != 22 {
+		t.Fatalf("%d queries, want 22", len(Queries()))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -54,7 +54,7 @@ func TestQueriesRunAndCheck(t *testing.T) {
 	if err := w.Prepare(ctx, conn); err != nil {
 		t.Fatalf("prepare: %v", err)
 	}
-	for i, q := range Queries {
+	for i, q := range Queries() {
 		if q.Name != "q"+strconv.Itoa(i+1) {
 			t.Errorf("query %d is named %s", i+1, q.Name)
 		}

@@ -20,12 +20,12 @@ import (
 // stream ran the 22 queries once. It is not TPC-H's QphH@Size.
 func (w *Workload) Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
 	figs := w.tpcc.Figures(before, after, elapsed, baseNames(committed))
-	done := Queries.Completed(committed)
+	done := Queries().Completed(committed)
 	qphh := workload.Figure{Name: "qphh", Value: analytic.QphH(done, elapsed), Unit: "queries/hour",
 		Note: fmt.Sprintf("CH-benCHmark QphH: %d analytic queries completed × 3600 / %.0f s (citus-benchmark's and BenchBase's definition, not TPC-H's QphH@Size); "+
 			"NOPM and QphH move against each other: the streams and the TPC-C clients compete for CPU, I/O and buffers, and new orders lengthen the scans, so compare runs at the same client split",
 			done, elapsed.Seconds())}
-	rounds := workload.Figure{Name: "olap_rounds", Value: math.Floor(float64(done)/float64(len(Queries))*100) / 100,
+	rounds := workload.Figure{Name: "olap_rounds", Value: math.Floor(float64(done)/float64(len(Queries()))*100) / 100,
 		Unit: "rounds of 22 queries", Note: "over all analytic streams"}
 	i := slices.IndexFunc(figs, func(f workload.Figure) bool { return f.Name == "nopm" }) + 1
 	return slices.Insert(figs, i, qphh, rounds)

@@ -76,7 +76,7 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	r.st.debug = debug
 	r.st.where = func() string { return fmt.Sprintf("script=%d,command=%d", r.script, r.command+1) }
 	var defaultSeed int64
-	r.st.rng, defaultSeed = clientSeeds(seed, id, clients)
+	r.st.rng, defaultSeed = p.seeds.clientSeeds(seed, id, clients)
 	for _, d := range p.defaults {
 		if d.text != nil {
 			r.st.setText(d.slot, d.text)

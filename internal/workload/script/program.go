@@ -31,6 +31,7 @@ type Program struct {
 	syms     symbols
 	defaults []preset
 	total    int64 // sum of weights
+	seeds    seedDraws
 }
 
 // preset is a variable a client starts with (-D, :scale).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // dists.dss is the TPC-H distribution file shipped with dbgen (the spec's word lists and
@@ -22,8 +23,9 @@ type dist struct {
 	pick []uint16
 }
 
-// dists are the distributions dbgen uses, parsed once at package initialisation; read-only.
-var dists = parseDists(distsFile)
+// dists are the distributions of dists.dss, parsed on first use (not at package
+// initialisation: every pgarena command links this package, few generate data); read-only.
+var dists = sync.OnceValue(func() map[string]*dist { return parseDists(distsFile) })
 
 func parseDists(text string) map[string]*dist {
 	out := map[string]*dist{}
@@ -74,7 +76,7 @@ func parseDists(text string) map[string]*dist {
 // order and their weights, for qgen's substitution parameters (Clause 2.4),
 // which draw from the same file; false if the file has no such distribution.
 func Distribution(name string) (values []string, weights []int64, ok bool) {
-	d, ok := dists[name]
+	d, ok := dists()[name]
 	if !ok {
 		return nil, nil, false
 	}
@@ -87,26 +89,34 @@ func Distribution(name string) (values []string, weights []int64, ok bool) {
 }
 
 func mustDist(name string) *dist {
-	d, ok := dists[name]
+	d, ok := dists()[name]
 	if !ok {
 		panic("dists.dss: no distribution " + name)
 	}
 	return d
 }
 
-// Distributions by use (Clause 4.2.2.13).
-var (
-	distColors     = mustDist("colors")
-	distTypes      = mustDist("p_types")
-	distContainers = mustDist("p_cntr")
-	distSegments   = mustDist("msegmnt")
-	distNations    = mustDist("nations")
-	distRegions    = mustDist("regions")
-	distPriorities = mustDist("o_oprio")
-	distFlags      = mustDist("rflag")
-	distInstruct   = mustDist("instruct")
-	distModes      = mustDist("smode")
-)
+// namedDists are the distributions the tables draw from, by use (Clause 4.2.2.13).
+type namedDists struct {
+	colors, types, containers, segments, nations, regions *dist
+	priorities, flags, instruct, modes                    *dist
+}
+
+// distsByUse is namedDists, looked up on first use; read-only.
+var distsByUse = sync.OnceValue(func() *namedDists {
+	return &namedDists{
+		colors:     mustDist("colors"),
+		types:      mustDist("p_types"),
+		containers: mustDist("p_cntr"),
+		segments:   mustDist("msegmnt"),
+		nations:    mustDist("nations"),
+		regions:    mustDist("regions"),
+		priorities: mustDist("o_oprio"),
+		flags:      mustDist("rflag"),
+		instruct:   mustDist("instruct"),
+		modes:      mustDist("smode"),
+	}
+})
 
 // random picks a value with dbgen's pick_str: a draw in [0, total weight) selects the first
 // value whose cumulative weight exceeds it.

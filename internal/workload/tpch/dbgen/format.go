@@ -3,6 +3,7 @@ package dbgen
 import (
 	"io"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -13,12 +14,13 @@ type lineWriter struct {
 	f     Format
 	lines int64
 	err   error
+	dates *[totalDates][10]byte
 }
 
 const flushAt = 256 << 10
 
 func newLineWriter(w io.Writer, f Format) *lineWriter {
-	return &lineWriter{w: w, f: f, buf: make([]byte, 0, flushAt+4096)}
+	return &lineWriter{w: w, f: f, buf: make([]byte, 0, flushAt+4096), dates: dates()}
 }
 
 func (lw *lineWriter) str(s string) { lw.buf = append(append(lw.buf, s...), '|') }
@@ -47,7 +49,7 @@ func (lw *lineWriter) padded(prefix string, v int64) {
 	lw.buf = append(append(lw.buf, d...), '|')
 }
 
-func (lw *lineWriter) date(d int32) { lw.buf = append(append(lw.buf, dates[d-minDate][:]...), '|') }
+func (lw *lineWriter) date(d int32) { lw.buf = append(append(lw.buf, lw.dates[d-minDate][:]...), '|') }
 
 // end finishes a line: TBL keeps the trailing '|', COPY drops it.
 func (lw *lineWriter) end() {
@@ -76,10 +78,13 @@ const (
 	pastDate   = minDate + 1263 // 1995-06-17
 )
 
-var dates = func() (out [totalDates][10]byte) {
+// dates are the days' texts, built on first use (not at package initialisation: ~2 M
+// instructions that every pgarena command would pay).
+var dates = sync.OnceValue(func() *[totalDates][10]byte {
+	out := new([totalDates][10]byte)
 	start := time.Date(1992, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range out {
 		copy(out[i][:], start.AddDate(0, 0, i).Format("2006-01-02"))
 	}
 	return out
-}()
+})

@@ -46,11 +46,12 @@ const (
 // BaseRows is the number of base rows of t: its row count, except PartSupp (Part's count;
 // 4 lines each) and LineItem (Orders' count; 1-7 lines each).
 func (g *Generator) BaseRows(t Table) int64 {
+	d := distsByUse()
 	switch t {
 	case Nation:
-		return int64(len(distNations.values))
+		return int64(len(d.nations.values))
 	case Region:
-		return int64(len(distRegions.values))
+		return int64(len(d.regions.values))
 	case Part, PartSupp:
 		return scaled(partBase, g.sf)
 	case Supplier:
@@ -135,13 +136,14 @@ func partSupplier(part, i, suppliers int64) int64 {
 func sparseKey(i int64, seq int64) int64 { return ((i>>3)<<2+seq)<<3 + i&7 }
 
 func (g *Generator) writeNation(lw *lineWriter, from, to int64) {
+	d := distsByUse()
 	p := g.textPool()
 	c := newComment(seedNationComment, 72, 1)
 	c.s.skipRows(from)
 	for i := from; i < to; i++ {
 		lw.int(i)
-		lw.str(distNations.values[i])
-		lw.int(int64(distNations.cumulative[i]))
+		lw.str(d.nations.values[i])
+		lw.int(int64(d.nations.cumulative[i]))
 		c.write(lw, p)
 		c.s.rowDone()
 		lw.end()
@@ -149,12 +151,13 @@ func (g *Generator) writeNation(lw *lineWriter, from, to int64) {
 }
 
 func (g *Generator) writeRegion(lw *lineWriter, from, to int64) {
+	d := distsByUse()
 	p := g.textPool()
 	c := newComment(seedRegionComment, 72, 1)
 	c.s.skipRows(from)
 	for i := from; i < to; i++ {
 		lw.int(i)
-		lw.str(distRegions.values[i])
+		lw.str(d.regions.values[i])
 		c.write(lw, p)
 		c.s.rowDone()
 		lw.end()
@@ -162,8 +165,9 @@ func (g *Generator) writeRegion(lw *lineWriter, from, to int64) {
 }
 
 func (g *Generator) writePart(lw *lineWriter, from, to int64) {
+	d := distsByUse()
 	p := g.textPool()
-	colors := distColors.values
+	colors := d.colors.values
 	name := newStream(seedPartName, int32(len(colors)))
 	mfgr, brand := newStream(seedPartMfgr, 1), newStream(seedPartBrand, 1)
 	typ, size := newStream(seedPartType, 1), newStream(seedPartSize, 1)
@@ -194,9 +198,9 @@ func (g *Generator) writePart(lw *lineWriter, from, to int64) {
 		lw.buf = append(append(lw.buf, "Manufacturer#"...), byte('0'+m), '|')
 		b := m*10 + int64(brand.intn(1, 5))
 		lw.buf = append(append(lw.buf, "Brand#"...), byte('0'+b/10), byte('0'+b%10), '|')
-		lw.str(distTypes.random(&typ))
+		lw.str(d.types.random(&typ))
 		lw.int(int64(size.intn(1, 50)))
-		lw.str(distContainers.random(&container))
+		lw.str(d.containers.random(&container))
 		lw.money(partPrice(key))
 		c.write(lw, p)
 		for _, s := range streams {
@@ -233,6 +237,7 @@ func (g *Generator) writePartSupp(lw *lineWriter, from, to int64) {
 }
 
 func (g *Generator) writeSupplier(lw *lineWriter, from, to int64) {
+	d := distsByUse()
 	p := g.textPool()
 	address := newStream(seedSuppAddress, 9)
 	nation := newStream(seedSuppNation, 1)
@@ -250,7 +255,7 @@ func (g *Generator) writeSupplier(lw *lineWriter, from, to int64) {
 		lw.int(key)
 		lw.padded("Supplier#", key)
 		writeAlnum(lw, &address, 25)
-		n := int64(nation.intn(0, int32(len(distNations.values))-1))
+		n := int64(nation.intn(0, int32(len(d.nations.values))-1))
 		lw.int(n)
 		writePhone(lw, &phone, n)
 		lw.money(int64(balance.intn(-99999, 999999)))
@@ -277,6 +282,7 @@ func (g *Generator) writeSupplier(lw *lineWriter, from, to int64) {
 }
 
 func (g *Generator) writeCustomer(lw *lineWriter, from, to int64) {
+	d := distsByUse()
 	p := g.textPool()
 	address := newStream(seedCustAddress, 9)
 	nation := newStream(seedCustNation, 1)
@@ -293,11 +299,11 @@ func (g *Generator) writeCustomer(lw *lineWriter, from, to int64) {
 		lw.int(key)
 		lw.padded("Customer#", key)
 		writeAlnum(lw, &address, 25)
-		n := int64(nation.intn(0, int32(len(distNations.values))-1))
+		n := int64(nation.intn(0, int32(len(d.nations.values))-1))
 		lw.int(n)
 		writePhone(lw, &phone, n)
 		lw.money(int64(balance.intn(-99999, 999999)))
-		lw.str(distSegments.random(&segment))
+		lw.str(d.segments.random(&segment))
 		c.write(lw, p)
 		for _, s := range streams {
 			s.rowDone()
@@ -358,6 +364,7 @@ func baseOrders(from, to int64) orderRange {
 // writeOrders writes the orders of r; their totals and status come from their lines, which
 // are drawn but not written.
 func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
+	d := distsByUse()
 	p := g.textPool()
 	o := newOrderStreams()
 	o.skipRows(r.at)
@@ -395,7 +402,7 @@ func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
 		}
 		lw.money(total)
 		lw.date(date)
-		lw.str(distPriorities.random(&o.prio))
+		lw.str(d.priorities.random(&o.prio))
 		lw.padded("Clerk#", int64(o.clerk.intn(1, clerks)))
 		lw.buf = append(lw.buf, '0', '|')
 		writeText(lw, p, text)
@@ -406,6 +413,7 @@ func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
 
 // writeLineItems writes the lines of the orders of r.
 func (g *Generator) writeLineItems(lw *lineWriter, r orderRange) {
+	d := distsByUse()
 	p := g.textPool()
 	o := newOrderStreams()
 	o.skipRows(r.at)
@@ -430,7 +438,7 @@ func (g *Generator) writeLineItems(lw *lineWriter, r orderRange) {
 			commit := o.commit.intn(30, 90) + date
 			receipt := o.receipt.intn(1, 30) + ship
 			if receipt <= pastDate {
-				lw.str(distFlags.random(&o.flag))
+				lw.str(d.flags.random(&o.flag))
 			} else {
 				lw.byte('N')
 			}
@@ -442,8 +450,8 @@ func (g *Generator) writeLineItems(lw *lineWriter, r orderRange) {
 			lw.date(ship)
 			lw.date(commit)
 			lw.date(receipt)
-			lw.str(distInstruct.random(&o.instr))
-			lw.str(distModes.random(&o.mode))
+			lw.str(d.instruct.random(&o.instr))
+			lw.str(d.modes.random(&o.mode))
 			writeText(lw, p, text)
 			lw.end()
 		}

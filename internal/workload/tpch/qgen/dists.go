@@ -1,26 +1,37 @@
 package qgen
 
-import "github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
+import (
+	"sync"
 
-// The distributions of dists.dss that qgen's substitutions draw from, read
-// from dbgen's copy of the file (the order and weights are part of the draw).
-var (
-	distRegions    = fileDist("regions")
-	distNations2   = fileDist("nations2")
-	distSegments   = fileDist("msegmnt")
-	distShipModes  = fileDist("smode")
-	distQ13a       = fileDist("Q13a")
-	distQ13b       = fileDist("Q13b")
-	distContainers = fileDist("p_cntr")
-	distTypes      = fileDist("p_types")
-	distColors     = fileDist("colors")
+	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 )
 
-// nationRegion is the region (index into distRegions) of each nation of
-// distNations2: the cumulative weights of dists.dss's "nations" (its
-// weights are deltas of the region keys), which lists the nations in the
-// same order (Clause 4.2.3; dbgen reads n_regionkey the same way).
-var nationRegion = fileDist("nations").weights
+// fileDists are the distributions of dists.dss that qgen's substitutions
+// draw from, read from dbgen's copy of the file (the order and weights are
+// part of the draw) on first use.
+var fileDists = sync.OnceValue(func() *qgenDists {
+	return &qgenDists{
+		regions:    fileDist("regions"),
+		nations2:   fileDist("nations2"),
+		segments:   fileDist("msegmnt"),
+		shipModes:  fileDist("smode"),
+		q13a:       fileDist("Q13a"),
+		q13b:       fileDist("Q13b"),
+		containers: fileDist("p_cntr"),
+		types:      fileDist("p_types"),
+		colors:     fileDist("colors"),
+		// nationRegion is the region (index into regions) of each nation of
+		// nations2: the cumulative weights of dists.dss's "nations" (its
+		// weights are deltas of the region keys), which lists the nations in the
+		// same order (Clause 4.2.3; dbgen reads n_regionkey the same way).
+		nationRegion: fileDist("nations").weights,
+	}
+})
+
+type qgenDists struct {
+	regions, nations2, segments, shipModes, q13a, q13b, containers, types, colors dist
+	nationRegion                                                                  []int64
+}
 
 // fileDist is dists.dss's distribution name with cumulative weights.
 func fileDist(name string) dist {

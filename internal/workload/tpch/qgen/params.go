@@ -79,7 +79,7 @@ func (st *state) brand(q int) string {
 // draw returns query q's parameters drawn as qgen's varsub.c draws them,
 // within the ranges of Clause 2.4.q.3.
 func (st *state) draw(q int, sf float64) params {
-	r := st.rng
+	r, fd := st.rng, fileDists()
 	p := params{""}
 	add := func(v ...string) { p = append(p, v...) }
 	switch q {
@@ -87,51 +87,51 @@ func (st *state) draw(q int, sf float64) params {
 		add(fmt.Sprint(r.unifInt(60, 120, q)))
 	case 2: // SIZE in [1, 50]; TYPE a syllable 3; REGION
 		add(fmt.Sprint(r.unifInt(1, 50, q)))
-		t, _ := r.pick(distTypes, q)
+		t, _ := r.pick(fd.types, q)
 		add(t[strings.LastIndexByte(t, ' ')+1:])
-		reg, _ := r.pick(distRegions, q)
+		reg, _ := r.pick(fd.regions, q)
 		add(reg)
 	case 3: // SEGMENT; DATE in [1995-03-01, 1995-03-31]
-		seg, _ := r.pick(distSegments, q)
+		seg, _ := r.pick(fd.segments, q)
 		add(seg, fmt.Sprintf("1995-03-%02d", r.unifInt(0, 30, q)+1))
 	case 4: // DATE: first of a month from 1993-01 to 1997-10
 		add(monthFrom(r.unifInt(0, 57, q)))
 	case 5: // REGION; DATE: January 1st of 1993..1997
-		reg, _ := r.pick(distRegions, q)
+		reg, _ := r.pick(fd.regions, q)
 		add(reg, yearStart(r.unifInt(93, 97, q)))
 	case 6: // DATE; DISCOUNT in [0.02, 0.09]; QUANTITY in [24, 25]
 		add(yearStart(r.unifInt(93, 97, q)))
 		add(fmt.Sprintf("0.%02d", r.unifInt(2, 9, q)))
 		add(fmt.Sprint(r.unifInt(24, 25, q)))
 	case 7: // NATION1 != NATION2
-		n1, i1 := r.pick(distNations2, q)
-		n2, i2 := r.pick(distNations2, q)
+		n1, i1 := r.pick(fd.nations2, q)
+		n2, i2 := r.pick(fd.nations2, q)
 		for i2 == i1 {
-			n2, i2 = r.pick(distNations2, q)
+			n2, i2 = r.pick(fd.nations2, q)
 		}
 		add(n1, n2)
 	case 8: // NATION; REGION its region; TYPE
-		n, i := r.pick(distNations2, q)
-		t, _ := r.pick(distTypes, q)
-		add(n, distRegions.names[nationRegion[i]], t)
+		n, i := r.pick(fd.nations2, q)
+		t, _ := r.pick(fd.types, q)
+		add(n, fd.regions.names[fd.nationRegion[i]], t)
 	case 9: // COLOR
-		c, _ := r.pick(distColors, q)
+		c, _ := r.pick(fd.colors, q)
 		add(c)
 	case 10: // DATE: first of a month from 1993-02 to 1995-01
 		add(monthFrom(r.unifInt(1, 24, q)))
 	case 11: // NATION; FRACTION = 0.0001/SF
-		n, _ := r.pick(distNations2, q)
+		n, _ := r.pick(fd.nations2, q)
 		add(n, q11Fraction(sf))
 	case 12: // SHIPMODE1 != SHIPMODE2; DATE: January 1st of 1993..1997
-		m1, i1 := r.pick(distShipModes, q)
-		m2, i2 := r.pick(distShipModes, q)
+		m1, i1 := r.pick(fd.shipModes, q)
+		m2, i2 := r.pick(fd.shipModes, q)
 		for i2 == i1 {
-			m2, i2 = r.pick(distShipModes, q)
+			m2, i2 = r.pick(fd.shipModes, q)
 		}
 		add(m1, m2, yearStart(r.unifInt(93, 97, q)))
 	case 13: // WORD1; WORD2
-		w1, _ := r.pick(distQ13a, q)
-		w2, _ := r.pick(distQ13b, q)
+		w1, _ := r.pick(fd.q13a, q)
+		w2, _ := r.pick(fd.q13b, q)
 		add(w1, w2)
 	case 14: // DATE: first of a month from 1993-01 to 1997-12
 		add(monthFrom(r.unifInt(0, 59, q)))
@@ -139,7 +139,7 @@ func (st *state) draw(q int, sf float64) params {
 		add(monthFrom(r.unifInt(0, 57, q)))
 	case 16: // BRAND; TYPE syllables 1-2; SIZE1..8 distinct in [1, 50]
 		add(st.brand(q))
-		t, _ := r.pick(distTypes, q)
+		t, _ := r.pick(fd.types, q)
 		add(t[:strings.LastIndexByte(t, ' ')])
 		r.permute(st.sizes, q)
 		for _, s := range st.sizes[:8] {
@@ -147,7 +147,7 @@ func (st *state) draw(q int, sf float64) params {
 		}
 	case 17: // BRAND; CONTAINER
 		b := st.brand(q)
-		c, _ := r.pick(distContainers, q)
+		c, _ := r.pick(fd.containers, q)
 		add(b, c)
 	case 18: // QUANTITY in [312, 315]
 		add(fmt.Sprint(r.unifInt(312, 315, q)))
@@ -155,12 +155,12 @@ func (st *state) draw(q int, sf float64) params {
 		add(st.brand(q), st.brand(q), st.brand(q))
 		add(fmt.Sprint(r.unifInt(1, 10, q)), fmt.Sprint(r.unifInt(10, 20, q)), fmt.Sprint(r.unifInt(20, 30, q)))
 	case 20: // COLOR; DATE: January 1st of 1993..1997; NATION
-		c, _ := r.pick(distColors, q)
+		c, _ := r.pick(fd.colors, q)
 		d := yearStart(r.unifInt(93, 97, q))
-		n, _ := r.pick(distNations2, q)
+		n, _ := r.pick(fd.nations2, q)
 		add(c, d, n)
 	case 21: // NATION
-		n, _ := r.pick(distNations2, q)
+		n, _ := r.pick(fd.nations2, q)
 		add(n)
 	case 22: // I1..I7 distinct country codes in [10, 34]
 		r.permute(st.codes, q)

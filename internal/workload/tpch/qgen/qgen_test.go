@@ -95,6 +95,7 @@ func TestParameterRanges(t *testing.T) {
 		}
 		return true
 	}
+	fd := fileDists()
 	for seed := int64(1); seed < 400; seed += 7 {
 		st := newState(seed * 1000003)
 		for q := 1; q <= NumQueries; q++ {
@@ -104,32 +105,32 @@ func TestParameterRanges(t *testing.T) {
 			case 1:
 				ok = in(p[1], 60, 120)
 			case 2:
-				ok = in(p[1], 1, 50) && member(p[2], uniformDist("TIN", "NICKEL", "BRASS", "STEEL", "COPPER")) && member(p[3], distRegions)
+				ok = in(p[1], 1, 50) && member(p[2], uniformDist("TIN", "NICKEL", "BRASS", "STEEL", "COPPER")) && member(p[3], fd.regions)
 			case 3:
-				ok = member(p[1], distSegments) && date(p[2], "1995-03-01", "1995-03-31")
+				ok = member(p[1], fd.segments) && date(p[2], "1995-03-01", "1995-03-31")
 			case 4, 15:
 				ok = date(p[1], "1993-01-01", "1997-10-01")
 			case 5:
-				ok = member(p[1], distRegions) && date(p[2], "1993-01-01", "1997-01-01") && p[2][5:] == "01-01"
+				ok = member(p[1], fd.regions) && date(p[2], "1993-01-01", "1997-01-01") && p[2][5:] == "01-01"
 			case 6:
 				ok = date(p[1], "1993-01-01", "1997-01-01") && p[1][5:] == "01-01" &&
 					strings.HasPrefix(p[2], "0.0") && in(p[2][3:], 2, 9) && in(p[3], 24, 25)
 			case 7:
-				ok = member(p[1], distNations2) && member(p[2], distNations2) && p[1] != p[2]
+				ok = member(p[1], fd.nations2) && member(p[2], fd.nations2) && p[1] != p[2]
 			case 8:
-				_, i := indexOf(distNations2, p[1])
-				ok = i >= 0 && p[2] == distRegions.names[nationRegion[i]] && member(p[3], distTypes)
+				_, i := indexOf(fd.nations2, p[1])
+				ok = i >= 0 && p[2] == fd.regions.names[fd.nationRegion[i]] && member(p[3], fd.types)
 			case 9:
-				ok = member(p[1], distColors)
+				ok = member(p[1], fd.colors)
 			case 10:
 				ok = date(p[1], "1993-02-01", "1995-01-01")
 			case 11:
-				ok = member(p[1], distNations2) && p[2] == "0.0010000000"
+				ok = member(p[1], fd.nations2) && p[2] == "0.0010000000"
 			case 12:
-				ok = member(p[1], distShipModes) && member(p[2], distShipModes) && p[1] != p[2] &&
+				ok = member(p[1], fd.shipModes) && member(p[2], fd.shipModes) && p[1] != p[2] &&
 					date(p[3], "1993-01-01", "1997-01-01")
 			case 13:
-				ok = member(p[1], distQ13a) && member(p[2], distQ13b)
+				ok = member(p[1], fd.q13a) && member(p[2], fd.q13b)
 			case 14:
 				ok = date(p[1], "1993-01-01", "1997-12-01")
 			case 16:
@@ -138,15 +139,15 @@ func TestParameterRanges(t *testing.T) {
 					ok = ok && in(s, 1, 50)
 				}
 			case 17:
-				ok = brand(p[1]) && member(p[2], distContainers)
+				ok = brand(p[1]) && member(p[2], fd.containers)
 			case 18:
 				ok = in(p[1], 312, 315)
 			case 19:
 				ok = brand(p[1]) && brand(p[2]) && brand(p[3]) && in(p[4], 1, 10) && in(p[5], 10, 20) && in(p[6], 20, 30)
 			case 20:
-				ok = member(p[1], distColors) && date(p[2], "1993-01-01", "1997-01-01") && member(p[3], distNations2)
+				ok = member(p[1], fd.colors) && date(p[2], "1993-01-01", "1997-01-01") && member(p[3], fd.nations2)
 			case 21:
-				ok = member(p[1], distNations2)
+				ok = member(p[1], fd.nations2)
 			case 22:
 				ok = len(p) == 8 && distinct(p[1:])
 				for _, s := range p[1:] {

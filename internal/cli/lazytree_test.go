@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// A narrowed command tree (only the workload subcommand the arguments
+// name) answers exactly as the whole tree does: help, usage errors, bad
+// flags, unknown workloads.
+func TestNarrowTreeAnswersAsWholeTree(t *testing.T) {
+	t.Parallel()
+	invoke := func(args []string, whole bool) (int, string, string) {
+		var out, errb bytes.Buffer
+		a := &app{Main: Main{Stdout: &out, Stderr: &errb, Env: cleanEnv()}, args: args}
+		if whole {
+			a.args = nil // builds every subcommand
+		}
+		root := a.rootCommand()
+		a.args = args
+		root.SetArgs(args)
+		root.SetOut(&out)
+		root.SetErr(&errb)
+		code := a.exitCode
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			code = a.report(err)
+		}
+		return code, out.String(), errb.String()
+	}
+	for _, args := range [][]string{
+		{"run", "tpcb", "--help"}, {"init", "ycsb", "--help"}, {"k8s", "tpcc", "--help"}, {"drop", "sysbench", "-h"},
+		{"run", "nosuch", "-c", "1"}, {"run", "tpcb", "--no-such-flag"}, {"check", "tpcb", "-t", "x"},
+		{"run", "tpcb", "-c", "0", "-t", "1"}, {"rnu", "tpcb"}, {"run", "--help"}, {"help", "run", "tpcb"},
+	} {
+		wc, wout, werr := invoke(args, true)
+		nc, nout, nerr := invoke(args, false)
+		if wc != nc || wout != nout || werr != nerr {
+			t.Errorf("%v: whole tree: exit %d\n%s%s\nnarrowed: exit %d\n%s%s", args, wc, wout, werr, nc, nout, nerr)
+		}
+	}
+	if (&app{args: []string{"run", "tpcb", "-c", "1"}}).buildsWorkload(mustFind(t, "init"), "tpcb") {
+		t.Error("run tpcb builds init's tpcb subcommand")
+	}
+}
+
+func mustFind(t *testing.T, verb string) *cobra.Command {
+	t.Helper()
+	for _, c := range (&app{}).rootCommand().Commands() {
+		if c.Name() == verb {
+			return c
+		}
+	}
+	t.Fatalf("no command %s", verb)
+	return nil
+}
