@@ -33,12 +33,20 @@ import (
 // this Read, is what makes waiting first safe: the answer's readiness event
 // comes after the reset, so it cannot be lost (were the request sent before
 // the Read, the runtime could record the answer's arrival and then the
-// Read's reset erase it, and a wait-first Read would never wake). Whether to
-// wait first is guessed per connection from how often a read right after
-// the send found the answer already there (see guessHit). Bytes reach the
-// socket in Write order; a kept write is sent no later than the next Read,
-// Write or Close (if a deadline interrupts that Read first, by the one after).
-// A send error of a kept write is returned by the Read that sent it.
+// Read's reset erase it, and a wait-first Read would never wake). That
+// holds only if nothing else is on its way, so a Read waits first only after
+// a read that ended with a ReadyForQuery message and emptied the socket (the
+// server had answered all it was asked) and no bytes but the kept ones went
+// out since; otherwise answers to earlier requests (a pipeline) may be there
+// already, and a server blocked writing more of them would never wake it.
+// Whether to wait first is then guessed per connection from how often a read
+// right after the send found the answer already there (see guessHit). Bytes
+// reach the socket in Write order; a kept write is sent no later than the
+// next Read, Write or Close (if a deadline interrupts that Read first, by the
+// one after). Kept bytes that do not fit the socket's buffer are sent by a
+// goroutine of their own while the Read waits for the answer (sendAside). A
+// send error of a kept write is returned by the Read that sent it, or by
+// sendAside's next Write.
 func WrapRaw(nc net.Conn) net.Conn {
 	switch nc.(type) {
 	case *net.TCPConn, *net.UnixConn:
