@@ -115,6 +115,44 @@ func TestPipelines(t *testing.T) {
 	})
 }
 
+// TestPipelineOfLargeAnswers: a pipeline whose statements are short but
+// whose answers fill the sockets' buffers, so that the server is blocked
+// writing them when the client's Sync (a small write, kept) goes out and
+// the client starts reading: the answers are there before the Read, and no
+// more come until it reads. A Read that waited for them first, without
+// reading, would wait forever.
+func TestPipelineOfLargeAnswers(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	const size = 100000
+	big := func(int) string { return strings.Repeat("a", size) }
+	eachModeAll(t, func(t *testing.T, m Mode, transport string) {
+		pc := pgconnIn(t, dsn, transport, m)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		within(t, 40*time.Second, "the pipelines", func() {
+			for round := range 10 {
+				p := pc.StartPipeline(ctx)
+				const n = 100 // 10 MB of answers to 5 KB of statements
+				for range n {
+					p.SendQueryParams("select repeat('a', $1::int)", [][]byte{[]byte(fmt.Sprint(size))}, nil, nil, nil)
+				}
+				if err := p.Flush(); err != nil {
+					t.Fatalf("round %d: flush: %v", round, err)
+				}
+				time.Sleep(20 * time.Millisecond) // the server fills the buffers
+				if err := p.Sync(); err != nil {
+					t.Fatalf("round %d: sync: %v", round, err)
+				}
+				readResults(t, p, 0, n, big)
+				readSync(t, p)
+				if err := p.Close(); err != nil {
+					t.Fatalf("round %d: close: %v", round, err)
+				}
+			}
+		})
+	})
+}
+
 // TestCopy: COPY FROM STDIN and TO STDOUT of more than the sockets'
 // buffers, with small statements around them, in every mode.
 func TestCopy(t *testing.T) {
