@@ -196,3 +196,34 @@ func TestCopy(t *testing.T) {
 type countingWriter struct{ n int }
 
 func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// TestWaitFirstWithPostgreSQL: a client's round trips with a real server
+// still wait first (the answers end with ReadyForQuery and empty the
+// socket): slow answers cost almost no reads that find nothing.
+func TestWaitFirstWithPostgreSQL(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			pc := pgconnIn(t, dsn, tr, Raw)
+			rc, ok := pc.Conn().(*rawConn)
+			if !ok {
+				t.Fatalf("connection is %T, want raw", pc.Conn())
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			const n = 200
+			trips, eagain := rc.trips, rc.eagain
+			for range n {
+				if err := pc.Exec(ctx, "select pg_sleep(0.001)").Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := rc.trips - trips; got != n {
+				t.Errorf("%d of %d round trips could wait first, want all", got, n)
+			}
+			if got := rc.eagain - eagain; got > n/4 {
+				t.Errorf("%d reads found nothing in %d slow round trips, want few (the probes)", got, n)
+			}
+		})
+	}
+}
