@@ -399,7 +399,7 @@ func each(t *testing.T, f func(t *testing.T, m Mode, c, srv net.Conn)) {
 func within(t *testing.T, d time.Duration, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
-	go func() { f(); close(done) }()
+	go func() { defer close(done); f() }() // also when f calls t.Fatal
 	select {
 	case <-done:
 	case <-time.After(d):

@@ -5,7 +5,6 @@ package netio
 import (
 	"bytes"
 	"io"
-	"net"
 	"testing"
 	"time"
 )
@@ -62,4 +61,37 @@ func TestKeptWriteWithFullSendBuffer(t *testing.T) {
 	}
 }
 
-var _ net.Conn = (*rawConn)(nil)
+// TestCloseEndsStuckSend: the goroutine sending kept bytes that did not
+// fit ends when the connection is closed, the peer never reading.
+func TestCloseEndsStuckSend(t *testing.T) {
+	for _, network := range transports {
+		t.Run(network, func(t *testing.T) {
+			c, _ := pair(t, network, WrapRaw)
+			rc := c.(*rawConn)
+			c.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+			if _, err := c.Write(make([]byte, 64<<20)); err == nil {
+				t.Fatal("the send buffer never filled")
+			}
+			c.SetWriteDeadline(time.Time{})
+			c.Write([]byte("k"))
+			c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			if _, err := c.Read(make([]byte, 16)); err == nil {
+				t.Fatal("read something from a silent peer")
+			}
+			if rc.wmu.TryLock() {
+				rc.wmu.Unlock()
+				if len(rc.kept) > 0 {
+					t.Fatal("the kept byte is neither sent nor being sent")
+				}
+			}
+			c.Close()
+			within(t, 5*time.Second, "the stuck send after Close", func() {
+				rc.wmu.Lock()
+				rc.wmu.Unlock()
+			})
+			if _, err := c.Write([]byte("x")); err == nil {
+				t.Error("a Write after Close succeeded")
+			}
+		})
+	}
+}
