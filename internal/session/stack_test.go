@@ -27,10 +27,10 @@ const stackGuard = 928
 
 // blockedStacks is an output that, during a run, blocks every client in its
 // statement (a lock on the table the statements read, taken at the 2nd
-// interval, released at the 6th) and at the 5th interval measures the
+// interval, released at the 5th) and at the 4th interval measures the
 // stack the goroutines use: the bytes the garbage collector scans
 // (/gc/scan/stack:bytes, from each stack's top down to where the goroutine
-// is parked), per goroutine. A client blocked in its statement is parked
+// is parked), and how many goroutines there are. A client blocked in its statement is parked
 // on its deepest path (the statement, pgconn's reader, chunkReader,
 // poll.FD.RawRead, netio's read callback, the netpoller's wait).
 type blockedStacks struct {
@@ -65,12 +65,12 @@ func (b *blockedStacks) Write(r Record) error {
 			return nil
 		}
 		b.tx = tx
-	case 5:
+	case 4:
 		runtime.GC()
 		s := []metrics.Sample{{Name: "/gc/scan/stack:bytes"}}
 		metrics.Read(s)
 		b.used, b.goroutines = s[0].Value.Uint64(), runtime.NumGoroutine()
-	case 6:
+	case 5:
 		if b.tx != nil {
 			b.tx.Rollback(ctx)
 			b.tx = nil
@@ -96,14 +96,13 @@ func TestClientStackStaysSmall(t *testing.T) {
 		t.Skip("measures the stacks of a build without -race (go test without -race)")
 	}
 	const clients = 100
-	// The most stack in use (per goroutine: the clients' and the run's few
-	// others) at which a client's stack stays 4 KB: 4 KB less Go's guard,
-	// give or take the frames of the park itself (~100 bytes, to the safe
-	// side). When this test was written: 2,490-2,570 bytes under -M
-	// simple, 2,800-2,960 under extended and prepared, after the script
-	// engine and sysbench stopped copying pgx's ConnConfig into a frame of
-	// every transaction (3,060-3,640 before: 8 KB stacks under extended
-	// and prepared).
+	// The most stack in use per client at which its stack stays 4 KB: 4 KB
+	// less Go's guard, give or take the frames of the park itself (~100
+	// bytes, to the safe side). When this test was written: 2,420-2,550
+	// bytes under -M simple, 2,720-3,070 under extended and prepared,
+	// after the script engine and sysbench stopped copying pgx's
+	// ConnConfig into a frame of every transaction (3,010-3,650 before:
+	// 8 KB stacks under extended and prepared).
 	const limit = 4096 - stackGuard
 	dsn := pgtest.DSN(t)
 	cfg, err := target.ParseDSN(dsn, nil)
@@ -144,7 +143,7 @@ func TestClientStackStaysSmall(t *testing.T) {
 			t.Helper()
 			spec := Spec{
 				Groups:   []Group{{Workload: k.make(), Clients: clients, QueryMode: qm}},
-				Duration: 700 * time.Millisecond, Tick: 100 * time.Millisecond, Seed: 1,
+				Duration: 1200 * time.Millisecond, Tick: 100 * time.Millisecond, Seed: 1,
 				Init: init, LoadWorkers: 2, NetIO: netio.Default,
 			}
 			var outs []Output
@@ -157,7 +156,13 @@ func TestClientStackStaysSmall(t *testing.T) {
 			}
 			return res.Summary
 		}
-		run(1, "simple", true, nil) // load the tables
+		// Load the tables; one client, to measure what the rest of the
+		// process uses.
+		base := &blockedStacks{t: t, admin: admin, table: k.table}
+		run(1, "simple", true, base)
+		if base.goroutines == 0 {
+			t.Fatalf("%s: no measurement during the one-client run", k.name)
+		}
 		for _, qm := range []string{"simple", "extended", "prepared"} {
 			b := &blockedStacks{t: t, admin: admin, table: k.table}
 			s := run(clients, qm, false, b)
@@ -167,8 +172,9 @@ func TestClientStackStaysSmall(t *testing.T) {
 			if b.goroutines < clients {
 				t.Fatalf("%s -M %s: %d goroutines when measured, want the %d clients' at least", k.name, qm, b.goroutines, clients)
 			}
-			per := b.used / uint64(b.goroutines)
-			t.Logf("%s -M %s: %d stack bytes in use per goroutine, blocked (%d bytes, %d goroutines)", k.name, qm, per, b.used, b.goroutines)
+			per := (b.used - base.used) / uint64(b.goroutines-base.goroutines)
+			t.Logf("%s -M %s: %d stack bytes in use per client, blocked (%d bytes, %d goroutines; with one client %d, %d)",
+				k.name, qm, per, b.used, b.goroutines, base.used, base.goroutines)
 			if per > limit {
 				t.Errorf("%s under -M %s: a client blocked in its statement uses %d bytes of goroutine stack; with Go's %d-byte guard\n"+
 					"that is past a step of Go's stack sizes (limit %d), so every client's stack doubles (4 to 8 KB: 40 MB more at\n"+
