@@ -25,6 +25,8 @@ demo: deps build
 
 test: test-deps vet
 	PGARENA_REQUIRE_PG=1 PGARENA_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 30m ./...
+	# client goroutine stacks, as built without -race (which grows them)
+	PGARENA_REQUIRE_PG=1 $(GO) test -count=1 -timeout 5m -run '^TestClientStackStaysSmall$$' ./internal/session/
 
 test-short:
 	$(GO) test -count=1 ./...

@@ -399,7 +399,7 @@ func each(t *testing.T, f func(t *testing.T, m Mode, c, srv net.Conn)) {
 func within(t *testing.T, d time.Duration, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
-	go func() { f(); close(done) }()
+	go func() { defer close(done); f() }() // also when f calls t.Fatal
 	select {
 	case <-done:
 	case <-time.After(d):
@@ -650,8 +650,10 @@ func TestWaitFirst(t *testing.T) {
 		t.Run(network, func(t *testing.T) {
 			c, srv := pair(t, network, WrapRaw)
 			rc := c.(*rawConn)
-			// A peer that answers each 4-byte request after a while: at
-			// first whole, then the first half, a pause, the second half.
+			// A peer that answers each 4-byte request after a while,
+			// ending as a PostgreSQL server does when it waits for the
+			// client (ReadyForQuery): at first whole, then the first
+			// half, a pause, the second half.
 			const trips = 200
 			go func() {
 				req := make([]byte, 4)
@@ -659,25 +661,26 @@ func TestWaitFirst(t *testing.T) {
 					if _, err := io.ReadFull(srv, req); err != nil {
 						return
 					}
+					answer := append(req[:4:4], readyForQuery...)
 					time.Sleep(200 * time.Microsecond)
 					if i < trips/2 {
-						srv.Write(req)
+						srv.Write(answer)
 						continue
 					}
-					srv.Write(req[:2])
+					srv.Write(answer[:5])
 					time.Sleep(200 * time.Microsecond)
-					srv.Write(req[2:])
+					srv.Write(answer[5:])
 				}
 			}()
 			trip := func(i int) bool {
-				buf := make([]byte, 4)
 				req := []byte{byte(i), 1, 2, byte(i >> 8)}
 				if _, err := c.Write(req); err != nil {
 					t.Errorf("write: %v", err)
 					return false
 				}
-				if _, err := io.ReadFull(c, buf); err != nil || string(buf) != string(req) {
-					t.Errorf("trip %d: %v, %v", i, buf, err)
+				got, err := readAnswer(c, len(req)+len(readyForQuery))
+				if want := string(req) + string(readyForQuery); err != nil || string(got) != want {
+					t.Errorf("trip %d: %v, %v", i, got, err)
 					return false
 				}
 				return true
@@ -727,6 +730,24 @@ func TestWaitFirst(t *testing.T) {
 		}
 		within(t, 60*time.Second, "16 echo clients", wg.Wait)
 	})
+}
+
+// readyForQuery is a PostgreSQL server's ReadyForQuery message (idle).
+var readyForQuery = []byte{'Z', 0, 0, 0, 5, 'I'}
+
+// readAnswer reads n bytes from c as pgconn does, into a buffer larger than
+// the answer, so that the last read leaves the socket empty.
+func readAnswer(c net.Conn, n int) ([]byte, error) {
+	buf := make([]byte, n+64)
+	got := 0
+	for got < n {
+		m, err := c.Read(buf[got:])
+		got += m
+		if err != nil {
+			return buf[:got], err
+		}
+	}
+	return buf[:got], nil
 }
 
 // TestKeptWrites: what a Write keeps reaches the peer in Write order,

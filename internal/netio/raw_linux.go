@@ -33,12 +33,20 @@ import (
 // this Read, is what makes waiting first safe: the answer's readiness event
 // comes after the reset, so it cannot be lost (were the request sent before
 // the Read, the runtime could record the answer's arrival and then the
-// Read's reset erase it, and a wait-first Read would never wake). Whether to
-// wait first is guessed per connection from how often a read right after
-// the send found the answer already there (see guessHit). Bytes reach the
-// socket in Write order; a kept write is sent no later than the next Read,
-// Write or Close (if a deadline interrupts that Read first, by the one after).
-// A send error of a kept write is returned by the Read that sent it.
+// Read's reset erase it, and a wait-first Read would never wake). That
+// holds only if nothing else is on its way, so a Read waits first only after
+// a read that ended with a ReadyForQuery message and emptied the socket (the
+// server had answered all it was asked) and no bytes but the kept ones went
+// out since; otherwise answers to earlier requests (a pipeline) may be there
+// already, and a server blocked writing more of them would never wake it.
+// Whether to wait first is then guessed per connection from how often a read
+// right after the send found the answer already there (see guessHit). Bytes
+// reach the socket in Write order; a kept write is sent no later than the
+// next Read, Write or Close (if a deadline interrupts that Read first, by the
+// one after). Kept bytes that do not fit the socket's buffer are sent by a
+// goroutine of their own while the Read waits for the answer (sendAside). A
+// send error of a kept write is returned by the Read that sent it, or by
+// sendAside's next Write.
 func WrapRaw(nc net.Conn) net.Conn {
 	switch nc.(type) {
 	case *net.TCPConn, *net.UnixConn:
@@ -49,7 +57,7 @@ func WrapRaw(nc net.Conn) net.Conn {
 	if err != nil {
 		return nc
 	}
-	c := &rawConn{Conn: nc, rc: rc}
+	c := &rawConn{Conn: nc, rc: rc, settled: true}
 	c.readFn = c.readFd
 	c.writeFn = c.writeFd
 	return c
@@ -87,19 +95,22 @@ type rawConn struct {
 	hitRate   int  // how often a read right after the send found the answer, of 256 (moving average)
 	trips     int  // requests sent by readFd
 	probing   bool // this Read's first read follows its send: it updates hitRate
+	settled   bool // the last read ended with ReadyForQuery and emptied the socket
 
-	wmu     sync.Mutex
-	writeFn func(uintptr) bool
-	wbuf    []byte
-	wn      int
-	werr    error
-	kept    []byte // written, not yet sent
+	wmu      sync.Mutex
+	writeFn  func(uintptr) bool
+	wbuf     []byte
+	wn       int
+	werr     error
+	kept     []byte // written, not yet sent
+	asideErr error  // sendAside's send failed: the next Write returns it
 
 	mu      sync.Mutex
 	reading bool // a Read is in progress: writes are not kept
 	closed  bool
 
 	rdSet, wdSet atomic.Bool // a read, a write deadline is set: writes are not kept
+	sentOther    atomic.Bool // bytes went out other than from readFd: the next Read clears settled
 }
 
 func (c *rawConn) Read(p []byte) (int, error) {
@@ -116,6 +127,9 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		c.reading = false
 		c.mu.Unlock()
 	}()
+	if c.sentOther.Load() && c.sentOther.Swap(false) {
+		c.settled = false // answers to those bytes may be coming
+	}
 	for {
 		c.rbuf, c.rn, c.rerr, c.first, c.sendStuck = p, 0, nil, true, false
 		err := c.rc.Read(c.readFn)
@@ -127,15 +141,35 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		if !stuck {
 			return n, rerr
 		}
-		// The kept bytes did not fit the socket's buffer and nothing
-		// was there to read: send the rest waiting as a Write does.
-		c.wmu.Lock()
-		err = c.sendKept()
-		c.wmu.Unlock()
-		if err != nil {
-			return 0, err
-		}
+		c.sendAside()
 	}
+}
+
+// sendAside starts sending the kept bytes that did not fit the socket's
+// buffer (nothing was there to read either) from a goroutine of their own,
+// holding wmu until they are sent, so that the Read goes on to wait for
+// the answer. Waiting in the Read for the socket to take them could
+// deadlock: the server may be blocked writing answers to earlier requests
+// of a pipeline, reading nothing until the client reads, and pgconn guards
+// its writes against that deadlock (a background reader), not its reads.
+// If wmu is busy, its holder sends the kept bytes. A send error is
+// returned by the next Write; the Read sees the socket's state itself
+// (the error, a deadline, or the peer's close).
+//
+//go:noinline
+func (c *rawConn) sendAside() {
+	if !c.wmu.TryLock() {
+		return
+	}
+	if len(c.kept) == 0 {
+		c.wmu.Unlock()
+		return
+	}
+	go func() {
+		c.asideErr = c.sendKept()
+		c.sentOther.Store(true)
+		c.wmu.Unlock()
+	}()
 }
 
 // readFd is the read callback: true when done (data, EOF or an error), false
@@ -168,11 +202,12 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			}
 			c.wmu.Unlock()
 			switch {
-			case err == nil && sent:
+			case err == nil && sent && c.settled:
 				c.trips++
 				if !c.guessHit() {
 					// Sent after this Read reset the socket's read
-					// readiness: the answer's event is still to come.
+					// readiness, and nothing else was to come: the
+					// answer's event is still to come.
 					return false
 				}
 				c.probing = true
@@ -195,6 +230,11 @@ func (c *rawConn) readFd(fd uintptr) bool {
 				c.rerr = io.EOF
 			}
 			c.rn = int(n)
+			// Settled: the server has answered all it was asked and
+			// waits for the client (what the first read of the next
+			// Read finds says something about the server's speed, and
+			// the next Read may wait first).
+			c.settled = int(n) < len(p) && n >= 6 && p[n-6] == 'Z' && p[n-5]|p[n-4]|p[n-3] == 0 && p[n-2] == 5
 			c.sendStuck = false // the next Read sends the rest first
 			if c.probing {
 				c.probing = false
@@ -275,10 +315,16 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	}
 	c.mu.Unlock()
 	defer c.wmu.Unlock()
-	if err := c.sendKept(); err != nil {
+	if err := c.asideErr; err != nil {
+		c.asideErr = nil
 		return 0, err
 	}
-	return c.send(p)
+	n, err := 0, c.sendKept()
+	if err == nil {
+		n, err = c.send(p)
+	}
+	c.sentOther.Store(true)
+	return n, err
 }
 
 // sendKept sends the kept bytes, waiting for the socket as a Write does.

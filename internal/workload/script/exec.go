@@ -116,13 +116,7 @@ func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 // it was rolled back, or the connection closed.
 func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	if conn != r.conn {
-		r.conn = conn
-		r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
-		for i := range r.prepared {
-			clear(r.prepared[i])
-			clear(r.described[i])
-		}
-		clear(r.allPrepared)
+		r.use(conn)
 	}
 	s := r.prog.scripts[i]
 	r.script = i
@@ -134,16 +128,39 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	if r.proto == protoPrepared && !r.allPrepared[i] {
 		r.prepareAll(ctx, s)
 	}
-	err := r.run(ctx, s)
-	if err != nil {
-		workload.EndFailed(ctx, r.conn)
-		if errors.Is(err, workload.ErrStopped) {
-			return err
-		}
-		c := s.cmds[r.command]
-		return &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
+	if err := r.run(ctx, s); err != nil {
+		return r.failed(ctx, s, err)
 	}
 	return nil
+}
+
+// use makes conn the runner's connection: nothing is prepared on it yet.
+// Not inlined, as failed.
+//
+//go:noinline
+func (r *Runner) use(conn *pgx.Conn) {
+	r.conn = conn
+	r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
+	for i := range r.prepared {
+		clear(r.prepared[i])
+		clear(r.described[i])
+	}
+	clear(r.allPrepared)
+}
+
+// failed ends the transaction script s failed with err, and says where it
+// failed. Not inlined: Run's frame is on every statement's stack, below
+// which a client's deepest path is just under a step of Go's stack sizes
+// (see TestClientStackStaysSmall in internal/session).
+//
+//go:noinline
+func (r *Runner) failed(ctx context.Context, s *Script, err error) error {
+	workload.EndFailed(ctx, r.conn)
+	if errors.Is(err, workload.ErrStopped) {
+		return err
+	}
+	c := &s.cmds[r.command]
+	return &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
 }
 
 // CommandError is a failure of a script's command: its index (numbered as
@@ -510,6 +527,8 @@ func (r *Runner) store(c *command, fields []pgconn.FieldDescription) error {
 // connection, outside any transaction: a duplicate name there does no
 // harm. A command that cannot be prepared yet (its table is made by an
 // earlier command) is prepared before it runs, as pgbench prepares.
+//
+//go:noinline
 func (r *Runner) prepareAll(ctx context.Context, s *Script) {
 	r.allPrepared[s.index] = true
 	if r.conn.PgConn().TxStatus() != 'I' {

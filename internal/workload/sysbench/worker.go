@@ -67,20 +67,41 @@ func (k *worker) Next() workload.TxType { return 0 }
 // transaction has been rolled back (or the connection closed).
 func (k *worker) Do(ctx context.Context, conn *pgx.Conn, _ workload.TxType) error {
 	if conn != k.conn {
-		k.conn, k.gen = conn, k.gen+1
-		k.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
-		if k.proto == protoPrepared {
-			if err := k.prepareAll(ctx); err != nil {
-				k.conn = nil // try again on the next call
-				return fmt.Errorf("%s: %w", k.w.test, err)
-			}
+		if err := k.use(ctx, conn); err != nil {
+			return err
 		}
 	}
 	if err := k.event(ctx); err != nil {
-		workload.EndFailed(ctx, k.conn)
-		return fmt.Errorf("%s: %w", k.w.test, err)
+		return k.failed(ctx, err)
 	}
 	return nil
+}
+
+// use makes conn the worker's connection, preparing the statements for
+// -M prepared. Not inlined, nor is failed: Do's frame is on every
+// statement's stack, below which a client's deepest path is just under a
+// step of Go's stack sizes (see TestClientStackStaysSmall in
+// internal/session; pgx's Conn.Config alone copies ~450 bytes).
+//
+//go:noinline
+func (k *worker) use(ctx context.Context, conn *pgx.Conn) error {
+	k.conn, k.gen = conn, k.gen+1
+	k.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
+	if k.proto == protoPrepared {
+		if err := k.prepareAll(ctx); err != nil {
+			k.conn = nil // try again on the next call
+			return fmt.Errorf("%s: %w", k.w.test, err)
+		}
+	}
+	return nil
+}
+
+// failed ends the transaction that failed with err.
+//
+//go:noinline
+func (k *worker) failed(ctx context.Context, err error) error {
+	workload.EndFailed(ctx, k.conn)
+	return fmt.Errorf("%s: %w", k.w.test, err)
 }
 
 // event is the event() function of the test's Lua script.
