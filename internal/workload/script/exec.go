@@ -45,6 +45,9 @@ type Runner struct {
 	// lean: the one-round-trip executors of prepared commands whose
 	// results are not assigned, made on first use
 	lean [][]*workload.PreparedExec
+	// simple: the one-round-trip executor of simple-protocol commands
+	// whose results are not assigned
+	simple workload.SimpleExec
 	// allPrepared: prepareAll ran for the script on conn
 	allPrepared []bool
 
@@ -116,13 +119,7 @@ func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 // it was rolled back, or the connection closed.
 func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	if conn != r.conn {
-		r.conn = conn
-		r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
-		for i := range r.prepared {
-			clear(r.prepared[i])
-			clear(r.described[i])
-		}
-		clear(r.allPrepared)
+		r.use(conn)
 	}
 	s := r.prog.scripts[i]
 	r.script = i
@@ -134,16 +131,41 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	if r.proto == protoPrepared && !r.allPrepared[i] {
 		r.prepareAll(ctx, s)
 	}
-	err := r.run(ctx, s)
-	if err != nil {
-		workload.EndFailed(ctx, r.conn)
-		if errors.Is(err, workload.ErrStopped) {
-			return err
-		}
-		c := s.cmds[r.command]
-		return &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
+	if err := r.run(ctx, s); err != nil {
+		return r.failed(ctx, s, err)
 	}
 	return nil
+}
+
+// The cold parts of Run are functions of their own, kept out of line: Run
+// is on every client's stack below the statement's read, and its frame
+// (the size of everything inlined into it) counts against the 4 KB a
+// client goroutine's stack starts with (see docs/benchmarks.md).
+
+// use makes conn the runner's connection: nothing is prepared on it yet.
+//
+//go:noinline
+func (r *Runner) use(conn *pgx.Conn) {
+	r.conn = conn
+	r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
+	for i := range r.prepared {
+		clear(r.prepared[i])
+		clear(r.described[i])
+	}
+	clear(r.allPrepared)
+}
+
+// failed ends the transaction that failed with err in script s and names
+// the command that failed.
+//
+//go:noinline
+func (r *Runner) failed(ctx context.Context, s *Script, err error) error {
+	workload.EndFailed(ctx, r.conn)
+	if errors.Is(err, workload.ErrStopped) {
+		return err
+	}
+	c := s.cmds[r.command]
+	return &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
 }
 
 // CommandError is a failure of a script's command: its index (numbered as
@@ -317,6 +339,14 @@ func (r *Runner) shell(ctx context.Context, c *command) error {
 // text writes the simple-protocol text of c into r.buf. An unset variable
 // stays as ":name", as in pgbench.
 func (r *Runner) text(c *command) string {
+	b := r.textBytes(c)
+	// pgconn copies the text into its send buffer and keeps no reference
+	// to it, so a string over r.buf is safe and saves a copy.
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// textBytes is text in r.buf.
+func (r *Runner) textBytes(c *command) []byte {
 	b := append(r.buf[:0], c.pieces[0]...)
 	for i, slot := range c.refs {
 		if x := &r.st.vars[slot]; x.hasText {
@@ -330,9 +360,7 @@ func (r *Runner) text(c *command) string {
 		b = append(b, c.pieces[i+1]...)
 	}
 	r.buf = b
-	// pgconn copies the text into its send buffer and keeps no reference
-	// to it, so a string over r.buf is safe and saves a copy.
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return b
 }
 
 // paramsOf gives c's parameters: the variables' texts, NULL when unset.
@@ -382,21 +410,12 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 	var err error
 	switch r.proto {
 	case protoSimple:
-		mrr := pc.Exec(ctx, r.text(c))
-		if c.assign == assignNone {
-			err = mrr.Close()
-			break
-		}
-		for mrr.NextResult() {
-			if aerr := r.assign(c, mrr.ResultReader(), false); aerr != nil && err == nil {
-				err = aerr
-			}
-		}
-		if cerr := mrr.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil && c.assign == assignGset {
-			err = r.gsetLast(c)
+		if c.assign == assignNone && workload.Usable(ctx, pc) {
+			// Rows discarded: one round trip without pgconn's
+			// per-statement machinery.
+			err = r.simple.Exec(pc, r.textBytes(c))
+		} else {
+			err = r.execSimple(ctx, pc, c)
 		}
 	case protoExtended:
 		err = r.finish(c, pc.ExecParams(ctx, c.ext, r.paramsOf(c), nil, nil, nil))
@@ -428,6 +447,30 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 			clear(r.described[script])
 			r.allPrepared[script] = false
 		}
+	}
+	return err
+}
+
+// execSimple runs c with the simple protocol through pgconn's
+// MultiResultReader, assigning its results for \gset and \aset.
+//
+//go:noinline
+func (r *Runner) execSimple(ctx context.Context, pc *pgconn.PgConn, c *command) error {
+	var err error
+	mrr := pc.Exec(ctx, r.text(c))
+	if c.assign == assignNone {
+		return mrr.Close()
+	}
+	for mrr.NextResult() {
+		if aerr := r.assign(c, mrr.ResultReader(), false); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	if cerr := mrr.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && c.assign == assignGset {
+		err = r.gsetLast(c)
 	}
 	return err
 }
