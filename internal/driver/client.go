@@ -125,10 +125,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		if intended.IsZero() {
 			intended = start
 		} else if limit > 0 && start.Sub(intended) > limit {
-			c.handle.Skip(c.txBase + int(tx)) // already too late to be worth starting (pgbench -L)
-			if obs := c.cfg.Observer; obs != nil {
-				obs.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: intended, Start: start, End: start, Skipped: true})
-			}
+			c.skip(tx, intended, start) // already too late to be worth starting (pgbench -L)
 			continue
 		}
 		c.curTx, c.stepMark = tx, start
@@ -145,12 +142,10 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 				c.handle.Late(c.txBase + int(tx))
 			}
 		} else {
-			c.handle.Fail(c.txBase+int(tx), class, pgerr.Detail(err, end))
-			c.statementFailed(tx, err, false)
+			c.failed(tx, class, err, &end)
 		}
-		if obs := c.cfg.Observer; obs != nil {
-			obs.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: intended, Start: start, End: end,
-				Class: class, Err: err, Retries: c.retries})
+		if c.cfg.Observer != nil {
+			c.observe(tx, &intended, &start, &end, class, err)
 		}
 		c.done++
 		if connectFailed {
@@ -166,6 +161,35 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// skip counts a transaction not started because it was already later
+// than the latency limit. It and observe are kept out of loop's frame:
+// loop is at the bottom of every client's stack, which starts at 4 KB
+// (see docs/benchmarks.md).
+//
+//go:noinline
+func (c *client) skip(tx workload.TxType, intended, start time.Time) {
+	c.handle.Skip(c.txBase + int(tx))
+	if obs := c.cfg.Observer; obs != nil {
+		obs.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: intended, Start: start, End: start, Skipped: true})
+	}
+}
+
+// failed counts a failed transaction, with what the failure said.
+//
+//go:noinline
+func (c *client) failed(tx workload.TxType, class metrics.ErrorClass, err error, end *time.Time) {
+	c.handle.Fail(c.txBase+int(tx), class, pgerr.Detail(err, *end))
+	c.statementFailed(tx, err, false)
+}
+
+// observe tells the run's Observer of a transaction's outcome.
+//
+//go:noinline
+func (c *client) observe(tx workload.TxType, intended, start, end *time.Time, class metrics.ErrorClass, err error) {
+	c.cfg.Observer.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: *intended, Start: *start, End: *end,
+		Class: class, Err: err, Retries: c.retries})
 }
 
 // run runs one transaction, connecting first if the client has no

@@ -71,7 +71,15 @@ func (p *PreparedExec) Exec(pc *pgconn.PgConn, params [][]byte) error {
 	bindEnd := len(b) - 15 // Execute (10 bytes) and Sync (5) follow Bind
 	binary.BigEndian.PutUint32(b[1:], uint32(bindEnd-1))
 	p.buf = b
-	if _, err := pc.Conn().Write(b); err != nil {
+	return roundTrip(pc, b)
+}
+
+// roundTrip writes req, whole protocol messages ending in a Sync or a
+// Query, in one Write to pc's socket and reads the answer up to
+// ReadyForQuery through pgconn, discarding rows: the first error's
+// *pgconn.PgError, or nil.
+func roundTrip(pc *pgconn.PgConn, req []byte) error {
+	if _, err := pc.Conn().Write(req); err != nil {
 		closeBroken(pc)
 		return err
 	}

@@ -45,6 +45,9 @@ type Runner struct {
 	// lean: the one-round-trip executors of prepared commands whose
 	// results are not assigned, made on first use
 	lean [][]*workload.PreparedExec
+	// simple: the one-round-trip executor of simple-protocol commands
+	// whose results are not assigned
+	simple workload.SimpleExec
 	// allPrepared: prepareAll ran for the script on conn
 	allPrepared []bool
 
@@ -134,8 +137,13 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 	return nil
 }
 
+// The cold parts of Run are functions of their own, kept out of line: Run
+// is on every client's stack below the statement's read, and its frame
+// (the size of everything inlined into it) counts against the 4 KB a
+// client goroutine's stack starts with (TestClientStackStaysSmall in
+// internal/session guards it; see docs/benchmarks.md).
+
 // use makes conn the runner's connection: nothing is prepared on it yet.
-// Not inlined, as failed.
 //
 //go:noinline
 func (r *Runner) use(conn *pgx.Conn) {
@@ -148,10 +156,8 @@ func (r *Runner) use(conn *pgx.Conn) {
 	clear(r.allPrepared)
 }
 
-// failed ends the transaction script s failed with err, and says where it
-// failed. Not inlined: Run's frame is on every statement's stack, below
-// which a client's deepest path is just under a step of Go's stack sizes
-// (see TestClientStackStaysSmall in internal/session).
+// failed ends the transaction that failed with err in script s and names
+// the command that failed.
 //
 //go:noinline
 func (r *Runner) failed(ctx context.Context, s *Script, err error) error {
@@ -334,6 +340,14 @@ func (r *Runner) shell(ctx context.Context, c *command) error {
 // text writes the simple-protocol text of c into r.buf. An unset variable
 // stays as ":name", as in pgbench.
 func (r *Runner) text(c *command) string {
+	b := r.textBytes(c)
+	// pgconn copies the text into its send buffer and keeps no reference
+	// to it, so a string over r.buf is safe and saves a copy.
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// textBytes is text in r.buf.
+func (r *Runner) textBytes(c *command) []byte {
 	b := append(r.buf[:0], c.pieces[0]...)
 	for i, slot := range c.refs {
 		if x := &r.st.vars[slot]; x.hasText {
@@ -347,9 +361,7 @@ func (r *Runner) text(c *command) string {
 		b = append(b, c.pieces[i+1]...)
 	}
 	r.buf = b
-	// pgconn copies the text into its send buffer and keeps no reference
-	// to it, so a string over r.buf is safe and saves a copy.
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return b
 }
 
 // paramsOf gives c's parameters: the variables' texts, NULL when unset.
@@ -399,21 +411,12 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 	var err error
 	switch r.proto {
 	case protoSimple:
-		mrr := pc.Exec(ctx, r.text(c))
-		if c.assign == assignNone {
-			err = mrr.Close()
-			break
-		}
-		for mrr.NextResult() {
-			if aerr := r.assign(c, mrr.ResultReader(), false); aerr != nil && err == nil {
-				err = aerr
-			}
-		}
-		if cerr := mrr.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil && c.assign == assignGset {
-			err = r.gsetLast(c)
+		if c.assign == assignNone && workload.Usable(ctx, pc) {
+			// Rows discarded: one round trip without pgconn's
+			// per-statement machinery.
+			err = r.simple.Exec(pc, r.textBytes(c))
+		} else {
+			err = r.execSimple(ctx, pc, c)
 		}
 	case protoExtended:
 		err = r.finish(c, pc.ExecParams(ctx, c.ext, r.paramsOf(c), nil, nil, nil))
@@ -445,6 +448,30 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 			clear(r.described[script])
 			r.allPrepared[script] = false
 		}
+	}
+	return err
+}
+
+// execSimple runs c with the simple protocol through pgconn's
+// MultiResultReader, assigning its results for \gset and \aset.
+//
+//go:noinline
+func (r *Runner) execSimple(ctx context.Context, pc *pgconn.PgConn, c *command) error {
+	var err error
+	mrr := pc.Exec(ctx, r.text(c))
+	if c.assign == assignNone {
+		return mrr.Close()
+	}
+	for mrr.NextResult() {
+		if aerr := r.assign(c, mrr.ResultReader(), false); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	if cerr := mrr.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && c.assign == assignGset {
+		err = r.gsetLast(c)
 	}
 	return err
 }
