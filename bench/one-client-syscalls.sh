@@ -6,14 +6,18 @@
 #
 #   bench/one-client-syscalls.sh
 #   ROUNDS=3 TX=5000 bench/one-client-syscalls.sh
+#   MEASURE=cpu DURATION=8 bench/one-client-syscalls.sh   # wall clock instead: tps and client CPU
+#                                                         # (user+sys, bench/measure.py) per transaction
 #   PGARENA_BIN=/tmp/pgarena-old bench/one-client-syscalls.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROUNDS=${ROUNDS:-2}
+MEASURE=${MEASURE:-syscalls} # or cpu
+DURATION=${DURATION:-8}
 TX=${TX:-3000}
 MODES=${MODES:-"raw blocking"} # --net-io (one client runs on one thread: -j is capped at -c)
-OUT=${OUT:-bench/results/one-client-syscalls-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
+OUT=${OUT:-bench/results/one-client-$MEASURE-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 PGBENCH=${PGBENCH:-$(ls -d /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)}
 
 . bench/lib.sh
@@ -36,6 +40,27 @@ count() { # label strace-output: one JSON line, calls per transaction
 	                  "top": {k: round(v / tx, 2) for k, v in top}}))
 	PY
 }
+
+if [[ $MEASURE == cpu ]]; then
+	per_tx() { python3 -c 'import json,sys
+d = json.loads(sys.stdin.read()); n = d["transactions"]
+d.update(cpu_us_per_tx=round(d["cpu_s"] / n * 1e6, 2), user_us_per_tx=round(d["user_s"] / n * 1e6, 2))
+print(json.dumps(d))' | tee -a "$OUT"; }
+	for transport in unix tcp; do
+		host=$PGHOST
+		[[ $transport == tcp ]] && host=127.0.0.1
+		for r in $(seq 1 "$ROUNDS"); do
+			for m in $MODES; do
+				python3 bench/measure.py "$transport pgarena $m" -- "$PGARENA" run tpcb -S -c 1 -j 1 --net-io "$m" \
+					-T "${DURATION}s" -M prepared -P 0 --json --results "$RESULTS" \
+					--dsn "host=$host port=$PGPORT user=$PGUSER dbname=$PGDATABASE" | per_tx
+			done
+			python3 bench/measure.py "$transport pgbench" -- "$PGBENCH" -n -S -c 1 -j 1 -T "$DURATION" -M prepared \
+				-h "$host" -p "$PGPORT" -U "$PGUSER" "$PGDATABASE" | per_tx
+		done
+	done
+	exit 0
+fi
 
 trace=$(mktemp)
 for transport in unix tcp; do
