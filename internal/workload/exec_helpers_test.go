@@ -1,0 +1,57 @@
+package workload_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgarena/pgarena/internal/netio"
+	"github.com/pgarena/pgarena/internal/pgtest"
+)
+
+// inEveryNetIOMode runs f on a fresh connection to the test database in
+// each socket mode, with a 30 s context for the test's own queries.
+func inEveryNetIOMode(t *testing.T, f func(t *testing.T, ctx context.Context, conn *pgx.Conn)) {
+	dsn := pgtest.DSN(t)
+	for _, m := range []netio.Mode{netio.Raw, netio.Std, netio.Blocking} {
+		t.Run(string(m), func(t *testing.T) {
+			cfg, err := pgx.ParseConfig(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			netio.Apply(&cfg.Config, m)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			conn, err := pgx.ConnectConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			f(t, ctx, conn)
+		})
+	}
+}
+
+// interruptEnds checks that an interrupt (a deadline in the past) ends the
+// running statement sleep starts, and the connection with it.
+func interruptEnds(t *testing.T, pc *pgconn.PgConn, sleep func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- sleep() }()
+	time.Sleep(300 * time.Millisecond)
+	pc.Conn().SetDeadline(time.Unix(1, 0))
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("interrupted statement: no error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("statement not interrupted")
+	}
+	if !pc.IsClosed() {
+		t.Error("connection open after an interrupted statement")
+	}
+}
