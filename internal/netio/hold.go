@@ -15,7 +15,7 @@ import (
 // P and an OS thread of its own, and a round trip costs no netpoller
 // park and wake-up, no hand-off through the thread blocked in epoll and no
 // idle thread spinning on the core the server needs (at 2 clients on 2
-// cores, about 1.6× the throughput; see docs/benchmarks.md). With more
+// cores, about 1.5× the throughput; see docs/benchmarks.md). With more
 // clients than Ps, a waiting P would keep answers that are ready from
 // being read. What a wait delays (timers, the garbage collector's
 // stop-the-world, other goroutines when every P waits) is delayed by at
