@@ -55,13 +55,17 @@ func ParseMode(s string) (Mode, error) {
 // it installs an AfterNetConnect hook (after any already set) that wraps
 // plain sockets with WrapRaw or Wrap. cfg is changed in place; Std leaves
 // it as it is.
-func Apply(cfg *pgconn.Config, m Mode) {
+func Apply(cfg *pgconn.Config, m Mode) { ApplyHold(cfg, m, nil) }
+
+// ApplyHold is Apply with the waits of h for Raw connections (nil: none;
+// see Hold).
+func ApplyHold(cfg *pgconn.Config, m Mode, h *Hold) {
 	var wrap func(net.Conn) net.Conn
 	switch m {
 	case Blocking:
 		wrap = Wrap
 	case Raw:
-		wrap = WrapRaw
+		wrap = func(nc net.Conn) net.Conn { return wrapRaw(nc, h) }
 	default:
 		return
 	}

@@ -13,5 +13,7 @@ func Wrap(nc net.Conn) net.Conn { return nc }
 // WrapRaw returns nc: raw I/O is implemented on Linux only.
 func WrapRaw(nc net.Conn) net.Conn { return nc }
 
+func wrapRaw(nc net.Conn, _ *Hold) net.Conn { return nc }
+
 // processCPU is unknown here: Procs leaves GOMAXPROCS alone.
 func processCPU() time.Duration { return -1 }

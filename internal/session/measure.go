@@ -152,8 +152,8 @@ func (r *run) load(ctx context.Context, w workload.Workload) error {
 }
 
 // dialer is the client dialer of group g: the target's configuration with
-// the group's query mode and the run's socket I/O.
-func (r *run) dialer(g *Group) target.Dialer {
+// the group's query mode and the run's socket I/O (with hold's waits).
+func (r *run) dialer(g *Group, hold *netio.Hold) target.Dialer {
 	mode, _ := target.ParseQueryMode(g.QueryMode)
 	tgt := r.tgt
 	for _, rep := range r.tgt.Replicas {
@@ -165,7 +165,7 @@ func (r *run) dialer(g *Group) target.Dialer {
 	return tgt.Dialer(func(c *pgx.ConnConfig) {
 		c.DefaultQueryExecMode = mode
 		target.DropUnusedCaches(c)
-		netio.Apply(&c.Config, r.spec.NetIO)
+		netio.ApplyHold(&c.Config, r.spec.NetIO, hold)
 	})
 }
 

@@ -36,7 +36,8 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 				markStep(time.Now()) // findings are judged per step
 			}
 		}
-		groups, rec := r.groups(st)
+		hold := r.hold(st)
+		groups, rec := r.groups(st, hold)
 		// A step's own statistics are for sweeps and replication checks; a
 		// single step's are the run's (and its histograms cost 2 per type).
 		var stepAcc metrics.Accumulator
@@ -80,7 +81,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 			dcfg.StartAt = spec.StartAt
 		}
 		var procs *netio.Procs // nil: GOMAXPROCS stays as the caller set it
-		if spec.AdaptProcs {
+		if spec.AdaptProcs && hold == nil {
 			procs = netio.AdaptProcs(runtime.GOMAXPROCS(0))
 		}
 		dr, err := driver.RunGroups(ctx, groups, dcfg, rec)
@@ -159,9 +160,27 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 	return res, nil
 }
 
+// hold is the netio.Hold of step st's clients: one when they are no more
+// than the Ps (GOMAXPROCS, which then stays as it is) and use raw I/O, so
+// each waits for its answers on a thread and a P of its own; nil
+// otherwise.
+func (r *run) hold(st Step) *netio.Hold {
+	if r.spec.NetIO != netio.Raw {
+		return nil
+	}
+	clients := st.Clients
+	for i := 1; i < len(r.spec.Groups); i++ {
+		clients += r.spec.Groups[i].Clients
+	}
+	if procs := runtime.GOMAXPROCS(0); clients <= procs {
+		return netio.NewHold(procs)
+	}
+	return nil
+}
+
 // groups are the driver's client groups of step st (which sets the first
 // group's clients and schedule) and their Recorder.
-func (r *run) groups(st Step) ([]driver.Group, *metrics.Recorder) {
+func (r *run) groups(st Step, hold *netio.Hold) ([]driver.Group, *metrics.Recorder) {
 	var rec *metrics.Recorder
 	if len(r.spec.Groups) == 1 {
 		rec = metrics.NewRecorder(r.spec.Groups[0].Workload.TxTypes(), time.Now())
@@ -171,7 +190,7 @@ func (r *run) groups(st Step) ([]driver.Group, *metrics.Recorder) {
 	out := make([]driver.Group, len(r.spec.Groups))
 	for i := range r.spec.Groups {
 		g := &r.spec.Groups[i]
-		dg := driver.Group{Name: g.Name, Workload: g.Workload, Dial: r.dialer(g), Clients: g.Clients,
+		dg := driver.Group{Name: g.Name, Workload: g.Workload, Dial: r.dialer(g, hold), Clients: g.Clients,
 			ConnectPerTx: g.ConnectPerTx, MaxTries: g.MaxTries, Schedule: g.Schedule, Arrival: g.Arrival,
 			LatencyLimit: g.LatencyLimit, After: g.After}
 		if i == 0 {

@@ -1,0 +1,37 @@
+package netio
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Hold lets raw connections (Linux) wait for an answer that is not there
+// yet asleep in the kernel, in a raw ppoll(2) on their own socket, as
+// pgbench's threads do, instead of parking in Go's netpoller: at most max
+// at once, each for at most holdFor, after which the netpoller waits.
+//
+// A waiting goroutine keeps its P (the runtime does not know it sleeps), so
+// a Hold is for runs with no more clients than Ps: each client then has a
+// P and an OS thread of its own, and a round trip costs no netpoller
+// park and wake-up, no hand-off through the thread blocked in epoll and no
+// idle thread spinning on the core the server needs (at 2 clients on 2
+// cores, about 1.5× the throughput; see docs/benchmarks.md). With more
+// clients than Ps, a waiting P would keep answers that are ready from
+// being read. What a wait delays (timers, the garbage collector's
+// stop-the-world, other goroutines when every P waits) is delayed by at
+// most holdFor.
+type Hold struct {
+	max int32
+	n   atomic.Int32
+}
+
+// holdFor bounds one wait in the kernel.
+const holdFor = time.Millisecond
+
+// NewHold returns a Hold for up to max waiting clients; nil if max < 1.
+func NewHold(max int) *Hold {
+	if max < 1 {
+		return nil
+	}
+	return &Hold{max: int32(max)}
+}

@@ -1,0 +1,85 @@
+package netio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/pgtest"
+)
+
+// TestHold runs raw connections that wait in the kernel (a Hold) through
+// the three protocols over both transports, with answers slower than one
+// wait and a cancelled query, from more clients than the Hold admits.
+func TestHold(t *testing.T) {
+	if NewHold(0) != nil {
+		t.Fatal("NewHold(0) is not nil")
+	}
+	dsn := pgtest.DSN(t)
+	h := NewHold(2)
+	modes := []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec, pgx.QueryExecModeCacheStatement}
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for i := range 6 {
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if transports[i%2] == "tcp" {
+			cfg.Host = "127.0.0.1"
+		}
+		cfg.ConnectTimeout = 10 * time.Second
+		cfg.DefaultQueryExecMode = modes[i%3]
+		ApplyHold(&cfg.Config, Raw, h)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(context.Background()) })
+		if modeOf(conn) != Raw {
+			t.Fatalf("connection in mode %s, want raw", modeOf(conn))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- holdClient(ctx, conn)
+		}()
+	}
+	within(t, 60*time.Second, "clients with a hold", wg.Wait)
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := h.n.Load(); n != 0 {
+		t.Fatalf("%d waits still counted", n)
+	}
+}
+
+func holdClient(ctx context.Context, conn *pgx.Conn) error {
+	for i := range 1000 {
+		var got int
+		if err := conn.QueryRow(ctx, "select $1::int + 1", i).Scan(&got); err != nil || got != i+1 {
+			return fmt.Errorf("round trip %d: got %d, %v", i, got, err)
+		}
+	}
+	// Longer than one wait in the kernel: the netpoller takes over.
+	var got int
+	if err := conn.QueryRow(ctx, "select $1::int from pg_sleep(0.02)", 7).Scan(&got); err != nil || got != 7 {
+		return fmt.Errorf("slow answer: got %d, %v", got, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := conn.Exec(cctx, "select pg_sleep(10)"); err == nil {
+		return errors.New("a cancelled query returned no error")
+	}
+	return nil
+}
