@@ -214,7 +214,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 					// Sent after this Read reset the socket's read
 					// readiness, and nothing else was to come: the
 					// answer's event is still to come.
-					if !c.holdWait(fd) {
+					if c.hold == nil || !c.holdWait(fd) {
 						return false
 					}
 				} else {
@@ -258,7 +258,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 				c.probing = false
 				c.hitRate -= c.hitRate / 8
 			}
-			if !c.sendStuck && c.holdWait(fd) {
+			if !c.sendStuck && c.hold != nil && c.holdWait(fd) {
 				continue
 			}
 			return c.sendStuck
@@ -421,7 +421,8 @@ func (c *rawConn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
-// holdWait is c.hold.wait. A client whose answers keep coming within its
+// holdWait is c.hold.wait; callers check c.hold first, so that without a
+// Hold no frame is added below readFd (the 4 KB client stack). A client whose answers keep coming within its
 // waits never parks, so every holdYield-th such wait lets the goroutines
 // that wait for a P run (the run's clock: a tick late by more than a
 // millisecond merges two progress lines).
