@@ -141,7 +141,7 @@ func TestSlowOutputDoesNotHoldTheClock(t *testing.T) {
 	var mu sync.Mutex
 	spec := Spec{
 		Groups:   []Group{{Workload: tpcbWorkload(t, tpcb.ScriptSelectOnly), Clients: 2, QueryMode: "prepared"}},
-		Duration: 3 * time.Second, Tick: 100 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
+		Duration: 4 * time.Second, Tick: 100 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
 		Hooks: Hooks{Notef: func(f string, a ...any) { mu.Lock(); notes = append(notes, f); mu.Unlock() }},
 	}
 	col, slow := &intervals{}, &blocking{sleep: 5 * time.Second}
@@ -154,18 +154,19 @@ func TestSlowOutputDoesNotHoldTheClock(t *testing.T) {
 		t.Errorf("Run returned after %s: it should wait for the slow output to drain", took)
 	}
 	// Interval boundaries come from the driver's absolute clock: the
-	// blocked output cannot stretch them. 30 intervals of 100 ms, each
-	// one tick long (the last may be shorter).
-	if n := len(col.ivs); n < 29 || n > 32 {
-		t.Fatalf("%d intervals in a 3 s run at 100 ms ticks", n)
+	// blocked output cannot stretch them. 40 intervals of 100 ms, each
+	// one tick long (the last may be shorter): well past the backlog of
+	// 30 records that is noted (at 3 s, 29 intervals would not reach it).
+	if n := len(col.ivs); n < 39 || n > 42 {
+		t.Fatalf("%d intervals in a 4 s run at 100 ms ticks", n)
 	}
 	for _, iv := range col.ivs[:len(col.ivs)-1] {
 		if d := iv.Duration(); d > 150*time.Millisecond {
 			t.Errorf("interval %d lasted %s: the tick was held up", iv.Seq, d)
 		}
 	}
-	if got := res.Summary.DurationS; got < 2.9 || got > 3.2 {
-		t.Errorf("measured %.2f s of a 3 s run", got)
+	if got := res.Summary.DurationS; got < 3.9 || got > 4.2 {
+		t.Errorf("measured %.2f s of a 4 s run", got)
 	}
 	mu.Lock()
 	defer mu.Unlock()
