@@ -842,3 +842,59 @@ func TestProtocols(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMoreAndUnread: ReadMore returns the stream's next bytes after the
+// kept tail of its last result, grows its buffer for a tail that fills it,
+// and bytes given back by Unread come first to Read and ReadMore.
+func TestReadMoreAndUnread(t *testing.T) {
+	for _, network := range transports {
+		t.Run(network, func(t *testing.T) {
+			c, srv := pair(t, network, WrapRaw)
+			rc := c.(*rawConn)
+			send := func(s string) {
+				t.Helper()
+				if _, err := srv.Write([]byte(s)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			readMore := func(keep int, want string) {
+				t.Helper()
+				var got []byte
+				within(t, 10*time.Second, "ReadMore", func() {
+					var err error
+					if got, err = rc.ReadMore(keep); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if string(got) != want {
+					t.Fatalf("ReadMore(%d) = %q, want %q", keep, got, want)
+				}
+			}
+			send("abcdef")
+			readMore(0, "abcdef")
+			send("gh")
+			readMore(2, "efgh") // "ef" kept
+			rc.Unread(3)        // "fgh" back
+			p := make([]byte, 2)
+			if n, err := c.Read(p); n != 2 || err != nil || string(p) != "fg" {
+				t.Fatalf("Read after Unread: %q, %v; want fg", p[:n], err)
+			}
+			readMore(0, "h") // the rest of what was given back, before the socket
+			send("ij")
+			readMore(1, "hij")
+			big := strings.Repeat("x", 3*inSize)
+			send(big)
+			got := ""
+			for keep := 0; len(got) < len(big); keep = len(got) { // all kept: the buffer grows
+				b, err := rc.ReadMore(keep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = string(b)
+			}
+			if got != big || len(rc.in) < len(big) {
+				t.Fatalf("kept %d bytes in a %d-byte buffer, want %d", len(got), len(rc.in), len(big))
+			}
+		})
+	}
+}

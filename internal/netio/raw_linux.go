@@ -95,13 +95,16 @@ type rawConn struct {
 	rbuf      []byte
 	rn        int
 	rerr      error
-	first     bool // readFd's first call of this Read
-	sendStuck bool // the kept bytes did not fit the socket: Read sends the rest
-	eagain    int  // reads that found nothing (tests: wait-first works)
-	hitRate   int  // how often a read right after the send found the answer, of 256 (moving average)
-	trips     int  // requests sent by readFd
-	probing   bool // this Read's first read follows its send: it updates hitRate
-	settled   bool // the last read ended with ReadyForQuery and emptied the socket
+	first     bool   // readFd's first call of this Read
+	sendStuck bool   // the kept bytes did not fit the socket: Read sends the rest
+	eagain    int    // reads that found nothing (tests: wait-first works)
+	hitRate   int    // how often a read right after the send found the answer, of 256 (moving average)
+	trips     int    // requests sent by readFd
+	probing   bool   // this Read's first read follows its send: it updates hitRate
+	settled   bool   // the last read ended with ReadyForQuery and emptied the socket
+	in        []byte // ReadMore's buffer, made on first use
+	inLen     int    // bytes of in that ReadMore returned last
+	pending   []byte // given back (Unread): the next reads return these first
 
 	wmu      sync.Mutex
 	writeFn  func(uintptr) bool
@@ -125,6 +128,11 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	}
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
 	c.mu.Lock()
 	c.reading = true
 	c.mu.Unlock()
@@ -150,6 +158,51 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		c.sendAside()
 	}
 }
+
+// inSize is ReadMore's first buffer, enough for the answers of most
+// benchmark statements; inGrown is the most it grows to by itself when reads
+// fill it (pgconn reads in 8 KB chunks too).
+const (
+	inSize  = 1024
+	inGrown = 8192
+)
+
+// ReadMore reads the next bytes of the stream into the connection's own
+// buffer, after the last keep bytes of what the previous call returned
+// (moved to its front), and returns the buffer's filled part. It is for a
+// caller that parses an answer's messages itself (workload's round
+// trips), so that they are not copied through another reader's buffer.
+// Bytes given back by Unread come first (then keep must be 0). The buffer
+// grows when keep fills it, and up to inGrown when reads do; the result is
+// valid until the next ReadMore. Reading otherwise is Read's.
+func (c *rawConn) ReadMore(keep int) ([]byte, error) {
+	if len(c.pending) > 0 {
+		c.inLen = copy(c.in, c.pending)
+		c.pending = nil
+		return c.in[:c.inLen], nil
+	}
+	if c.in == nil {
+		c.in = make([]byte, inSize)
+	}
+	if keep > 0 {
+		copy(c.in, c.in[c.inLen-keep:c.inLen])
+	}
+	if keep == len(c.in) {
+		c.in = append(c.in, make([]byte, len(c.in))...)
+	}
+	n, err := c.Read(c.in[keep:])
+	if keep+n == len(c.in) && len(c.in) < inGrown {
+		grown := make([]byte, 2*len(c.in))
+		copy(grown, c.in[:keep+n])
+		c.in = grown
+	}
+	c.inLen = keep + n
+	return c.in[:c.inLen], err
+}
+
+// Unread gives back the last n bytes of what ReadMore returned last: the
+// next Read or ReadMore returns them first.
+func (c *rawConn) Unread(n int) { c.pending = c.in[c.inLen-n : c.inLen] }
 
 // sendAside starts sending the kept bytes that did not fit the socket's
 // buffer (nothing was there to read either) from a goroutine of their own,

@@ -13,14 +13,18 @@ import (
 )
 
 // inEveryNetIOMode runs f on a fresh connection to the test database in
-// each socket mode, with a 30 s context for the test's own queries.
-func inEveryNetIOMode(t *testing.T, f func(t *testing.T, ctx context.Context, conn *pgx.Conn)) {
+// each socket mode, with a 30 s context for the test's own queries; set
+// changes the connection's configuration first.
+func inEveryNetIOMode(t *testing.T, f func(t *testing.T, ctx context.Context, conn *pgx.Conn), set ...func(*pgconn.Config)) {
 	dsn := pgtest.DSN(t)
 	for _, m := range []netio.Mode{netio.Raw, netio.Std, netio.Blocking} {
 		t.Run(string(m), func(t *testing.T) {
 			cfg, err := pgx.ParseConfig(dsn)
 			if err != nil {
 				t.Fatal(err)
+			}
+			for _, s := range set {
+				s(&cfg.Config)
 			}
 			netio.Apply(&cfg.Config, m)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

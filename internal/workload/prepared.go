@@ -3,10 +3,8 @@ package workload
 import (
 	"context"
 	"encoding/binary"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgproto3"
 )
 
 // PreparedExec runs a prepared statement in one round trip and discards
@@ -72,43 +70,4 @@ func (p *PreparedExec) Exec(pc *pgconn.PgConn, params [][]byte) error {
 	binary.BigEndian.PutUint32(b[1:], uint32(bindEnd-1))
 	p.buf = b
 	return roundTrip(pc, b)
-}
-
-// roundTrip writes req, whole protocol messages ending in a Sync or a
-// Query, in one Write to pc's socket and reads the answer up to
-// ReadyForQuery through pgconn, discarding rows: the first error's
-// *pgconn.PgError, or nil.
-func roundTrip(pc *pgconn.PgConn, req []byte) error {
-	if _, err := pc.Conn().Write(req); err != nil {
-		closeBroken(pc)
-		return err
-	}
-	var failed error
-	for {
-		msg, err := pc.ReceiveMessage(context.Background())
-		if err != nil {
-			closeBroken(pc)
-			return err
-		}
-		switch m := msg.(type) {
-		case *pgproto3.ErrorResponse:
-			if failed == nil {
-				failed = pgconn.ErrorResponseToPgError(m)
-			}
-		case *pgproto3.ReadyForQuery:
-			return failed
-		}
-	}
-}
-
-// closeBroken closes a connection whose socket failed mid-statement (its
-// protocol state is unknown); the deadline bounds the Terminate pgconn
-// tries to send.
-func closeBroken(pc *pgconn.PgConn) {
-	if pc.IsClosed() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	pc.Close(ctx)
 }

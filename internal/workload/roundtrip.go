@@ -1,0 +1,121 @@
+package workload
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// roundTrip writes req, whole protocol messages ending in a Sync or a
+// Query, in one Write to pc's socket and reads the answer up to
+// ReadyForQuery, discarding rows: the first error's *pgconn.PgError, or
+// nil. The answer is read by readQuiet where it can be, otherwise (and
+// from the first message readQuiet leaves) through pgconn.
+func roundTrip(pc *pgconn.PgConn, req []byte) error {
+	nc := pc.Conn()
+	if _, err := nc.Write(req); err != nil {
+		closeBroken(pc)
+		return err
+	}
+	if ar, ok := nc.(answerReader); ok && pc.Frontend().ReadBufferLen() == 0 {
+		if done, err := readQuiet(pc, ar); done {
+			return err
+		}
+	}
+	var failed error
+	for {
+		msg, err := pc.ReceiveMessage(context.Background())
+		if err != nil {
+			closeBroken(pc)
+			return err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.ErrorResponse:
+			if failed == nil {
+				failed = pgconn.ErrorResponseToPgError(m)
+			}
+		case *pgproto3.ReadyForQuery:
+			return failed
+		}
+	}
+}
+
+// answerReader is a connection whose bytes a round trip can parse in the
+// connection's own buffer and give back (netio's raw connections): see
+// netio's rawConn.ReadMore and Unread.
+type answerReader interface {
+	ReadMore(keep int) ([]byte, error)
+	Unread(n int)
+}
+
+// maxQuiet bounds the messages readQuiet reads itself (their length
+// field); a longer one is left to pgconn, so that the connection's buffer
+// stays small (netio grows it to 8 KB at most for these).
+const maxQuiet = 4096 - 1
+
+// readQuiet reads the answer to a round trip's request from ar, which
+// holds nothing of it yet (pgconn's buffer is empty), as long as its
+// messages are ones pgconn reads without acting on them: the
+// acknowledgements, row descriptions, rows and command tags of statements
+// whose rows are discarded, and a ReadyForQuery that ends the answer and
+// leaves the transaction status as pgconn has it. It skips those without
+// decoding them. Anything else (an error, a notice, a parameter status, a
+// notification, a ReadyForQuery that changes the status or with bytes
+// after it, a message longer than maxQuiet) is given back with what
+// follows it, and done is false: pgconn reads the rest of the answer, and
+// does with those messages what it always does. That keeps pgconn's
+// state (transaction status, parameters, a FATAL error's closing) as if it
+// had read every message, and costs the common answer none of pgconn's
+// layers (Frontend, chunk reader, background reader) or decoding
+// (PostgreSQL protocol, "Message Formats").
+//
+//go:noinline
+func readQuiet(pc *pgconn.PgConn, ar answerReader) (done bool, err error) {
+	status := pc.TxStatus()
+	in, err := ar.ReadMore(0)
+	for {
+		if err != nil {
+			closeBroken(pc)
+			return true, err
+		}
+		p := 0
+		for len(in)-p >= 5 {
+			n := int(binary.BigEndian.Uint32(in[p+1:]))
+			if n < 4 || n > maxQuiet {
+				ar.Unread(len(in) - p) // pgconn's to judge
+				return false, nil
+			}
+			end := p + 1 + n
+			if end > len(in) {
+				break
+			}
+			switch in[p] {
+			case '1', '2', '3', 'C', 'D', 'T', 'n', 'I', 's', 't':
+				p = end
+				continue
+			case 'Z':
+				if n == 5 && in[p+5] == status && end == len(in) {
+					return true, nil
+				}
+			}
+			ar.Unread(len(in) - p)
+			return false, nil
+		}
+		in, err = ar.ReadMore(len(in) - p)
+	}
+}
+
+// closeBroken closes a connection whose socket failed mid-statement (its
+// protocol state is unknown); the deadline bounds the Terminate pgconn
+// tries to send.
+func closeBroken(pc *pgconn.PgConn) {
+	if pc.IsClosed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	pc.Close(ctx)
+}
