@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -82,4 +83,43 @@ func holdClient(ctx context.Context, conn *pgx.Conn) error {
 		return errors.New("a cancelled query returned no error")
 	}
 	return nil
+}
+
+// TestHoldTellsAtOnce: a wait tells an answer that was there when it began
+// from one that came during it (what guessHit learns from) and from none.
+// A loaded machine can delay a wait's start past the answer or stretch a
+// wait that finds it at once, so each case has ten tries to be seen.
+func TestHoldTellsAtOnce(t *testing.T) {
+	h := NewHold(1)
+	c, srv := pair(t, "unix", func(nc net.Conn) net.Conn { return wrapRaw(nc, h) })
+	var fd uintptr
+	c.(*rawConn).rc.Control(func(f uintptr) { fd = f })
+	seen := func(what string, want int, answer func()) {
+		t.Helper()
+		var got []int
+		within(t, 10*time.Second, what, func() {
+			for range 10 {
+				answer()
+				r := h.wait(fd)
+				c.SetReadDeadline(time.Now().Add(time.Second))
+				if r != notReady {
+					c.Read(make([]byte, 1))
+				}
+				if got = append(got, r); r == want {
+					return
+				}
+			}
+		})
+		if got[len(got)-1] != want {
+			t.Errorf("%s: waits returned %v, want %d", what, got, want)
+		}
+	}
+	seen("nothing to read", notReady, func() {})
+	seen("an answer there", readyAtOnce, func() { srv.Write([]byte("a")) })
+	seen("an answer 200 µs later", readyLater, func() {
+		go func() {
+			time.Sleep(200 * time.Microsecond)
+			srv.Write([]byte("b"))
+		}()
+	})
 }

@@ -267,7 +267,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 					// Sent after this Read reset the socket's read
 					// readiness, and nothing else was to come: the
 					// answer's event is still to come.
-					if c.hold == nil || !c.holdWait(fd) {
+					if c.hold == nil || !c.holdWaitFirst(fd) {
 						return false
 					}
 				} else {
@@ -333,7 +333,15 @@ func (c *rawConn) readFd(fd uintptr) bool {
 // and wake-up of the goroutine (most of a round trip's user-space work)
 // whenever it hits, so it is chosen from a third. Every 8th request reads
 // first anyway, to follow a change (the server, or its load).
+//
+// With a Hold, waiting first is a ppoll and a read (2 calls) and reading
+// first is pgbench's 1 or 3 (3-2p): reading first is chosen from a half,
+// and a wait tells by itself whether the answer was there (holdWaitFirst),
+// so no request has to read first to find out.
 func (c *rawConn) guessHit() bool {
+	if c.hold != nil {
+		return c.hitRate >= 256/2
+	}
 	return c.hitRate >= 256/3 || c.trips%8 == 0
 }
 
@@ -480,8 +488,28 @@ func (c *rawConn) opError(op string, err error) error {
 // that wait for a P run (the run's clock: a tick late by more than a
 // millisecond merges two progress lines).
 func (c *rawConn) holdWait(fd uintptr) bool {
-	if !c.hold.wait(fd) {
+	if c.hold.wait(fd) == notReady {
 		return false
+	}
+	if c.held++; c.held%holdYield == 0 {
+		runtime.Gosched()
+	}
+	return true
+}
+
+// holdWaitFirst is holdWait for a Read that waits before its first read:
+// whether the answer was there already counts as a read-first hit or miss
+// would (see guessHit).
+//
+//go:noinline
+func (c *rawConn) holdWaitFirst(fd uintptr) bool {
+	switch c.hold.wait(fd) {
+	case notReady:
+		return false
+	case readyAtOnce:
+		c.hitRate += (256 - c.hitRate) / 8
+	default:
+		c.hitRate -= c.hitRate / 8
 	}
 	if c.held++; c.held%holdYield == 0 {
 		runtime.Gosched()
@@ -492,21 +520,38 @@ func (c *rawConn) holdWait(fd uintptr) bool {
 // holdYield: about every millisecond at 20,000 round trips a second.
 const holdYield = 16
 
+// Results of Hold.wait.
+const (
+	notReady    = iota // full, timed out or interrupted: the netpoller waits
+	readyAtOnce        // readable when the wait began
+	readyLater         // readable after a sleep
+)
+
+// atOnce: a wait that returned within this was not a sleep (a sleep and
+// wake-up alone take longer), so the answer was there when it began.
+const atOnce = 2 * time.Microsecond
+
 // wait waits up to holdFor for fd to become readable, asleep in the kernel
 // in a raw ppoll(2) that keeps the goroutine's P, if fewer than max
-// goroutines are doing so. It reports whether fd is readable; false (full,
-// timed out, interrupted) leaves the wait to the netpoller.
-func (h *Hold) wait(fd uintptr) bool {
+// goroutines are doing so. It tells whether fd is readable and whether it
+// was at once: Linux's ppoll writes back the time left of its timeout.
+func (h *Hold) wait(fd uintptr) int {
 	if h == nil {
-		return false
+		return notReady
 	}
 	if h.n.Add(1) > h.max {
 		h.n.Add(-1)
-		return false
+		return notReady
 	}
 	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 	ts := unix.NsecToTimespec(int64(holdFor))
 	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	h.n.Add(-1)
-	return e == 0 && n == 1 && pfd.Revents&unix.POLLIN != 0
+	switch {
+	case e != 0 || n != 1 || pfd.Revents&unix.POLLIN == 0:
+		return notReady
+	case holdFor-time.Duration(ts.Nano()) < atOnce:
+		return readyAtOnce
+	}
+	return readyLater
 }
