@@ -266,12 +266,12 @@ func (r *Recorder) Tick(now time.Time) Interval {
 		b := h.swap()
 		for i := range b.tx {
 			t, s, tb := &b.tx[i], &iv.Tx[i], &r.buckets[i]
+			// Values go to the bucket sets only; the histograms get the
+			// sets' buckets below, one RecordValues per non-empty bucket
+			// (the same counts, with a third of the scattered writes).
 			for _, v := range t.samples {
-				lat, svc := clampMicros(v.latency), clampMicros(v.service)
-				_ = s.Latency.RecordValue(lat)
-				tb.latency.add(lat)
-				_ = s.Service.RecordValue(svc)
-				tb.service.add(svc)
+				tb.latency.add(clampMicros(v.latency))
+				tb.service.add(clampMicros(v.service))
 			}
 			s.Count += int64(len(t.samples))
 			s.Errors.Add(&t.errors)
@@ -287,8 +287,11 @@ func (r *Recorder) Tick(now time.Time) Interval {
 		h.spare = b
 	}
 	for i := range iv.Tx {
-		iv.Tx[i].latBuckets = r.buckets[i].latency.take()
-		iv.Tx[i].svcBuckets = r.buckets[i].service.take()
+		s := &iv.Tx[i]
+		s.latBuckets = r.buckets[i].latency.take()
+		s.svcBuckets = r.buckets[i].service.take()
+		recordBuckets(s.Latency, s.latBuckets)
+		recordBuckets(s.Service, s.svcBuckets)
 	}
 	r.lastTick = now
 	return iv
