@@ -78,11 +78,11 @@ type client struct {
 	_        [clientPad]byte
 }
 
-// clientPad pads client to a multiple of 64 bytes; the array's length
+// clientPad pads client to a multiple of 64 bytes on 64-bit platforms; the array's length
 // below fails to compile when it does not.
 const clientPad = 40
 
-var _ [0]struct{} = [unsafe.Sizeof(client{}) % 64]struct{}{}
+var _ [0]struct{} = [unsafe.Sizeof(client{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
 // setHooks gives a worker that asks for them the driver's sleep (on the
 // run's clock, cut short when the run ends) and, with -r, statement

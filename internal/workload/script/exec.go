@@ -79,11 +79,11 @@ type Runner struct {
 	_          [runnerPad]byte
 }
 
-// runnerPad pads Runner to a multiple of 64 bytes; the array's length
+// runnerPad pads Runner to a multiple of 64 bytes on 64-bit platforms; the array's length
 // below fails to compile when it does not.
 const runnerPad = 8
 
-var _ [0]struct{} = [unsafe.Sizeof(Runner{}) % 64]struct{}{}
+var _ [0]struct{} = [unsafe.Sizeof(Runner{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
 // NewRunner makes the runner of client id of clients, its random
 // functions seeded as pgbench seeds them from seed (--random-seed), its
