@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,43 +27,62 @@ const (
 
 // client is one simulated user: one connection, one worker, one metrics
 // handle, all owned by its goroutine.
+//
+// With hundreds of clients a client's memory is out of the CPU's cache
+// each time its turn comes again, so each cache line a transaction touches
+// costs a miss. The fields loop and run touch per transaction therefore
+// come first, in the struct's first two cache lines: the struct's size is
+// a multiple of 64 bytes (checked below), so Go's allocator puts it at the
+// start of a line (a size class that is a multiple of 64). The second line
+// holds all a transaction touches once its statements are done, so only it
+// is loaded again after the wait for the server.
 type client struct {
-	id      int
-	worker  workload.Worker
-	pacer   workload.Pacer // worker's keying and think times; nil if it has none
-	handle  *metrics.Handle
-	connect func(context.Context) (*pgx.Conn, error)
+	// The first cache line.
+	worker workload.Worker
+	model  loadModel      // when the next transaction is due
+	pacer  workload.Pacer // worker's keying and think times; nil if it has none
+	conn   *pgx.Conn
+	live   bool // conn is open (conn may be nil for connection-less test dialers)
+	// The second cache line.
 	cfg     *Config
+	group   *Group // the client's group: load model, retries, connection mode
+	txBase  int    // index of the group's first transaction type in the Recorder
+	done    int
+	retries int            // retries of the transaction in flight (run)
+	handle  metrics.Handle // kept here: its writes share the line (Recorder.InitHandle)
+
+	// Not touched per transaction.
+	id      int
+	connect func(context.Context) (*pgx.Conn, error)
+	backoff time.Duration // reconnect backoff; 0 after a connection
 	// retryBudget spaces the run's connection attempts after failures.
 	retryBudget *reconnectLimiter
-	group       *Group // the client's group: load model, retries, connection mode
-	txBase      int    // index of the group's first transaction type in the Recorder
-
-	conn       *pgx.Conn
-	stmtCtx    context.Context // never cancelled; see run
-	raw        atomic.Pointer[net.Conn]
-	refused    bool        // the server refused its first connection; it sits the run out
-	started    bool        // the loop goroutine was started
-	finished   atomic.Bool // the loop goroutine returned
-	live       bool        // conn is open (conn may be nil for connection-less test dialers)
-	connected  *atomic.Int64
-	hadConn    bool
-	reconnects int64
-	backoff    time.Duration
-	done       int
-	retries    int             // retries of the transaction in flight (run)
-	jitter     *rand.Rand      // backoff jitter
-	startAt    time.Time       // ramp-up: no transaction before
-	gate       <-chan struct{} // Group.After: closed when the earlier group has finished
-	model      loadModel       // when the next transaction is due
+	raw         atomic.Pointer[net.Conn]
+	refused     bool        // the server refused its first connection; it sits the run out
+	started     bool        // the loop goroutine was started
+	finished    atomic.Bool // the loop goroutine returned
+	hadConn     bool
+	connected   *atomic.Int64
+	reconnects  int64
+	jitter      *rand.Rand      // backoff jitter
+	startAt     time.Time       // ramp-up: no transaction before
+	gate        <-chan struct{} // Group.After: closed when the earlier group has finished
 	// pacingIgnored is set (shared by all clients) when an open-loop run's
 	// worker asked for keying or think times, for a note.
 	pacingIgnored *atomic.Bool
 	// curTx and stepMark time the commands of the running transaction
-	// for Hooks.Step (-r): command i took from stepMark to its Step.
+	// for Hooks.Step (-r): command i took from stepMark to its Step. Set
+	// only with -r.
 	curTx    workload.TxType
 	stepMark time.Time
+	_        [clientPad]byte
 }
+
+// clientPad pads client to a multiple of 64 bytes on 64-bit platforms; the array's length
+// below fails to compile when it does not.
+const clientPad = 40
+
+var _ [0]struct{} = [unsafe.Sizeof(client{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
 // setHooks gives a worker that asks for them the driver's sleep (on the
 // run's clock, cut short when the run ends) and, with -r, statement
@@ -128,7 +148,9 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			c.skip(tx, intended, start) // already too late to be worth starting (pgbench -L)
 			continue
 		}
-		c.curTx, c.stepMark = tx, start
+		if c.cfg.StatementLatencies {
+			c.curTx, c.stepMark = tx, start
+		}
 		class, connectFailed, err := c.run(ctx, tx)
 		end := c.cfg.Clock.Now()
 		if class != metrics.ClassNone && (ctx.Err() != nil || errors.Is(err, workload.ErrStopped)) {
@@ -205,13 +227,12 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 		}
 		c.setConn(conn)
 	}
-	c.backoff = 0
 	for try := 1; ; try++ {
 		// Statements run under a context that cannot be cancelled: pgconn
 		// then skips arming a cancel watch per statement, a measurable
 		// share of client CPU. A stopping run interrupts statements in
 		// flight through the socket deadline instead (interrupt).
-		err := c.worker.Do(c.stmtCtx, c.conn, tx)
+		err := c.worker.Do(c.cfg.stmtCtx, c.conn, tx)
 		if err == nil {
 			break
 		}
@@ -249,6 +270,7 @@ func (c *client) statementFailed(tx workload.TxType, err error, retried bool) {
 
 func (c *client) setConn(conn *pgx.Conn) {
 	c.conn, c.live = conn, true
+	c.backoff = 0 // connected again: the next failure waits the least
 	c.setRaw()
 	c.connected.Add(1)
 	if c.hadConn && !c.group.ConnectPerTx {

@@ -6,7 +6,7 @@ import "time"
 // soon as the previous one ends, so the intended start is the actual one.
 // With -t a client stops after that many transactions.
 type closedLoop struct {
-	transactions int // per client; 0: until the run ends
+	cfg *Config // its Transactions: per client; 0: until the run ends (one word: no allocation in the interface)
 }
 
 func (l closedLoop) next(stopNew <-chan struct{}, done int) (time.Time, bool) {
@@ -15,7 +15,7 @@ func (l closedLoop) next(stopNew <-chan struct{}, done int) (time.Time, bool) {
 		return time.Time{}, false
 	default:
 	}
-	if l.transactions > 0 && done >= l.transactions {
+	if n := l.cfg.Transactions; n > 0 && done >= n {
 		return time.Time{}, false
 	}
 	return time.Time{}, true

@@ -131,6 +131,8 @@ type Config struct {
 	// StartAt, when set, is when measuring starts (after connecting): the
 	// wall-clock start shared by every segment (--start-at).
 	StartAt time.Time
+
+	stmtCtx context.Context // never cancelled; see client.run
 }
 
 // Result describes how a run went; the measurements are in the Recorder.
@@ -295,6 +297,9 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	if err := cfg.validate(groups); err != nil {
 		return Result{}, err
 	}
+	// Statements run under a context that cannot be cancelled (see
+	// client.run); one for all clients.
+	cfg.stmtCtx = context.WithoutCancel(ctx)
 	var clients []*client
 	var ids []int // each client's id in the whole run
 	idBase := 0
@@ -309,15 +314,14 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 			clients = append(clients, &client{
 				id:          i,
 				worker:      g.Workload.NewWorker(i, rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1))),
-				handle:      rec.NewHandle(),
 				connect:     connect,
 				cfg:         &cfg,
 				group:       g,
 				txBase:      g.TxBase,
 				retryBudget: budget,
-				stmtCtx:     context.WithoutCancel(ctx),
 				jitter:      rand.New(rand.NewPCG(cfg.Seed^0x5eed, uint64(i)+1)),
 			})
+			rec.InitHandle(&clients[len(clients)-1].handle)
 			ids = append(ids, i)
 		}
 		idBase += g.Clients
@@ -408,7 +412,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	for _, c := range clients {
 		wg.Add(1)
 		c.started = true
-		c.model = closedLoop{transactions: cfg.Transactions}
+		c.model = closedLoop{cfg: &cfg}
 		gi := groupIndex(groups, c.group)
 		if q := queues[gi]; q != nil {
 			c.model = openLoop{queue: q}

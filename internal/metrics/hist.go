@@ -193,9 +193,15 @@ func mergeHist(to, from *hdr.Histogram, known []bucketCount) {
 		to.Merge(from)
 		return
 	}
+	recordBuckets(to, buckets)
+}
+
+// recordBuckets adds buckets (of pgarena's layout) to the empty or
+// same-layout histogram h.
+func recordBuckets(h *hdr.Histogram, buckets []bucketCount) {
 	for _, b := range buckets {
 		v, _ := bucketValue(b.idx)
-		_ = to.RecordValues(v, b.count) // within range: same layout
+		_ = h.RecordValues(v, b.count) // within range: same layout
 	}
 }
 

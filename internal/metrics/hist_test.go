@@ -145,3 +145,23 @@ func BenchmarkIntervalEncodeHdr(b *testing.B) {
 		_, _ = h.Encode(hdr.V2CompressedEncodingCookieBase)
 	}
 }
+
+// Tick fills the histograms from its bucket sets: they hold what
+// recording each value with hdr gives.
+func TestTickHistogramsAreHdrs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	r := NewRecorder([]string{"a"}, t0)
+	h := r.NewHandle()
+	wantLat, wantSvc := NewHistogram(), NewHistogram()
+	for i := 0; i < 2000; i++ {
+		d := time.Duration(rng.Int64N(int64(2*time.Hour))) >> rng.IntN(40)
+		start := t0.Add(time.Duration(i) * time.Microsecond)
+		h.Record(0, start, start.Add(d/4), start.Add(d), ClassNone)
+		recordMicros(wantLat, int64(d/time.Microsecond))
+		recordMicros(wantSvc, int64((d-d/4)/time.Microsecond))
+	}
+	iv := r.Tick(t0.Add(time.Second))
+	if !iv.Tx[0].Latency.Equals(wantLat) || !iv.Tx[0].Service.Equals(wantSvc) {
+		t.Fatal("Tick's histograms differ from hdr's of the same values")
+	}
+}

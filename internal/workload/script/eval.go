@@ -29,8 +29,8 @@ type variable struct {
 // sequence.
 type state struct {
 	vars  []variable
-	names []string // slot -> name, for errors
 	rng   prng
+	names []string // slot -> name, for errors
 	debug io.Writer
 	where func() string // "script=0,command=3" for debug()
 }

@@ -31,13 +31,35 @@ const (
 // Runner runs a program's scripts for one client. It keeps its buffers
 // from one transaction to the next: running a script of \set and SQL
 // commands allocates nothing of its own.
+//
+// With hundreds of clients a client's memory is out of the CPU's cache
+// when its turn comes again, and each cache line a transaction touches is
+// a miss: the fields a transaction uses come first, in the struct's first
+// three cache lines (its size is a multiple of 64 bytes, checked below, so
+// Go's allocator puts it at the start of a line), with the client's
+// Worker inside it.
 type Runner struct {
-	prog  *Program
-	st    state
+	// The first cache line.
+	prog   *Program
+	worker Worker // NewWorker's, kept here: one line fewer per transaction
+	// txRng is the random state when the transaction started; a retry
+	// (Retry) starts from it again, as pgbench restores it.
+	txRng prng
+	conn  *pgx.Conn
+	proto workload.Protocol
+	// The second cache line.
+	buf []byte
+	// simple: the one-round-trip executor of simple-protocol commands
+	// whose results are not assigned
+	simple  workload.SimpleExec
+	script  int // running script, command (for debug())
+	command int
+	// The third cache line (state's names, debug and where are not used
+	// per transaction).
+	retry bool
 	hooks workload.Hooks
+	st    state
 
-	conn     *pgx.Conn
-	proto    workload.Protocol
 	prepared [][]bool // per script, per command, on conn
 	// described: the description of each prepared command (nil if it was
 	// prepared earlier on conn, under its name, and is not described)
@@ -45,28 +67,23 @@ type Runner struct {
 	// lean: the one-round-trip executors of prepared commands whose
 	// results are not assigned, made on first use
 	lean [][]*workload.PreparedExec
-	// simple: the one-round-trip executor of simple-protocol commands
-	// whose results are not assigned
-	simple workload.SimpleExec
 	// allPrepared: prepareAll ran for the script on conn
 	allPrepared []bool
 
-	script  int // running script, command (for debug())
-	command int
-
-	// txRng is the random state when the transaction started; a retry
-	// (Retry) starts from it again, as pgbench restores it.
-	txRng prng
-	retry bool
-
-	buf     []byte
 	params  [][]byte
 	pending []int // pipeline: commands sent, -1 for a sync
 	out     [][]byte
 	// the last result read for \gset
 	gsetRows   int
 	gsetFields []pgconn.FieldDescription
+	_          [runnerPad]byte
 }
+
+// runnerPad pads Runner to a multiple of 64 bytes on 64-bit platforms; the array's length
+// below fails to compile when it does not.
+const runnerPad = 8
+
+var _ [0]struct{} = [unsafe.Sizeof(Runner{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
 // NewRunner makes the runner of client id of clients, its random
 // functions seeded as pgbench seeds them from seed (--random-seed), its
@@ -183,11 +200,14 @@ func (e *CommandError) Unwrap() error  { return e.Err }
 func (e *CommandError) Statement() int { return e.Command }
 
 func (r *Runner) run(ctx context.Context, s *Script) error {
-	cmds := s.cmds
+	// step reports the end of command i to the driver (-r); read once, so
+	// that after a statement's wait only run's frame is loaded again, not
+	// a line of r.
+	step := r.hooks.Step
 	var pl *pgconn.Pipeline
-	for pc := 0; pc < len(cmds); {
+	for pc := 0; pc < len(s.cmds); {
 		r.command = pc
-		c := &cmds[pc]
+		c := &s.cmds[pc]
 		switch c.kind {
 		case cSQL:
 			var err error
@@ -206,16 +226,20 @@ func (r *Runner) run(ctx context.Context, s *Script) error {
 			}
 			r.st.setValue(c.slot, v)
 		case cIf:
-			next, err := r.branch(cmds, pc, c)
+			next, err := r.branch(s.cmds, pc, c)
 			if err != nil {
 				return err
 			}
-			r.step(pc)
+			if step != nil {
+				step(pc)
+			}
 			pc = next
 			continue
 		case cElif, cElse:
 			// the end of a branch that ran
-			r.step(pc)
+			if step != nil {
+				step(pc)
+			}
 			pc = c.end + 1
 			continue
 		case cEndif:
@@ -246,17 +270,12 @@ func (r *Runner) run(ctx context.Context, s *Script) error {
 				return err
 			}
 		}
-		r.step(pc)
+		if step != nil {
+			step(pc)
+		}
 		pc++
 	}
 	return nil
-}
-
-// step reports the end of command i to the driver (-r).
-func (r *Runner) step(i int) {
-	if r.hooks.Step != nil {
-		r.hooks.Step(i)
-	}
 }
 
 // branch evaluates \if c at pc, and the \elif after it while they are

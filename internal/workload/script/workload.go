@@ -206,9 +206,10 @@ type Worker struct {
 }
 
 // NewWorker makes the workload.Worker of client id's runner; ch picks the
-// scripts.
+// scripts. The Worker is kept inside r (a runner has one worker).
 func NewWorker(r *Runner, ch *Chooser, id int) *Worker {
-	return &Worker{run: r, chooser: ch, id: id}
+	r.worker = Worker{run: r, chooser: ch, id: id}
+	return &r.worker
 }
 
 // Next implements workload.Worker.

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Cache lines a transaction touches at many clients, two pgarena builds:
+# callgrind's cache simulation (32 KB L1d) counts the client's L1 data
+# misses (D1mr + D1mw) and instructions for -t T1 and -t T2 transactions
+# per client (select-only, -M simple, one thread, samplers off, one
+# interval); the slope (X(T2) - X(T1)) / (C * (T2 - T1)) is the cost of one
+# transaction, the fixed costs (start, connect, summary) cancel out.
+#
+# Not load-independent at 100 clients: a client that finds its answer
+# ready does not park, and its lines stay warm; how often depends on the
+# server's speed against valgrind's, so rounds on a busy machine differ by
+# up to ±20% (at 1,000 clients by ~3%). Compare medians of several
+# alternating rounds; the "ref" column (pgx's and poll's receive
+# functions, code neither build changed) says how cold a round ran, and
+# "scope/ref" (the misses of internal/driver, internal/metrics,
+# internal/workload/script and tpcb over ref) compares rounds that ran at
+# different coldness.
+#
+#   OLD=/tmp/pgarena-old [NEW=bin/pgarena] [C=100 T1=50 T2=250 ROUNDS=3] bench/callgrind-cachelines.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${OLD:?OLD=path of the pgarena binary to compare against}"
+C=${C:-100}
+T1=${T1:-50}
+T2=${T2:-250}
+ROUNDS=${ROUNDS:-3}
+OUT=${OUT:-bench/results/callgrind-cachelines-$(date -u +%Y%m%dT%H%M%SZ).txt}
+. bench/lib.sh
+NEW=${NEW:-$PGARENA}
+start_cluster callgrind-cachelines --max-connections $((C + 50))
+"$PGARENA" init tpcb -s 1 --dsn "$DSN" >/dev/null 2>&1
+CG=$(mktemp -d)
+run() { # BINARY T -> "Ir D1 scope ref" of the whole run
+	GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$CG/out" \
+		"$1" run tpcb -S -c "$C" -j 1 -t "$2" -M simple --dsn "$DSN" --results "$RESULTS" \
+		-P 0 --sample-interval 0 --interval 1h >/dev/null 2>"$CG/log"
+	callgrind_annotate --threshold=100 --auto=no "$CG/out" | sed -E 's/\([ 0-9.]+%\)//g' | awk '
+		/PROGRAM TOTALS/ {gsub(",", ""); ir = $1; d1 = $5 + $6}
+		/\[\// {gsub(",", ""); m = ($5 == "." ? 0 : $5) + ($6 == "." ? 0 : $6)
+			if ($0 ~ /pgarena\/internal\/(driver|metrics|workload\/script|workload\/tpcb)\.|HdrHistogram/) scope += m
+			if ($0 ~ /(BGReader\)\.Read|FD\)\.RawRead|chunkReader\)\.Next)('"'"'[0-9]+)? \[/) ref += m}
+		END {print ir, d1, scope, ref}'
+}
+printf '%-4s %-5s %4s %14s %11s %9s %9s\n' bin round t Ir D1 scope ref | tee "$OUT"
+for round in $(seq "$ROUNDS"); do
+	for b in old new; do
+		bin=$OLD
+		[ "$b" = new ] && bin=$NEW
+		for t in "$T1" "$T2"; do
+			printf '%-4s %-5s %4s %14s %11s %9s %9s\n' "$b" "$round" "$t" $(run "$bin" "$t") | tee -a "$OUT"
+		done
+	done
+done
+python3 - "$OUT" "$C" "$T1" "$T2" <<'PY' | tee -a "$OUT"
+import statistics as st, sys
+rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:]]
+c, t1, t2 = map(int, sys.argv[2:5])
+n = c * (t2 - t1)
+for b in ("old", "new"):
+    pt = {t: [list(map(float, r[3:])) for r in rows if r[0] == b and int(r[2]) == t] for t in (t1, t2)}
+    med = {t: [st.median(x[i] for x in pt[t]) for i in range(4)] for t in pt}
+    ir, d1, scope, ref = ((med[t2][i] - med[t1][i]) / n for i in range(4))
+    print(f"{b}: per transaction (slope t={t1}->{t2} of the medians): Ir {ir:.0f}, D1 misses {d1:.1f}, "
+          f"scope {scope:.1f}, ref {ref:.1f}, scope/ref {scope / ref:.2f}")
+PY
