@@ -10,8 +10,10 @@
 # ready does not park, and its lines stay warm; how often depends on the
 # server's speed against valgrind's, so rounds on a busy machine differ by
 # up to ±20% (at 1,000 clients by ~3%). Compare medians of several
-# alternating rounds; the "ref" column (pgx's and poll's receive
-# functions, code neither build changed) says how cold a round ran, and
+# alternating rounds; the "ref" column (the receive functions of Go's net
+# and poll packages and the runtime's netpoll wait, code no build changes:
+# since round trips read quiet answers without pgx's reader, pgx's
+# functions are no reference) says how cold a round ran, and
 # "scope/ref" (the misses of internal/driver, internal/metrics,
 # internal/workload/script and tpcb over ref) compares rounds that ran at
 # different coldness.
@@ -38,7 +40,7 @@ run() { # BINARY T -> "Ir D1 scope ref" of the whole run
 		/PROGRAM TOTALS/ {gsub(",", ""); ir = $1; d1 = $5 + $6}
 		/\[\// {gsub(",", ""); m = ($5 == "." ? 0 : $5) + ($6 == "." ? 0 : $6)
 			if ($0 ~ /pgarena\/internal\/(driver|metrics|workload\/script|workload\/tpcb)\.|HdrHistogram/) scope += m
-			if ($0 ~ /(BGReader\)\.Read|FD\)\.RawRead|chunkReader\)\.Next)('"'"'[0-9]+)? \[/) ref += m}
+			if ($0 ~ /(net\.\(\*rawConn\)\.Read|FD\)\.RawRead|runtime\.netpollblock)('"'"'[0-9]+)? \[/) ref += m}
 		END {print ir, d1, scope, ref}'
 }
 printf '%-4s %-5s %4s %14s %11s %9s %9s\n' bin round t Ir D1 scope ref | tee "$OUT"
