@@ -188,16 +188,21 @@ func (c *rawConn) ReadMore(keep int) ([]byte, error) {
 		copy(c.in, c.in[c.inLen-keep:c.inLen])
 	}
 	if keep == len(c.in) {
-		c.in = append(c.in, make([]byte, len(c.in))...)
+		c.in = doubled(c.in, keep)
 	}
 	n, err := c.Read(c.in[keep:])
 	if keep+n == len(c.in) && len(c.in) < inGrown {
-		grown := make([]byte, 2*len(c.in))
-		copy(grown, c.in[:keep+n])
-		c.in = grown
+		c.in = doubled(c.in, keep+n)
 	}
 	c.inLen = keep + n
 	return c.in[:c.inLen], err
+}
+
+// doubled returns a buffer twice b's length holding b's first n bytes.
+func doubled(b []byte, n int) []byte {
+	d := make([]byte, 2*len(b))
+	copy(d, b[:n])
+	return d
 }
 
 // Unread gives back the last n bytes of what ReadMore returned last: the
@@ -313,7 +318,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 				c.probing = false
 				c.hitRate -= c.hitRate / 8
 			}
-			if !c.sendStuck && c.hold != nil && c.holdWait(fd) {
+			if !c.sendStuck && c.hold != nil && c.holdWait(fd) != notReady {
 				continue
 			}
 			return c.sendStuck
@@ -485,18 +490,19 @@ func (c *rawConn) opError(op string, err error) error {
 }
 
 // holdWait is c.hold.wait; callers check c.hold first, so that without a
-// Hold no frame is added below readFd (the 4 KB client stack). A client whose answers keep coming within its
-// waits never parks, so every holdYield-th such wait lets the goroutines
+// Hold no frame is added below readFd (the 4 KB client stack; with a Hold
+// there are no more clients than Ps). A client whose answers keep coming
+// within its waits never parks, so every holdYield-th such wait lets the goroutines
 // that wait for a P run (the run's clock: a tick late by more than a
 // millisecond merges two progress lines).
-func (c *rawConn) holdWait(fd uintptr) bool {
-	if c.hold.wait(fd) == notReady {
-		return false
+func (c *rawConn) holdWait(fd uintptr) int {
+	r := c.hold.wait(fd)
+	if r != notReady {
+		if c.held++; c.held%holdYield == 0 {
+			runtime.Gosched()
+		}
 	}
-	if c.held++; c.held%holdYield == 0 {
-		runtime.Gosched()
-	}
-	return true
+	return r
 }
 
 // holdWaitFirst is holdWait for a Read that waits before its first read:
@@ -505,16 +511,13 @@ func (c *rawConn) holdWait(fd uintptr) bool {
 //
 //go:noinline
 func (c *rawConn) holdWaitFirst(fd uintptr) bool {
-	switch c.hold.wait(fd) {
+	switch c.holdWait(fd) {
 	case notReady:
 		return false
 	case readyAtOnce:
 		c.hitRate += (256 - c.hitRate) / 8
 	default:
 		c.hitRate -= c.hitRate / 8
-	}
-	if c.held++; c.held%holdYield == 0 {
-		runtime.Gosched()
 	}
 	return true
 }
