@@ -13,6 +13,7 @@
 #                                              # two builds, alternating with pgbench point by point
 #   MANY=1000 bench/client-cost.sh             # also: RSS, CPU and connect time at 1,000 clients
 #   MANY=1000 BOUNCER=1 bench/client-cost.sh   # the same through a pgbouncer (transaction pooling)
+#   MEASURES=none MANY=1000 MANY_RATE=5000 bench/client-cost.sh   # open loop: -R 5000 for MANY_SECONDS (10)
 #   MEASURES=none MANY=10000 BOUNCER=1 bench/client-cost.sh   # only that
 #   MEASURES=none FIXED=100 REPEAT=2 bench/client-cost.sh   # fixed cost: callgrind instructions of -t 1
 #                                              # at -c 1 (start, connect, summary) and per client (-c 100 minus -c 1)
@@ -41,6 +42,8 @@ PROTOCOL=${PROTOCOL:-prepared}
 REPEAT=${REPEAT:-1}      # runs per point; the fit takes each point's smallest count
 MANY=${MANY:-0}          # clients of the many-clients check (0: skip it)
 MANY_TX=${MANY_TX:-20}   # transactions per client there
+MANY_RATE=${MANY_RATE:-0} # >0: the many-clients check runs open loop at this rate (-R) for MANY_SECONDS instead
+MANY_SECONDS=${MANY_SECONDS:-10}
 BOUNCER=${BOUNCER:-0}
 FIXED=${FIXED:-0}        # clients of the fixed-cost check (0: skip it)
 # pgarena's recorded interval in the strace and callgrind runs: 1h keeps its
@@ -102,9 +105,12 @@ if fixed:
         print(f"{tool:<10} {least[(tool, 1)]:14,} {r(least[(tool, 1)], b1)} {ps}")
 many = [r for r in rows if r["case"] == "many"]
 if many:
-    print(f"\nmany clients ({many[0]['clients']}, select-only, simple{', through pgbouncer' if many[0].get('bouncer') else ''}):")
+    loop = f"open loop at -R {many[0]['rate']}" if many[0].get("rate") else "closed loop"
+    print(f"\nmany clients ({many[0]['clients']}, select-only, simple, {loop}{', through pgbouncer' if many[0].get('bouncer') else ''}):")
     for r in many:
-        print(f"  {r['tool']:<8} RSS {r['rss_mb']:7.1f} MB  CPU {r['cpu_us_per_tx']:7.2f} µs/tx  wall {r['wall_s']} s  connecting all {r['connect_all_ms']} ms")
+        tps = f"  {r['tps']:9.0f} tps" if r.get("tps") is not None else ""
+        split = f" (user {r['user_s']} s, sys {r['sys_s']} s)" if "user_s" in r else ""
+        print(f"  {r['tool']:<8} RSS {r['rss_mb']:7.1f} MB  CPU {r['cpu_us_per_tx']:7.2f} µs/tx{split}{tps}  wall {r['wall_s']} s  connecting all {r['connect_all_ms']} ms")
 EOF
 }
 if [ -n "${SUMMARIZE:-}" ]; then
@@ -245,11 +251,16 @@ EOF
 		host=$BDIR port=$bport
 	fi
 	# Simple protocol: pgbouncer's transaction pooling takes no named prepared statements.
+	# Closed loop: -t MANY_TX per client; open loop (MANY_RATE): -R MANY_RATE
+	# for MANY_SECONDS, CPU per transaction processed (pgbench -R counts
+	# only those it got to).
+	load=(-t "$MANY_TX") pload=(-t "$MANY_TX")
+	((MANY_RATE > 0)) && load=(-R "$MANY_RATE" -T "$MANY_SECONDS") pload=(-R "$MANY_RATE" -T "${MANY_SECONDS}s")
 	for tool in "${TOOLS[@]}"; do
 		if [ "$tool" = pgbench ]; then
-			c=("$PGBENCH" -n -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -h "$host" -p "$port" -U "$PGUSER" "$PGDATABASE")
+			c=("$PGBENCH" -n -S -c "$MANY" -j 1 "${load[@]}" -M simple -h "$host" -p "$port" -U "$PGUSER" "$PGDATABASE")
 		else
-			c=("${BIN[$tool]}" run tpcb -S -c "$MANY" -j 1 -t "$MANY_TX" -M simple -P 0 --sample-interval 0 --json
+			c=("${BIN[$tool]}" run tpcb -S -c "$MANY" -j 1 "${pload[@]}" -M simple -P 0 --sample-interval 0 --json
 				--dsn "host=$host port=$port user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
 		fi
 		launched=$(date +%s.%N)
@@ -257,12 +268,14 @@ EOF
 		read -r rss_kb user sys wall <"$RESULTS/time.txt"
 		if [ "$tool" = pgbench ]; then
 			conn=$(sed -n 's/^initial connection time = \([0-9.]*\) ms.*/\1/p' "$RESULTS/many.txt" | tail -1)
+			tx=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$RESULTS/many.txt" | tail -1)
+			tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$RESULTS/many.txt" | tail -1)
 		else
-			conn=$(python3 -c 'import json,sys,datetime; j=json.load(open(sys.argv[1])); s=datetime.datetime.fromisoformat(j["start"].replace("Z","+00:00")).timestamp(); print(round((s-float(sys.argv[2]))*1000,1))' "$RESULTS/many.txt" "$launched")
+			read -r conn tx tps < <(python3 -c 'import json,sys,datetime; j=json.load(open(sys.argv[1])); s=datetime.datetime.fromisoformat(j["start"].replace("Z","+00:00")).timestamp(); print(round((s-float(sys.argv[2]))*1000,1), j["transactions"], j["tps"])' "$RESULTS/many.txt" "$launched")
 		fi
-		printf '{"tool":"%s","case":"many","clients":%s,"tx":%s,"bouncer":%s,"rss_mb":%.1f,"cpu_us_per_tx":%.2f,"wall_s":%s,"connect_all_ms":%s}\n' \
-			"$tool" "$MANY" "$((MANY * MANY_TX))" "$BOUNCER" "$(echo "$rss_kb/1024" | bc -l)" \
-			"$(echo "($user+$sys)*1000000/($MANY*$MANY_TX)" | bc -l)" "$wall" "${conn:-null}" | tee -a "$OUT"
+		printf '{"tool":"%s","case":"many","clients":%s,"rate":%s,"tx":%s,"tps":%s,"bouncer":%s,"rss_mb":%.1f,"user_s":%s,"sys_s":%s,"cpu_us_per_tx":%.2f,"wall_s":%s,"connect_all_ms":%s}\n' \
+			"$tool" "$MANY" "$MANY_RATE" "$tx" "${tps:-null}" "$BOUNCER" "$(echo "$rss_kb/1024" | bc -l)" "$user" "$sys" \
+			"$(echo "($user+$sys)*1000000/$tx" | bc -l)" "$wall" "${conn:-null}" | tee -a "$OUT"
 	done
 fi
 
