@@ -8,6 +8,10 @@
 #   ROUNDS=3 TX=5000 bench/one-client-syscalls.sh
 #   MEASURE=cpu DURATION=8 bench/one-client-syscalls.sh   # wall clock instead: tps and client CPU
 #                                                         # (user+sys, bench/measure.py) per transaction
+#   MEASURE=tracepoint bench/one-client-syscalls.sh       # calls per transaction counted by perf's
+#       raw_syscalls:sys_enter tracepoint (every thread, no stops: strace's ptrace stops slow each
+#       call and change how often an answer is already there when it is read), slope between -t TX
+#       and -t 10*TX so that start-up and summary cancel out, select-only and tpcb-like (CASES)
 #   PGARENA_BIN=/tmp/pgarena-old bench/one-client-syscalls.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +21,7 @@ MEASURE=${MEASURE:-syscalls} # or cpu
 DURATION=${DURATION:-8}
 TX=${TX:-3000}
 MODES=${MODES:-"raw blocking"} # --net-io (one client runs on one thread: -j is capped at -c)
+CASES=${CASES:-"select-only tpcb-like"} # MEASURE=tracepoint only
 OUT=${OUT:-bench/results/one-client-$MEASURE-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 PGBENCH=${PGBENCH:-$(ls -d /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)}
 
@@ -57,6 +62,33 @@ print(json.dumps(d))' | tee -a "$OUT"; }
 			done
 			python3 bench/measure.py "$transport pgbench" -- "$PGBENCH" -n -S -c 1 -j 1 -T "$DURATION" -M prepared \
 				-h "$host" -p "$PGPORT" -U "$PGUSER" "$PGDATABASE" | per_tx
+		done
+	done
+	exit 0
+fi
+
+if [[ $MEASURE == tracepoint ]]; then
+	calls() { perf stat -x, -e raw_syscalls:sys_enter "$@" 2>&1 >/dev/null | awk -F, '/raw_syscalls:sys_enter/ {print $1}'; }
+	slope() { # label calls-at-TX calls-at-10*TX
+		python3 -c 'import json,sys; a, b, tx = map(int, sys.argv[2:5])
+print(json.dumps({"label": sys.argv[1], "per_tx": round((b - a) / (9 * tx), 3), "fixed": round(a - (b - a) / 9)}))' \
+			"$1" "$2" "$3" "$TX" | tee -a "$OUT"
+	}
+	for transport in unix tcp; do
+		host=$PGHOST
+		[[ $transport == tcp ]] && host=127.0.0.1
+		for case in $CASES; do
+			sel=()
+			[[ $case == select-only ]] && sel=(-S)
+			for r in $(seq 1 "$ROUNDS"); do
+				for m in $MODES; do
+					pga=("$PGARENA" run tpcb "${sel[@]}" -c 1 -j 1 --net-io "$m" -M prepared -P 0 --sample-interval 0
+						--interval 1h --results "$RESULTS" --dsn "host=$host port=$PGPORT user=$PGUSER dbname=$PGDATABASE")
+					slope "$transport $case pgarena $m" "$(calls "${pga[@]}" -t "$TX")" "$(calls "${pga[@]}" -t $((10 * TX)))"
+				done
+				pgb=("$PGBENCH" -n "${sel[@]}" -c 1 -j 1 -M prepared -h "$host" -p "$PGPORT" -U "$PGUSER" "$PGDATABASE")
+				slope "$transport $case pgbench" "$(calls "${pgb[@]}" -t "$TX")" "$(calls "${pgb[@]}" -t $((10 * TX)))"
+			done
 		done
 	done
 	exit 0
