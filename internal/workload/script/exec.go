@@ -36,17 +36,20 @@ const (
 // when its turn comes again, and each cache line a transaction touches is
 // a miss: the fields a transaction uses come first, in the struct's first
 // three cache lines (its size is a multiple of 64 bytes, checked below, so
-// Go's allocator puts it at the start of a line), with the client's
-// Worker inside it.
+// Go's allocator puts it at the start of a line). A Runner is the client's
+// workload.Worker itself (NewWorker): no wrapper's frame or line between
+// the driver and the script.
 type Runner struct {
 	// The first cache line.
-	prog   *Program
-	worker Worker // NewWorker's, kept here: one line fewer per transaction
+	prog    *Program
+	chooser *Chooser // NewWorker's: picks the scripts
+	id      int      // the client, for chooser
 	// txRng is the random state when the transaction started; a retry
 	// (Retry) starts from it again, as pgbench restores it.
 	txRng prng
 	conn  *pgx.Conn
 	proto workload.Protocol
+	retry bool
 	// The second cache line.
 	buf []byte
 	// simple: the one-round-trip executor of simple-protocol commands
@@ -56,7 +59,6 @@ type Runner struct {
 	command int
 	// The third cache line (state's names, debug and where are not used
 	// per transaction).
-	retry bool
 	hooks workload.Hooks
 	st    state
 
@@ -65,7 +67,7 @@ type Runner struct {
 	// prepared earlier on conn, under its name, and is not described)
 	described [][]*pgconn.StatementDescription
 	// lean: the one-round-trip executors of prepared commands whose
-	// results are not assigned, made on first use
+	// results are not assigned, made when prepare first prepares them
 	lean [][]*workload.PreparedExec
 	// allPrepared: prepareAll ran for the script on conn
 	allPrepared []bool
@@ -81,7 +83,7 @@ type Runner struct {
 
 // runnerPad pads Runner to a multiple of 64 bytes on 64-bit platforms; the array's length
 // below fails to compile when it does not.
-const runnerPad = 8
+const runnerPad = 16
 
 var _ [0]struct{} = [unsafe.Sizeof(Runner{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
@@ -124,37 +126,16 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	return r
 }
 
-// Retry makes the next Run re-run the transaction that just failed: it
-// draws the same random values (pgbench restores the client's random state
-// saved at the transaction's start).
+// Retry implements workload.Retrier: the next Do re-runs the transaction
+// that just failed, drawing the same random values (pgbench restores the
+// client's random state saved at the transaction's start).
 func (r *Runner) Retry() { r.retry = true }
 
-// SetHooks gives the runner the driver's sleep and statement timing.
+// SetHooks implements workload.HookUser: the driver's sleep and statement
+// timing.
 func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 
-// Run runs script i once on conn. On error no transaction is left open:
-// it was rolled back, or the connection closed.
-func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
-	if conn != r.conn {
-		r.use(conn)
-	}
-	s := r.prog.scripts[i]
-	r.script = i
-	if r.retry {
-		r.st.rng, r.retry = r.txRng, false
-	} else {
-		r.txRng = r.st.rng
-	}
-	if r.proto == protoPrepared && !r.allPrepared[i] {
-		r.prepareAll(ctx, s)
-	}
-	if err := r.run(ctx, s); err != nil {
-		return r.failed(ctx, s, err)
-	}
-	return nil
-}
-
-// The cold parts of Run are functions of their own, kept out of line: Run
+// The cold parts of Do are functions of their own, kept out of line: Do
 // is on every client's stack below the statement's read, and its frame
 // (the size of everything inlined into it) counts against the 4 KB a
 // client goroutine's stack starts with (TestClientStackStaysSmall in
@@ -179,11 +160,14 @@ func (r *Runner) use(conn *pgx.Conn) {
 //go:noinline
 func (r *Runner) failed(ctx context.Context, s *Script, err error) error {
 	workload.EndFailed(ctx, r.conn)
-	if errors.Is(err, workload.ErrStopped) {
-		return err
+	if !errors.Is(err, workload.ErrStopped) {
+		c := &s.cmds[r.command]
+		err = &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
 	}
-	c := &s.cmds[r.command]
-	return &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
+	if r.prog.errPrefix != "" {
+		err = fmt.Errorf("%s: %w", r.prog.errPrefix, err)
+	}
+	return err
 }
 
 // CommandError is a failure of a script's command: its index (numbered as
@@ -199,42 +183,53 @@ func (e *CommandError) Error() string  { return e.Where + ": " + e.Err.Error() }
 func (e *CommandError) Unwrap() error  { return e.Err }
 func (e *CommandError) Statement() int { return e.Command }
 
-func (r *Runner) run(ctx context.Context, s *Script) error {
+// Do implements workload.Worker: it runs script tx once on conn. On error
+// no transaction is left open: it was rolled back, or the connection
+// closed.
+func (r *Runner) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {
+	if conn != r.conn {
+		r.use(conn)
+	}
+	s := r.prog.scripts[tx]
+	r.script = int(tx)
+	if r.retry {
+		r.st.rng, r.retry = r.txRng, false
+	} else {
+		r.txRng = r.st.rng
+	}
+	if r.proto == protoPrepared && !r.allPrepared[tx] {
+		r.prepareAll(ctx, s)
+	}
 	// step reports the end of command i to the driver (-r); read once, so
-	// that after a statement's wait only run's frame is loaded again, not
+	// that after a statement's wait only Do's frame is loaded again, not
 	// a line of r.
 	step := r.hooks.Step
 	var pl *pgconn.Pipeline
 	for pc := 0; pc < len(s.cmds); {
 		r.command = pc
 		c := &s.cmds[pc]
+		var err error
 		switch c.kind {
 		case cSQL:
-			var err error
 			if pl != nil {
 				err = r.send(pl, s.index, pc, c)
 			} else {
 				err = r.exec(ctx, s.index, pc, c)
 			}
-			if err != nil {
-				return err
-			}
 		case cSet:
-			v, err := r.st.eval(c.expr)
-			if err != nil {
-				return err
+			var v value
+			if v, err = r.st.eval(c.expr); err == nil {
+				r.st.setValue(c.slot, v)
 			}
-			r.st.setValue(c.slot, v)
 		case cIf:
-			next, err := r.branch(s.cmds, pc, c)
-			if err != nil {
-				return err
+			var next int
+			if next, err = r.branch(s.cmds, pc, c); err == nil {
+				if step != nil {
+					step(pc)
+				}
+				pc = next
+				continue
 			}
-			if step != nil {
-				step(pc)
-			}
-			pc = next
-			continue
 		case cElif, cElse:
 			// the end of a branch that ran
 			if step != nil {
@@ -244,31 +239,25 @@ func (r *Runner) run(ctx context.Context, s *Script) error {
 			continue
 		case cEndif:
 		case cSleep:
-			if err := r.sleep(c); err != nil {
-				return err
-			}
+			err = r.sleep(c)
 		case cShell, cSetShell:
-			if err := r.shell(ctx, c); err != nil {
-				return err
-			}
+			err = r.shell(ctx, c)
 		case cStartPipeline:
 			if r.proto == protoSimple {
-				return errors.New("cannot use pipeline mode with the simple query protocol")
+				err = errors.New("cannot use pipeline mode with the simple query protocol")
+			} else if err = r.preparePipeline(ctx, s, pc); err == nil {
+				pl = r.conn.PgConn().StartPipeline(ctx)
+				r.pending = r.pending[:0]
 			}
-			if err := r.preparePipeline(ctx, s, pc); err != nil {
-				return err
-			}
-			pl = r.conn.PgConn().StartPipeline(ctx)
-			r.pending = r.pending[:0]
 		case cSyncPipeline:
 			pl.SendPipelineSync()
 			r.pending = append(r.pending, -1)
 		case cEndPipeline:
-			err := r.endPipeline(pl, s)
+			err = r.endPipeline(pl, s)
 			pl = nil
-			if err != nil {
-				return err
-			}
+		}
+		if err != nil {
+			return r.failed(ctx, s, err)
 		}
 		if step != nil {
 			step(pc)
@@ -415,6 +404,9 @@ func (r *Runner) prepare(ctx context.Context, script, i int, c *command) error {
 		return fmt.Errorf("prepare: %w", err)
 	}
 	r.prepared[script][i] = true
+	if r.lean[script][i] == nil {
+		r.lean[script][i] = workload.NewPreparedExec(c.name, nil) // exec's, made once
+	}
 	return nil
 }
 
@@ -424,40 +416,28 @@ func isDuplicatePrepared(err error) bool {
 }
 
 // exec runs one SQL command and reads its results, assigning them for
-// \gset and \aset.
+// \gset and \aset. Only the lean paths (rows discarded: one round trip
+// without pgconn's per-statement machinery) are in its own frame, which is
+// on every client's deepest stack; pgconn's paths are out of line.
 func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 	pc := r.conn.PgConn()
-	var err error
 	switch r.proto {
 	case protoSimple:
 		if c.assign == assignNone && workload.Usable(ctx, pc) {
-			// Rows discarded: one round trip without pgconn's
-			// per-statement machinery.
-			err = r.simple.Exec(pc, r.textBytes(c))
-		} else {
-			err = r.execSimple(ctx, pc, c)
+			return r.simple.Exec(pc, r.textBytes(c))
 		}
+		return r.execSimple(ctx, pc, c)
 	case protoExtended:
-		err = r.finish(c, pc.ExecParams(ctx, c.ext, r.paramsOf(c), nil, nil, nil))
+		return r.execExtended(ctx, pc, c)
 	case protoPrepared:
-		if err = r.prepare(ctx, script, i, c); err != nil {
+		if err := r.prepare(ctx, script, i, c); err != nil {
 			return err
 		}
+		var err error
 		if c.assign == assignNone && workload.Usable(ctx, pc) {
-			// Rows discarded: one round trip without pgconn's
-			// per-statement machinery.
-			x := r.lean[script][i]
-			if x == nil {
-				x = workload.NewPreparedExec(c.name, nil)
-				r.lean[script][i] = x
-			}
-			err = x.Exec(pc, r.paramsOf(c))
-		} else if sd := r.described[script][i]; sd != nil {
-			// With the statement's result columns known, no Describe
-			// per execution (and no RowDescription to decode).
-			err = r.finish(c, pc.ExecStatement(ctx, sd, r.paramsOf(c), nil, nil))
+			err = r.lean[script][i].Exec(pc, r.paramsOf(c))
 		} else {
-			err = r.finish(c, pc.ExecPrepared(ctx, c.name, r.paramsOf(c), nil, nil))
+			err = r.execPrepared(ctx, pc, script, i, c)
 		}
 		if err != nil {
 			// e.g. DISCARD, or a pooler lost it: prepare the script again
@@ -467,8 +447,29 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 			clear(r.described[script])
 			r.allPrepared[script] = false
 		}
+		return err
 	}
-	return err
+	return nil
+}
+
+// execExtended runs c with the extended protocol (-M extended).
+//
+//go:noinline
+func (r *Runner) execExtended(ctx context.Context, pc *pgconn.PgConn, c *command) error {
+	return r.finish(c, pc.ExecParams(ctx, c.ext, r.paramsOf(c), nil, nil, nil))
+}
+
+// execPrepared runs prepared command c through pgconn, for \gset and
+// \aset or a connection exec's lean path cannot use.
+//
+//go:noinline
+func (r *Runner) execPrepared(ctx context.Context, pc *pgconn.PgConn, script, i int, c *command) error {
+	if sd := r.described[script][i]; sd != nil {
+		// With the statement's result columns known, no Describe per
+		// execution (and no RowDescription to decode).
+		return r.finish(c, pc.ExecStatement(ctx, sd, r.paramsOf(c), nil, nil))
+	}
+	return r.finish(c, pc.ExecPrepared(ctx, c.name, r.paramsOf(c), nil, nil))
 }
 
 // execSimple runs c with the simple protocol through pgconn's
