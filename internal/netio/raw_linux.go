@@ -127,36 +127,40 @@ func (c *rawConn) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	c.rmu.Lock()
-	defer c.rmu.Unlock()
 	if len(c.pending) > 0 {
 		n := copy(p, c.pending)
 		c.pending = c.pending[n:]
+		c.rmu.Unlock()
 		return n, nil
 	}
+	// No defers: Read is on every client's deepest stack (under the
+	// statement's wait), and a deferred call's closure is kept in its frame.
 	c.mu.Lock()
 	c.reading = true
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.reading = false
-		c.mu.Unlock()
-	}()
 	if c.sentOther.Load() && c.sentOther.Swap(false) {
 		c.settled = false // answers to those bytes may be coming
 	}
+	var n int
+	var err error
 	for {
 		c.rbuf, c.rn, c.rerr, c.first, c.sendStuck = p, 0, nil, true, false
-		err := c.rc.Read(c.readFn)
-		n, rerr, stuck := c.rn, c.rerr, c.sendStuck
+		err = c.rc.Read(c.readFn)
+		n = c.rn
 		c.rbuf = nil
-		if err != nil {
-			return n, err
-		}
-		if !stuck {
-			return n, rerr
+		if err != nil || !c.sendStuck {
+			break
 		}
 		c.sendAside()
 	}
+	if err == nil {
+		err = c.rerr
+	}
+	c.mu.Lock()
+	c.reading = false
+	c.mu.Unlock()
+	c.rmu.Unlock()
+	return n, err
 }
 
 // inSize is ReadMore's first buffer, enough for the answers of most
@@ -250,14 +254,14 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			// client goroutine's stack (4 to 8 KB).
 			sent, err := false, error(nil)
 			if k := c.kept; len(k) > 0 {
-				n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&k[0])), uintptr(len(k)), unix.MSG_NOSIGNAL, 0, 0)
+				n, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&k[0])), uintptr(len(k)), unix.MSG_NOSIGNAL, 0, 0)
 				switch e {
 				case 0:
 					c.kept = k[:copy(k, k[n:])]
 				case unix.EINTR, unix.EAGAIN:
 				default: // not again: the socket's error is reported once
 					c.kept = k[:0]
-					err = c.opError("write", os.NewSyscallError("write", e))
+					err = c.opError("write", e)
 				}
 				sent = true
 				if err == nil && len(c.kept) > 0 {
@@ -292,7 +296,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 	for {
 		// recvfrom, not read: the same on a stream socket, without the
 		// file layer's checks (vfs_read; 2% of a 1,000-client run's CPU).
-		n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
+		n, _, e := syscall.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
 		switch e {
 		case 0:
 			if n == 0 {
@@ -323,7 +327,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			}
 			return c.sendStuck
 		}
-		c.rerr = c.opError("read", os.NewSyscallError("read", e))
+		c.rerr = c.opError("read", e)
 		c.sendStuck = false
 		return true
 	}
@@ -364,7 +368,7 @@ func (c *rawConn) sendKeptFd(fd uintptr) (sent bool, err error) {
 	done := 0
 	for done < len(c.kept) {
 		p := c.kept[done:]
-		n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
+		n, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
 		switch e {
 		case 0:
 			done += int(n)
@@ -376,7 +380,7 @@ func (c *rawConn) sendKeptFd(fd uintptr) (sent bool, err error) {
 			return true, errStuck
 		}
 		c.kept = c.kept[:0]
-		return true, c.opError("write", os.NewSyscallError("write", e))
+		return true, c.opError("write", e)
 	}
 	c.kept = c.kept[:0]
 	return true, nil
@@ -433,7 +437,7 @@ func (c *rawConn) send(p []byte) (int, error) {
 func (c *rawConn) writeFd(fd uintptr) bool {
 	for c.wn < len(c.wbuf) {
 		p := c.wbuf[c.wn:]
-		n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
+		n, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
 		switch e {
 		case 0:
 			c.wn += int(n)
@@ -443,7 +447,7 @@ func (c *rawConn) writeFd(fd uintptr) bool {
 		case unix.EAGAIN:
 			return false
 		}
-		c.werr = c.opError("write", os.NewSyscallError("write", e))
+		c.werr = c.opError("write", e)
 		return true
 	}
 	return true
@@ -481,12 +485,14 @@ func (c *rawConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(t)
 }
 
-func (c *rawConn) opError(op string, err error) error {
+// opError is the error of a failed system call of op (read, write), as
+// the net package returns it.
+func (c *rawConn) opError(op string, e syscall.Errno) error {
 	network := "tcp"
 	if _, ok := c.Conn.(*net.UnixConn); ok {
 		network = "unix"
 	}
-	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
 }
 
 // holdWait is c.hold.wait; callers check c.hold first, so that without a
@@ -550,7 +556,7 @@ func (h *Hold) wait(fd uintptr) int {
 	}
 	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 	ts := unix.NsecToTimespec(int64(holdFor))
-	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	n, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	h.n.Add(-1)
 	switch {
 	case e != 0 || n != 1 || pfd.Revents&unix.POLLIN == 0:
