@@ -348,15 +348,16 @@ func (r *Runner) shell(ctx context.Context, c *command) error {
 // text writes the simple-protocol text of c into r.buf. An unset variable
 // stays as ":name", as in pgbench.
 func (r *Runner) text(c *command) string {
-	b := r.textBytes(c)
+	b := r.appendText(r.buf[:0], c)
+	r.buf = b
 	// pgconn copies the text into its send buffer and keeps no reference
 	// to it, so a string over r.buf is safe and saves a copy.
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// textBytes is text in r.buf.
-func (r *Runner) textBytes(c *command) []byte {
-	b := append(r.buf[:0], c.pieces[0]...)
+// appendText appends the simple-protocol text of c to b (see text).
+func (r *Runner) appendText(b []byte, c *command) []byte {
+	b = append(b, c.pieces[0]...)
 	for i, slot := range c.refs {
 		if x := &r.st.vars[slot]; x.hasText {
 			b = append(b, x.text...)
@@ -368,7 +369,6 @@ func (r *Runner) textBytes(c *command) []byte {
 		}
 		b = append(b, c.pieces[i+1]...)
 	}
-	r.buf = b
 	return b
 }
 
@@ -424,7 +424,8 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 	switch r.proto {
 	case protoSimple:
 		if c.assign == assignNone && workload.Usable(ctx, pc) {
-			return r.simple.Exec(pc, r.textBytes(c))
+			// the text written once, into the Query message
+			return r.simple.Run(pc, r.appendText(r.simple.Query(), c))
 		}
 		return r.execSimple(ctx, pc, c)
 	case protoExtended:
