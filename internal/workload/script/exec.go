@@ -62,15 +62,7 @@ type Runner struct {
 	hooks workload.Hooks
 	st    state
 
-	prepared [][]bool // per script, per command, on conn
-	// described: the description of each prepared command (nil if it was
-	// prepared earlier on conn, under its name, and is not described)
-	described [][]*pgconn.StatementDescription
-	// lean: the one-round-trip executors of prepared commands whose
-	// results are not assigned, made when prepare first prepares them
-	lean [][]*workload.PreparedExec
-	// allPrepared: prepareAll ran for the script on conn
-	allPrepared []bool
+	scripts []scriptState // per script: its prepared commands on conn
 
 	params  [][]byte
 	pending []int // pipeline: commands sent, -1 for a sync
@@ -81,9 +73,36 @@ type Runner struct {
 	_          [runnerPad]byte
 }
 
+// scriptState is a runner's state of one script's prepared commands on its
+// connection, all kept together: a prepared command's run touches a line or
+// two of it, not one per kind of state.
+type scriptState struct {
+	allPrepared bool // prepareAll ran for the script on conn
+	cmds        []cmdState
+}
+
+// cmdState is a runner's state of one prepared command.
+type cmdState struct {
+	prepared bool // on conn
+	// described: the command's description (nil if it was prepared earlier
+	// on conn, under its name, and is not described)
+	described *pgconn.StatementDescription
+	// lean: the one-round-trip executor used when the results are not
+	// assigned, made when prepare first prepares the command
+	lean *workload.PreparedExec
+}
+
+// unprepare forgets that the script's commands are prepared.
+func (s *scriptState) unprepare() {
+	s.allPrepared = false
+	for i := range s.cmds {
+		s.cmds[i].prepared, s.cmds[i].described = false, nil
+	}
+}
+
 // runnerPad pads Runner to a multiple of 64 bytes on 64-bit platforms; the array's length
 // below fails to compile when it does not.
-const runnerPad = 16
+const runnerPad = 24
 
 var _ [0]struct{} = [unsafe.Sizeof(Runner{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
@@ -114,14 +133,9 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	setIfUnset("client_id", int64(id))
 	setIfUnset("default_seed", defaultSeed)
 	setIfUnset("random_seed", int64(seed))
-	r.allPrepared = make([]bool, len(p.scripts))
-	r.prepared = make([][]bool, len(p.scripts))
-	r.described = make([][]*pgconn.StatementDescription, len(p.scripts))
-	r.lean = make([][]*workload.PreparedExec, len(p.scripts))
+	r.scripts = make([]scriptState, len(p.scripts))
 	for i, s := range p.scripts {
-		r.prepared[i] = make([]bool, len(s.cmds))
-		r.described[i] = make([]*pgconn.StatementDescription, len(s.cmds))
-		r.lean[i] = make([]*workload.PreparedExec, len(s.cmds))
+		r.scripts[i].cmds = make([]cmdState, len(s.cmds))
 	}
 	return r
 }
@@ -147,11 +161,9 @@ func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 func (r *Runner) use(conn *pgx.Conn) {
 	r.conn = conn
 	r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
-	for i := range r.prepared {
-		clear(r.prepared[i])
-		clear(r.described[i])
+	for i := range r.scripts {
+		r.scripts[i].unprepare()
 	}
-	clear(r.allPrepared)
 }
 
 // failed ends the transaction that failed with err in script s and names
@@ -197,7 +209,7 @@ func (r *Runner) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) err
 	} else {
 		r.txRng = r.st.rng
 	}
-	if r.proto == protoPrepared && !r.allPrepared[tx] {
+	if r.proto == protoPrepared && !r.scripts[tx].allPrepared {
 		r.prepareAll(ctx, s)
 	}
 	// step reports the end of command i to the driver (-r); read once, so
@@ -391,21 +403,22 @@ func (r *Runner) paramsOf(c *command) [][]byte {
 }
 
 func (r *Runner) prepare(ctx context.Context, script, i int, c *command) error {
-	if r.prepared[script][i] {
+	st := &r.scripts[script].cmds[i]
+	if st.prepared {
 		return nil
 	}
 	pc := r.conn.PgConn()
 	sd, err := pc.Prepare(ctx, c.name, c.ext, nil)
-	r.described[script][i] = sd
+	st.described = sd
 	if isDuplicatePrepared(err) {
 		err = nil // the same text (the name is its hash), prepared earlier on this connection
 	}
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
-	r.prepared[script][i] = true
-	if r.lean[script][i] == nil {
-		r.lean[script][i] = workload.NewPreparedExec(c.name, nil) // exec's, made once
+	st.prepared = true
+	if st.lean == nil {
+		st.lean = workload.NewPreparedExec(c.name, nil) // exec's, made once
 	}
 	return nil
 }
@@ -436,7 +449,7 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 		}
 		var err error
 		if c.assign == assignNone && workload.Usable(ctx, pc) {
-			err = r.lean[script][i].Exec(pc, r.paramsOf(c))
+			err = r.scripts[script].cmds[i].lean.Exec(pc, r.paramsOf(c))
 		} else {
 			err = r.execPrepared(ctx, pc, script, i, c)
 		}
@@ -444,9 +457,7 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 			// e.g. DISCARD, or a pooler lost it: prepare the script again
 			// before its next run, outside the transaction (a failed
 			// PREPARE inside one would abort it)
-			clear(r.prepared[script])
-			clear(r.described[script])
-			r.allPrepared[script] = false
+			r.scripts[script].unprepare()
 		}
 		return err
 	}
@@ -465,7 +476,7 @@ func (r *Runner) execExtended(ctx context.Context, pc *pgconn.PgConn, c *command
 //
 //go:noinline
 func (r *Runner) execPrepared(ctx context.Context, pc *pgconn.PgConn, script, i int, c *command) error {
-	if sd := r.described[script][i]; sd != nil {
+	if sd := r.scripts[script].cmds[i].described; sd != nil {
 		// With the statement's result columns known, no Describe per
 		// execution (and no RowDescription to decode).
 		return r.finish(c, pc.ExecStatement(ctx, sd, r.paramsOf(c), nil, nil))
@@ -578,7 +589,7 @@ func (r *Runner) store(c *command, fields []pgconn.FieldDescription) error {
 //
 //go:noinline
 func (r *Runner) prepareAll(ctx context.Context, s *Script) {
-	r.allPrepared[s.index] = true
+	r.scripts[s.index].allPrepared = true
 	if r.conn.PgConn().TxStatus() != 'I' {
 		return
 	}
