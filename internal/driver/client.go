@@ -104,16 +104,7 @@ func (c *client) setHooks(stopNew <-chan struct{}) {
 }
 
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
-	c.hadConn = c.live
-	c.setHooks(stopNew)
-	if c.gate != nil {
-		select {
-		case <-c.gate:
-		case <-stopNew:
-			return
-		}
-	}
-	if !c.startAt.IsZero() && !sleepUntil(c.cfg.Clock, c.startAt, stopNew) {
+	if !c.begin(stopNew) {
 		return
 	}
 	limit := c.group.LatencyLimit
@@ -125,19 +116,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		tx := c.worker.Next()
 		var thinking time.Duration
 		if c.pacer != nil {
-			var keying time.Duration
-			keying, thinking = c.pacer.Pauses(tx)
-			if c.model.open() {
-				// Open loop: the schedule sets the arrivals, pauses of an
-				// emulated user do not apply. Asked once, for the note.
-				if keying > 0 || thinking > 0 {
-					c.pacingIgnored.Store(true)
-				}
-				c.pacer, keying, thinking = nil, 0, 0
-			}
-			// The user keys in the transaction's input before it starts:
-			// not part of its latency. A stop during it counts nothing.
-			if !pause(c.cfg.Clock, keying, stopNew) {
+			if thinking, ok = c.keyIn(tx, stopNew); !ok {
 				return
 			}
 		}
@@ -145,30 +124,19 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		if intended.IsZero() {
 			intended = start
 		} else if limit > 0 && start.Sub(intended) > limit {
-			c.skip(tx, intended, start) // already too late to be worth starting (pgbench -L)
+			c.skip(tx, &intended, &start) // already too late to be worth starting (pgbench -L)
 			continue
 		}
 		if c.cfg.StatementLatencies {
 			c.curTx, c.stepMark = tx, start
 		}
 		class, connectFailed, err := c.run(ctx, tx)
-		end := c.cfg.Clock.Now()
 		if class != metrics.ClassNone && (ctx.Err() != nil || errors.Is(err, workload.ErrStopped)) {
 			// Cancelled by our own stop, or the run ended during a pause
 			// of the transaction (\sleep): neither done nor failed.
 			return
 		}
-		if class == metrics.ClassNone {
-			c.handle.Record(c.txBase+int(tx), intended, start, end, class)
-			if limit > 0 && end.Sub(intended) > limit {
-				c.handle.Late(c.txBase + int(tx))
-			}
-		} else {
-			c.failed(tx, class, err, &end)
-		}
-		if c.cfg.Observer != nil {
-			c.observe(tx, &intended, &start, &end, class, err)
-		}
+		c.record(tx, &intended, &start, class, err)
 		c.done++
 		if connectFailed {
 			// The backoff is the wait; no think time on top of it.
@@ -185,16 +153,72 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 	}
 }
 
+// The parts of loop before and after its transactions are functions of
+// their own: loop is at the bottom of every client's stack, which starts at
+// 4 KB (see docs/benchmarks.md), and what they need (a select's cases, the
+// end time, the arguments of the calls that count a transaction) is then
+// not in its frame, under every statement's wait.
+
+// begin prepares the loop: the worker's hooks, then the wait for the
+// earlier group's end (Group.After) and the client's ramp-up start. False
+// if the run ends first.
+func (c *client) begin(stopNew <-chan struct{}) bool {
+	c.hadConn = c.live
+	c.setHooks(stopNew)
+	if c.gate != nil {
+		select {
+		case <-c.gate:
+		case <-stopNew:
+			return false
+		}
+	}
+	return c.startAt.IsZero() || sleepUntil(c.cfg.Clock, c.startAt, stopNew)
+}
+
+// record counts the outcome of transaction tx, due at intended and started
+// at start, ending now, and tells the run's Observer.
+func (c *client) record(tx workload.TxType, intended, start *time.Time, class metrics.ErrorClass, err error) {
+	end := c.cfg.Clock.Now()
+	if class == metrics.ClassNone {
+		latency := end.Sub(*intended)
+		c.handle.Done(c.txBase+int(tx), latency, end.Sub(*start))
+		if limit := c.group.LatencyLimit; limit > 0 && latency > limit {
+			c.handle.Late(c.txBase + int(tx))
+		}
+	} else {
+		c.failed(tx, class, err, &end)
+	}
+	if c.cfg.Observer != nil {
+		c.observe(tx, intended, start, &end, class, err)
+	}
+}
+
+// keyIn waits the keying time of tx, as its user keys in the
+// transaction's input before it starts (not part of its latency), and
+// gives the think time to wait after it; false if the run is ending (a
+// stop during it counts nothing).
+func (c *client) keyIn(tx workload.TxType, stopNew <-chan struct{}) (thinking time.Duration, ok bool) {
+	keying, thinking := c.pacer.Pauses(tx)
+	if c.model.open() {
+		// Open loop: the schedule sets the arrivals, pauses of an
+		// emulated user do not apply. Asked once, for the note.
+		if keying > 0 || thinking > 0 {
+			c.pacingIgnored.Store(true)
+		}
+		c.pacer = nil
+		return 0, true
+	}
+	return thinking, pause(c.cfg.Clock, keying, stopNew)
+}
+
 // skip counts a transaction not started because it was already later
-// than the latency limit. It and observe are kept out of loop's frame:
-// loop is at the bottom of every client's stack, which starts at 4 KB
-// (see docs/benchmarks.md).
+// than the latency limit.
 //
 //go:noinline
-func (c *client) skip(tx workload.TxType, intended, start time.Time) {
+func (c *client) skip(tx workload.TxType, intended, start *time.Time) {
 	c.handle.Skip(c.txBase + int(tx))
 	if obs := c.cfg.Observer; obs != nil {
-		obs.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: intended, Start: start, End: start, Skipped: true})
+		obs.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: *intended, Start: *start, End: *start, Skipped: true})
 	}
 }
 

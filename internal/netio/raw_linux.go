@@ -84,79 +84,99 @@ const maxKept = 4096
 // in progress, kept bytes are sent either by its callback (which then
 // waits first) or by whoever holds wmu, since Write keeps nothing once
 // reading is set and sends what is kept before its own bytes.
+//
+// With hundreds of clients a connection's memory is out of the CPU's cache
+// each time its client's turn comes, so the fields a round trip touches
+// (a kept Write, then a Read) come first, in the struct's first four cache
+// lines; its size is a multiple of 64 bytes (checked below), so Go's
+// allocator puts it at the start of a line.
 type rawConn struct {
-	net.Conn // the wrapped connection: addresses
-	rc       syscall.RawConn
-
-	hold      *Hold // nil: an answer not yet here is always waited for in the netpoller
-	held      uint  // waits of hold that found the answer
-	rmu       sync.Mutex
+	// Touched per round trip. Guarded by rmu:
+	rc        syscall.RawConn
 	readFn    func(uintptr) bool
+	rmu       sync.Mutex
+	pending   []byte // given back (Unread): the next reads return these first
 	rbuf      []byte
 	rn        int
 	rerr      error
-	first     bool   // readFd's first call of this Read
-	sendStuck bool   // the kept bytes did not fit the socket: Read sends the rest
+	in        []byte // ReadMore's buffer, made on first use
+	inLen     int    // bytes of in that ReadMore returned last
+	hold      *Hold  // nil: an answer not yet here is always waited for in the netpoller
 	eagain    int    // reads that found nothing (tests: wait-first works)
 	hitRate   int    // how often a read right after the send found the answer, of 256 (moving average)
 	trips     int    // requests sent by readFd
+	first     bool   // readFd's first call of this Read
+	sendStuck bool   // the kept bytes did not fit the socket: Read sends the rest
 	probing   bool   // this Read's first read follows its send: it updates hitRate
 	settled   bool   // the last read ended with ReadyForQuery and emptied the socket
-	in        []byte // ReadMore's buffer, made on first use
-	inLen     int    // bytes of in that ReadMore returned last
-	pending   []byte // given back (Unread): the next reads return these first
-
-	wmu      sync.Mutex
-	writeFn  func(uintptr) bool
-	wbuf     []byte
-	wn       int
-	werr     error
-	kept     []byte // written, not yet sent
-	asideErr error  // sendAside's send failed: the next Write returns it
-
+	// Guarded by wmu:
+	wmu  sync.Mutex
+	kept []byte // written, not yet sent
+	// Guarded by mu:
 	mu      sync.Mutex
 	reading bool // a Read is in progress: writes are not kept
 	closed  bool
 
 	rdSet, wdSet atomic.Bool // a read, a write deadline is set: writes are not kept
 	sentOther    atomic.Bool // bytes went out other than from readFd: the next Read clears settled
+
+	// Not touched per round trip.
+	net.Conn      // the wrapped connection: addresses
+	held     uint // waits of hold that found the answer (rmu)
+	// sends through the netpoller (wmu)
+	writeFn  func(uintptr) bool
+	wbuf     []byte
+	wn       int
+	werr     error
+	asideErr error // sendAside's send failed: the next Write returns it (wmu)
+	_        [rawConnPad]byte
 }
+
+// rawConnPad pads rawConn to a multiple of 64 bytes on 64-bit platforms;
+// the array's length below fails to compile when it does not.
+const rawConnPad = 56
+
+var _ [0]struct{} = [unsafe.Sizeof(rawConn{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
 func (c *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	c.rmu.Lock()
-	defer c.rmu.Unlock()
 	if len(c.pending) > 0 {
 		n := copy(p, c.pending)
 		c.pending = c.pending[n:]
+		c.rmu.Unlock()
 		return n, nil
 	}
+	// No defers: Read is on every client's deepest stack (under the
+	// statement's wait), and a deferred call's closure is kept in its frame.
 	c.mu.Lock()
 	c.reading = true
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.reading = false
-		c.mu.Unlock()
-	}()
 	if c.sentOther.Load() && c.sentOther.Swap(false) {
 		c.settled = false // answers to those bytes may be coming
 	}
+	var n int
+	var err error
 	for {
 		c.rbuf, c.rn, c.rerr, c.first, c.sendStuck = p, 0, nil, true, false
-		err := c.rc.Read(c.readFn)
-		n, rerr, stuck := c.rn, c.rerr, c.sendStuck
+		err = c.rc.Read(c.readFn)
+		n = c.rn
 		c.rbuf = nil
-		if err != nil {
-			return n, err
-		}
-		if !stuck {
-			return n, rerr
+		if err != nil || !c.sendStuck {
+			break
 		}
 		c.sendAside()
 	}
+	if err == nil {
+		err = c.rerr
+	}
+	c.mu.Lock()
+	c.reading = false
+	c.mu.Unlock()
+	c.rmu.Unlock()
+	return n, err
 }
 
 // inSize is ReadMore's first buffer, enough for the answers of most
@@ -250,14 +270,14 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			// client goroutine's stack (4 to 8 KB).
 			sent, err := false, error(nil)
 			if k := c.kept; len(k) > 0 {
-				n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&k[0])), uintptr(len(k)), unix.MSG_NOSIGNAL, 0, 0)
+				n, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&k[0])), uintptr(len(k)), unix.MSG_NOSIGNAL, 0, 0)
 				switch e {
 				case 0:
 					c.kept = k[:copy(k, k[n:])]
 				case unix.EINTR, unix.EAGAIN:
 				default: // not again: the socket's error is reported once
 					c.kept = k[:0]
-					err = c.opError("write", os.NewSyscallError("write", e))
+					err = c.opError("write", e)
 				}
 				sent = true
 				if err == nil && len(c.kept) > 0 {
@@ -292,7 +312,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 	for {
 		// recvfrom, not read: the same on a stream socket, without the
 		// file layer's checks (vfs_read; 2% of a 1,000-client run's CPU).
-		n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
+		n, _, e := syscall.RawSyscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0, 0, 0)
 		switch e {
 		case 0:
 			if n == 0 {
@@ -323,7 +343,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			}
 			return c.sendStuck
 		}
-		c.rerr = c.opError("read", os.NewSyscallError("read", e))
+		c.rerr = c.opError("read", e)
 		c.sendStuck = false
 		return true
 	}
@@ -364,7 +384,7 @@ func (c *rawConn) sendKeptFd(fd uintptr) (sent bool, err error) {
 	done := 0
 	for done < len(c.kept) {
 		p := c.kept[done:]
-		n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
+		n, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
 		switch e {
 		case 0:
 			done += int(n)
@@ -376,7 +396,7 @@ func (c *rawConn) sendKeptFd(fd uintptr) (sent bool, err error) {
 			return true, errStuck
 		}
 		c.kept = c.kept[:0]
-		return true, c.opError("write", os.NewSyscallError("write", e))
+		return true, c.opError("write", e)
 	}
 	c.kept = c.kept[:0]
 	return true, nil
@@ -433,7 +453,7 @@ func (c *rawConn) send(p []byte) (int, error) {
 func (c *rawConn) writeFd(fd uintptr) bool {
 	for c.wn < len(c.wbuf) {
 		p := c.wbuf[c.wn:]
-		n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
+		n, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
 		switch e {
 		case 0:
 			c.wn += int(n)
@@ -443,7 +463,7 @@ func (c *rawConn) writeFd(fd uintptr) bool {
 		case unix.EAGAIN:
 			return false
 		}
-		c.werr = c.opError("write", os.NewSyscallError("write", e))
+		c.werr = c.opError("write", e)
 		return true
 	}
 	return true
@@ -481,12 +501,14 @@ func (c *rawConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(t)
 }
 
-func (c *rawConn) opError(op string, err error) error {
+// opError is the error of a failed system call of op (read, write), as
+// the net package returns it.
+func (c *rawConn) opError(op string, e syscall.Errno) error {
 	network := "tcp"
 	if _, ok := c.Conn.(*net.UnixConn); ok {
 		network = "unix"
 	}
-	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
 }
 
 // holdWait is c.hold.wait; callers check c.hold first, so that without a
@@ -550,7 +572,7 @@ func (h *Hold) wait(fd uintptr) int {
 	}
 	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 	ts := unix.NsecToTimespec(int64(holdFor))
-	n, _, e := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	n, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	h.n.Add(-1)
 	switch {
 	case e != 0 || n != 1 || pfd.Revents&unix.POLLIN == 0:

@@ -43,7 +43,9 @@ func NewPreparedExec(name string, resultFormats []int16) *PreparedExec {
 	}
 	tail = append(tail, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0) // Execute: unnamed portal, all rows
 	tail = append(tail, 'S', 0, 0, 0, 4)                // Sync
-	return &PreparedExec{head: head, tail: tail, buf: make([]byte, 0, 128)}
+	// head and tail in one allocation: one cache line for both, per call
+	m := append(head[:len(head):len(head)], tail...)
+	return &PreparedExec{head: m[:len(head):len(head)], tail: m[len(head):], buf: make([]byte, 0, 128)}
 }
 
 // Usable tells whether Exec may run on pc under ctx: ctx cannot be

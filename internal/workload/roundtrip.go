@@ -25,6 +25,12 @@ func roundTrip(pc *pgconn.PgConn, req []byte) error {
 			return err
 		}
 	}
+	return receive(pc)
+}
+
+// receive reads the rest of an answer through pgconn, up to ReadyForQuery:
+// the first error's *pgconn.PgError, or nil.
+func receive(pc *pgconn.PgConn) error {
 	var failed error
 	for {
 		msg, err := pc.ReceiveMessage(context.Background())

@@ -26,10 +26,19 @@ type SimpleExec struct{ buf []byte }
 // Exec runs the statements of sql (text without a NUL byte, which the
 // server would take for its end).
 func (x *SimpleExec) Exec(pc *pgconn.PgConn, sql []byte) error {
-	b := append(x.buf[:0], 'Q', 0, 0, 0, 0)
-	b = append(b, sql...)
-	b = append(b, 0)
-	binary.BigEndian.PutUint32(b[1:], uint32(len(b)-1))
-	x.buf = b
-	return roundTrip(pc, b)
+	return x.Run(pc, append(x.Query(), sql...))
+}
+
+// Query starts a Query message in x's buffer, for a caller that writes
+// its statements' text there itself (one copy of the text fewer): append
+// the text to it and give it to Run.
+func (x *SimpleExec) Query() []byte { return append(x.buf[:0], 'Q', 0, 0, 0, 0) }
+
+// Run ends the Query message q (Query's, with the text appended) and runs
+// its statements, as Exec.
+func (x *SimpleExec) Run(pc *pgconn.PgConn, q []byte) error {
+	q = append(q, 0)
+	binary.BigEndian.PutUint32(q[1:], uint32(len(q)-1))
+	x.buf = q
+	return roundTrip(pc, q)
 }

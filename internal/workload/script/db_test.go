@@ -110,7 +110,7 @@ func TestDocExamplesRun(t *testing.T) {
 				r.SetHooks(h.hooks())
 				conn := connect(t, dsn, mode)
 				for i := 0; i < 3; i++ {
-					if err := r.Run(context.Background(), conn, 0); err != nil {
+					if err := r.Do(context.Background(), conn, 0); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -165,7 +165,7 @@ func TestPgbenchEquivalence(t *testing.T) {
 				r := p.NewRunner(id, tc.clients, tc.seed, nil)
 				conn := connect(t, dsn, modes[tc.mode])
 				for i := 0; i < n; i++ {
-					if err := r.Run(ctx, conn, 0); err != nil {
+					if err := r.Do(ctx, conn, 0); err != nil {
 						t.Fatal(err)
 					}
 				}

@@ -36,17 +36,20 @@ const (
 // when its turn comes again, and each cache line a transaction touches is
 // a miss: the fields a transaction uses come first, in the struct's first
 // three cache lines (its size is a multiple of 64 bytes, checked below, so
-// Go's allocator puts it at the start of a line), with the client's
-// Worker inside it.
+// Go's allocator puts it at the start of a line). A Runner is the client's
+// workload.Worker itself (NewWorker): no wrapper's frame or line between
+// the driver and the script.
 type Runner struct {
 	// The first cache line.
-	prog   *Program
-	worker Worker // NewWorker's, kept here: one line fewer per transaction
+	prog    *Program
+	chooser *Chooser // NewWorker's: picks the scripts
+	id      int      // the client, for chooser
 	// txRng is the random state when the transaction started; a retry
 	// (Retry) starts from it again, as pgbench restores it.
 	txRng prng
 	conn  *pgx.Conn
 	proto workload.Protocol
+	retry bool
 	// The second cache line.
 	buf []byte
 	// simple: the one-round-trip executor of simple-protocol commands
@@ -56,19 +59,10 @@ type Runner struct {
 	command int
 	// The third cache line (state's names, debug and where are not used
 	// per transaction).
-	retry bool
 	hooks workload.Hooks
 	st    state
 
-	prepared [][]bool // per script, per command, on conn
-	// described: the description of each prepared command (nil if it was
-	// prepared earlier on conn, under its name, and is not described)
-	described [][]*pgconn.StatementDescription
-	// lean: the one-round-trip executors of prepared commands whose
-	// results are not assigned, made on first use
-	lean [][]*workload.PreparedExec
-	// allPrepared: prepareAll ran for the script on conn
-	allPrepared []bool
+	scripts []scriptState // per script: its prepared commands on conn
 
 	params  [][]byte
 	pending []int // pipeline: commands sent, -1 for a sync
@@ -79,9 +73,36 @@ type Runner struct {
 	_          [runnerPad]byte
 }
 
+// scriptState is a runner's state of one script's prepared commands on its
+// connection, all kept together: a prepared command's run touches a line or
+// two of it, not one per kind of state.
+type scriptState struct {
+	allPrepared bool // prepareAll ran for the script on conn
+	cmds        []cmdState
+}
+
+// cmdState is a runner's state of one prepared command.
+type cmdState struct {
+	prepared bool // on conn
+	// described: the command's description (nil if it was prepared earlier
+	// on conn, under its name, and is not described)
+	described *pgconn.StatementDescription
+	// lean: the one-round-trip executor used when the results are not
+	// assigned, made when prepare first prepares the command
+	lean *workload.PreparedExec
+}
+
+// unprepare forgets that the script's commands are prepared.
+func (s *scriptState) unprepare() {
+	s.allPrepared = false
+	for i := range s.cmds {
+		s.cmds[i].prepared, s.cmds[i].described = false, nil
+	}
+}
+
 // runnerPad pads Runner to a multiple of 64 bytes on 64-bit platforms; the array's length
 // below fails to compile when it does not.
-const runnerPad = 8
+const runnerPad = 24
 
 var _ [0]struct{} = [unsafe.Sizeof(Runner{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
@@ -112,49 +133,23 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	setIfUnset("client_id", int64(id))
 	setIfUnset("default_seed", defaultSeed)
 	setIfUnset("random_seed", int64(seed))
-	r.allPrepared = make([]bool, len(p.scripts))
-	r.prepared = make([][]bool, len(p.scripts))
-	r.described = make([][]*pgconn.StatementDescription, len(p.scripts))
-	r.lean = make([][]*workload.PreparedExec, len(p.scripts))
+	r.scripts = make([]scriptState, len(p.scripts))
 	for i, s := range p.scripts {
-		r.prepared[i] = make([]bool, len(s.cmds))
-		r.described[i] = make([]*pgconn.StatementDescription, len(s.cmds))
-		r.lean[i] = make([]*workload.PreparedExec, len(s.cmds))
+		r.scripts[i].cmds = make([]cmdState, len(s.cmds))
 	}
 	return r
 }
 
-// Retry makes the next Run re-run the transaction that just failed: it
-// draws the same random values (pgbench restores the client's random state
-// saved at the transaction's start).
+// Retry implements workload.Retrier: the next Do re-runs the transaction
+// that just failed, drawing the same random values (pgbench restores the
+// client's random state saved at the transaction's start).
 func (r *Runner) Retry() { r.retry = true }
 
-// SetHooks gives the runner the driver's sleep and statement timing.
+// SetHooks implements workload.HookUser: the driver's sleep and statement
+// timing.
 func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 
-// Run runs script i once on conn. On error no transaction is left open:
-// it was rolled back, or the connection closed.
-func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
-	if conn != r.conn {
-		r.use(conn)
-	}
-	s := r.prog.scripts[i]
-	r.script = i
-	if r.retry {
-		r.st.rng, r.retry = r.txRng, false
-	} else {
-		r.txRng = r.st.rng
-	}
-	if r.proto == protoPrepared && !r.allPrepared[i] {
-		r.prepareAll(ctx, s)
-	}
-	if err := r.run(ctx, s); err != nil {
-		return r.failed(ctx, s, err)
-	}
-	return nil
-}
-
-// The cold parts of Run are functions of their own, kept out of line: Run
+// The cold parts of Do are functions of their own, kept out of line: Do
 // is on every client's stack below the statement's read, and its frame
 // (the size of everything inlined into it) counts against the 4 KB a
 // client goroutine's stack starts with (TestClientStackStaysSmall in
@@ -166,11 +161,9 @@ func (r *Runner) Run(ctx context.Context, conn *pgx.Conn, i int) error {
 func (r *Runner) use(conn *pgx.Conn) {
 	r.conn = conn
 	r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
-	for i := range r.prepared {
-		clear(r.prepared[i])
-		clear(r.described[i])
+	for i := range r.scripts {
+		r.scripts[i].unprepare()
 	}
-	clear(r.allPrepared)
 }
 
 // failed ends the transaction that failed with err in script s and names
@@ -179,11 +172,14 @@ func (r *Runner) use(conn *pgx.Conn) {
 //go:noinline
 func (r *Runner) failed(ctx context.Context, s *Script, err error) error {
 	workload.EndFailed(ctx, r.conn)
-	if errors.Is(err, workload.ErrStopped) {
-		return err
+	if !errors.Is(err, workload.ErrStopped) {
+		c := &s.cmds[r.command]
+		err = &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
 	}
-	c := &s.cmds[r.command]
-	return &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
+	if r.prog.errPrefix != "" {
+		err = fmt.Errorf("%s: %w", r.prog.errPrefix, err)
+	}
+	return err
 }
 
 // CommandError is a failure of a script's command: its index (numbered as
@@ -199,42 +195,53 @@ func (e *CommandError) Error() string  { return e.Where + ": " + e.Err.Error() }
 func (e *CommandError) Unwrap() error  { return e.Err }
 func (e *CommandError) Statement() int { return e.Command }
 
-func (r *Runner) run(ctx context.Context, s *Script) error {
+// Do implements workload.Worker: it runs script tx once on conn. On error
+// no transaction is left open: it was rolled back, or the connection
+// closed.
+func (r *Runner) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {
+	if conn != r.conn {
+		r.use(conn)
+	}
+	s := r.prog.scripts[tx]
+	r.script = int(tx)
+	if r.retry {
+		r.st.rng, r.retry = r.txRng, false
+	} else {
+		r.txRng = r.st.rng
+	}
+	if r.proto == protoPrepared && !r.scripts[tx].allPrepared {
+		r.prepareAll(ctx, s)
+	}
 	// step reports the end of command i to the driver (-r); read once, so
-	// that after a statement's wait only run's frame is loaded again, not
+	// that after a statement's wait only Do's frame is loaded again, not
 	// a line of r.
 	step := r.hooks.Step
 	var pl *pgconn.Pipeline
 	for pc := 0; pc < len(s.cmds); {
 		r.command = pc
 		c := &s.cmds[pc]
+		var err error
 		switch c.kind {
 		case cSQL:
-			var err error
 			if pl != nil {
 				err = r.send(pl, s.index, pc, c)
 			} else {
 				err = r.exec(ctx, s.index, pc, c)
 			}
-			if err != nil {
-				return err
-			}
 		case cSet:
-			v, err := r.st.eval(c.expr)
-			if err != nil {
-				return err
+			var v value
+			if v, err = r.st.eval(c.expr); err == nil {
+				r.st.setValue(c.slot, v)
 			}
-			r.st.setValue(c.slot, v)
 		case cIf:
-			next, err := r.branch(s.cmds, pc, c)
-			if err != nil {
-				return err
+			var next int
+			if next, err = r.branch(s.cmds, pc, c); err == nil {
+				if step != nil {
+					step(pc)
+				}
+				pc = next
+				continue
 			}
-			if step != nil {
-				step(pc)
-			}
-			pc = next
-			continue
 		case cElif, cElse:
 			// the end of a branch that ran
 			if step != nil {
@@ -244,31 +251,25 @@ func (r *Runner) run(ctx context.Context, s *Script) error {
 			continue
 		case cEndif:
 		case cSleep:
-			if err := r.sleep(c); err != nil {
-				return err
-			}
+			err = r.sleep(c)
 		case cShell, cSetShell:
-			if err := r.shell(ctx, c); err != nil {
-				return err
-			}
+			err = r.shell(ctx, c)
 		case cStartPipeline:
 			if r.proto == protoSimple {
-				return errors.New("cannot use pipeline mode with the simple query protocol")
+				err = errors.New("cannot use pipeline mode with the simple query protocol")
+			} else if err = r.preparePipeline(ctx, s, pc); err == nil {
+				pl = r.conn.PgConn().StartPipeline(ctx)
+				r.pending = r.pending[:0]
 			}
-			if err := r.preparePipeline(ctx, s, pc); err != nil {
-				return err
-			}
-			pl = r.conn.PgConn().StartPipeline(ctx)
-			r.pending = r.pending[:0]
 		case cSyncPipeline:
 			pl.SendPipelineSync()
 			r.pending = append(r.pending, -1)
 		case cEndPipeline:
-			err := r.endPipeline(pl, s)
+			err = r.endPipeline(pl, s)
 			pl = nil
-			if err != nil {
-				return err
-			}
+		}
+		if err != nil {
+			return r.failed(ctx, s, err)
 		}
 		if step != nil {
 			step(pc)
@@ -359,15 +360,16 @@ func (r *Runner) shell(ctx context.Context, c *command) error {
 // text writes the simple-protocol text of c into r.buf. An unset variable
 // stays as ":name", as in pgbench.
 func (r *Runner) text(c *command) string {
-	b := r.textBytes(c)
+	b := r.appendText(r.buf[:0], c)
+	r.buf = b
 	// pgconn copies the text into its send buffer and keeps no reference
 	// to it, so a string over r.buf is safe and saves a copy.
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// textBytes is text in r.buf.
-func (r *Runner) textBytes(c *command) []byte {
-	b := append(r.buf[:0], c.pieces[0]...)
+// appendText appends the simple-protocol text of c to b (see text).
+func (r *Runner) appendText(b []byte, c *command) []byte {
+	b = append(b, c.pieces[0]...)
 	for i, slot := range c.refs {
 		if x := &r.st.vars[slot]; x.hasText {
 			b = append(b, x.text...)
@@ -379,7 +381,6 @@ func (r *Runner) textBytes(c *command) []byte {
 		}
 		b = append(b, c.pieces[i+1]...)
 	}
-	r.buf = b
 	return b
 }
 
@@ -402,19 +403,23 @@ func (r *Runner) paramsOf(c *command) [][]byte {
 }
 
 func (r *Runner) prepare(ctx context.Context, script, i int, c *command) error {
-	if r.prepared[script][i] {
+	st := &r.scripts[script].cmds[i]
+	if st.prepared {
 		return nil
 	}
 	pc := r.conn.PgConn()
 	sd, err := pc.Prepare(ctx, c.name, c.ext, nil)
-	r.described[script][i] = sd
+	st.described = sd
 	if isDuplicatePrepared(err) {
 		err = nil // the same text (the name is its hash), prepared earlier on this connection
 	}
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
-	r.prepared[script][i] = true
+	st.prepared = true
+	if st.lean == nil {
+		st.lean = workload.NewPreparedExec(c.name, nil) // exec's, made once
+	}
 	return nil
 }
 
@@ -424,51 +429,59 @@ func isDuplicatePrepared(err error) bool {
 }
 
 // exec runs one SQL command and reads its results, assigning them for
-// \gset and \aset.
+// \gset and \aset. Only the lean paths (rows discarded: one round trip
+// without pgconn's per-statement machinery) are in its own frame, which is
+// on every client's deepest stack; pgconn's paths are out of line.
 func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 	pc := r.conn.PgConn()
-	var err error
 	switch r.proto {
 	case protoSimple:
 		if c.assign == assignNone && workload.Usable(ctx, pc) {
-			// Rows discarded: one round trip without pgconn's
-			// per-statement machinery.
-			err = r.simple.Exec(pc, r.textBytes(c))
-		} else {
-			err = r.execSimple(ctx, pc, c)
+			// the text written once, into the Query message
+			return r.simple.Run(pc, r.appendText(r.simple.Query(), c))
 		}
+		return r.execSimple(ctx, pc, c)
 	case protoExtended:
-		err = r.finish(c, pc.ExecParams(ctx, c.ext, r.paramsOf(c), nil, nil, nil))
+		return r.execExtended(ctx, pc, c)
 	case protoPrepared:
-		if err = r.prepare(ctx, script, i, c); err != nil {
+		if err := r.prepare(ctx, script, i, c); err != nil {
 			return err
 		}
+		var err error
 		if c.assign == assignNone && workload.Usable(ctx, pc) {
-			// Rows discarded: one round trip without pgconn's
-			// per-statement machinery.
-			x := r.lean[script][i]
-			if x == nil {
-				x = workload.NewPreparedExec(c.name, nil)
-				r.lean[script][i] = x
-			}
-			err = x.Exec(pc, r.paramsOf(c))
-		} else if sd := r.described[script][i]; sd != nil {
-			// With the statement's result columns known, no Describe
-			// per execution (and no RowDescription to decode).
-			err = r.finish(c, pc.ExecStatement(ctx, sd, r.paramsOf(c), nil, nil))
+			err = r.scripts[script].cmds[i].lean.Exec(pc, r.paramsOf(c))
 		} else {
-			err = r.finish(c, pc.ExecPrepared(ctx, c.name, r.paramsOf(c), nil, nil))
+			err = r.execPrepared(ctx, pc, script, i, c)
 		}
 		if err != nil {
 			// e.g. DISCARD, or a pooler lost it: prepare the script again
 			// before its next run, outside the transaction (a failed
 			// PREPARE inside one would abort it)
-			clear(r.prepared[script])
-			clear(r.described[script])
-			r.allPrepared[script] = false
+			r.scripts[script].unprepare()
 		}
+		return err
 	}
-	return err
+	return nil
+}
+
+// execExtended runs c with the extended protocol (-M extended).
+//
+//go:noinline
+func (r *Runner) execExtended(ctx context.Context, pc *pgconn.PgConn, c *command) error {
+	return r.finish(c, pc.ExecParams(ctx, c.ext, r.paramsOf(c), nil, nil, nil))
+}
+
+// execPrepared runs prepared command c through pgconn, for \gset and
+// \aset or a connection exec's lean path cannot use.
+//
+//go:noinline
+func (r *Runner) execPrepared(ctx context.Context, pc *pgconn.PgConn, script, i int, c *command) error {
+	if sd := r.scripts[script].cmds[i].described; sd != nil {
+		// With the statement's result columns known, no Describe per
+		// execution (and no RowDescription to decode).
+		return r.finish(c, pc.ExecStatement(ctx, sd, r.paramsOf(c), nil, nil))
+	}
+	return r.finish(c, pc.ExecPrepared(ctx, c.name, r.paramsOf(c), nil, nil))
 }
 
 // execSimple runs c with the simple protocol through pgconn's
@@ -576,7 +589,7 @@ func (r *Runner) store(c *command, fields []pgconn.FieldDescription) error {
 //
 //go:noinline
 func (r *Runner) prepareAll(ctx context.Context, s *Script) {
-	r.allPrepared[s.index] = true
+	r.scripts[s.index].allPrepared = true
 	if r.conn.PgConn().TxStatus() != 'I' {
 		return
 	}

@@ -32,7 +32,13 @@ type Program struct {
 	defaults []preset
 	total    int64 // sum of weights
 	seeds    seedDraws
+	// errPrefix (PrefixErrors) begins the text of every failed run's error
+	errPrefix string
 }
+
+// PrefixErrors makes the errors of the program's runs say "name: ..."
+// (the workload that runs it, as tpcb's builtins do).
+func (p *Program) PrefixErrors(name string) { p.errPrefix = name }
 
 // preset is a variable a client starts with (-D, :scale).
 type preset struct {

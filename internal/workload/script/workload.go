@@ -1,7 +1,6 @@
 package script
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/workload"
@@ -197,34 +195,14 @@ func (w *Workload) NewWorker(id int, _ *rand.Rand) workload.Worker {
 	return NewWorker(w.prog.NewRunner(id, clients, w.seed, w.debug), w.chooser, id)
 }
 
-// Worker runs a program's scripts for one client: Next picks a script by
-// weight, Do runs it.
-type Worker struct {
-	run     *Runner
-	chooser *Chooser
-	id      int
-}
-
-// NewWorker makes the workload.Worker of client id's runner; ch picks the
-// scripts. The Worker is kept inside r (a runner has one worker).
-func NewWorker(r *Runner, ch *Chooser, id int) *Worker {
-	r.worker = Worker{run: r, chooser: ch, id: id}
-	return &r.worker
+// NewWorker makes r the workload.Worker of client id: Next picks a
+// script by weight with ch, Do runs it.
+func NewWorker(r *Runner, ch *Chooser, id int) *Runner {
+	r.chooser, r.id = ch, id
+	return r
 }
 
 // Next implements workload.Worker.
-func (w *Worker) Next() workload.TxType {
-	return workload.TxType(w.chooser.Next(w.id))
+func (r *Runner) Next() workload.TxType {
+	return workload.TxType(r.chooser.Next(r.id))
 }
-
-// Retry implements workload.Retrier: the next Do draws what the failed
-// attempt drew.
-func (w *Worker) Retry() { w.run.Retry() }
-
-// Do implements workload.Worker.
-func (w *Worker) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {
-	return w.run.Run(ctx, conn, int(tx))
-}
-
-// SetHooks implements workload.HookUser.
-func (w *Worker) SetHooks(h workload.Hooks) { w.run.SetHooks(h) }

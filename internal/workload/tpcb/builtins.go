@@ -1,12 +1,9 @@
 package tpcb
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/script"
@@ -51,6 +48,7 @@ SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
 // transaction type names.
 func (w *Workload) program() (p *script.Program, names []string, err error) {
 	p = &script.Program{}
+	p.PrefixErrors("tpcb") // the workload is named in errors
 	builtins := append([]string{}, w.builtins...)
 	if w.selectOnly {
 		builtins = append(builtins, ScriptSelectOnly)
@@ -136,22 +134,11 @@ func (w *Workload) NewWorker(id int, _ *rand.Rand) workload.Worker {
 	if w.chooser == nil {
 		w.chooser = w.prog.NewChooser(w.seed, clients, w.threads)
 	}
-	return &worker{Worker: script.NewWorker(w.prog.NewRunner(id, clients, w.seed, w.debug), w.chooser, id)}
+	return script.NewWorker(w.prog.NewRunner(id, clients, w.seed, w.debug), w.chooser, id)
 }
 
 // SetDebugOutput sets where the debug() function of -f scripts writes.
 func (w *Workload) SetDebugOutput(out io.Writer) { w.debug = out }
-
-// worker wraps the script engine's worker, naming the workload in errors.
-type worker struct{ *script.Worker }
-
-// Do implements workload.Worker.
-func (w *worker) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {
-	if err := w.Worker.Do(ctx, conn, tx); err != nil {
-		return fmt.Errorf("tpcb: %w", err)
-	}
-	return nil
-}
 
 // usesSimpleUpdate reports whether a script other than tpcb-like and
 // select-only runs (then tellers and branches may lag the history).
