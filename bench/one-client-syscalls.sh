@@ -68,6 +68,7 @@ print(json.dumps(d))' | tee -a "$OUT"; }
 fi
 
 if [[ $MEASURE == tracepoint ]]; then
+	command -v perf >/dev/null || { echo "MEASURE=tracepoint needs perf (apt-get install linux-perf) and root" >&2; exit 2; }
 	calls() { perf stat -x, -e raw_syscalls:sys_enter "$@" 2>&1 >/dev/null | awk -F, '/raw_syscalls:sys_enter/ {print $1}'; }
 	slope() { # label calls-at-TX calls-at-10*TX
 		python3 -c 'import json,sys; a, b, tx = map(int, sys.argv[2:5])
