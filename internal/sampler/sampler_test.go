@@ -426,6 +426,21 @@ func TestStuckServer(t *testing.T) {
 	defer syscall.Kill(pid, syscall.SIGCONT)
 	time.Sleep(3 * time.Second)
 	_ = syscall.Kill(pid, syscall.SIGCONT) // let it see its closed socket and exit
+	// The sampler reconnects while the old backend is stuck, within a few
+	// ticks; on a busy machine connecting may take longer: wait for the
+	// first sample after it, at most 10 s.
+	sampledAfter := func() int {
+		n := 0
+		for _, p := range c.run().Series("pg.connections.total") {
+			if p.Time.After(frozen.Add(2 * time.Second)) {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(10 * time.Second); sampledAfter() == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 
 	t0 := time.Now()
 	s.Stop()
@@ -441,13 +456,7 @@ func TestStuckServer(t *testing.T) {
 	if !lost {
 		t.Errorf("no connection-lost note in %q", r.Notes())
 	}
-	after := 0
-	for _, p := range r.Series("pg.connections.total") {
-		if p.Time.After(frozen.Add(2 * time.Second)) {
-			after++
-		}
-	}
-	if after == 0 {
+	if sampledAfter() == 0 {
 		t.Errorf("no server samples after the sampler reconnected (notes %q)", r.Notes())
 	}
 }
