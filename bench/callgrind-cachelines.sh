@@ -21,10 +21,10 @@
 # "scope/ref" (the misses of internal/driver, internal/metrics,
 # internal/workload/script and tpcb over ref) compares rounds that ran at
 # different coldness. pgbench (-n -S -c C -j 1 -M simple, the binary
-# under /usr/lib/postgresql) runs the same points unless PGBENCH=0; its
+# under /usr/lib/postgresql) runs the same points unless WITH_PGBENCH=0; its
 # scope and ref are 0.
 #
-#   OLD=/tmp/pgarena-old [NEW=bin/pgarena] [C=100 T1=50 T2=250 ROUNDS=3 LL=1048576 PGBENCH=1] bench/callgrind-cachelines.sh
+#   OLD=/tmp/pgarena-old [NEW=bin/pgarena] [C=100 T1=50 T2=250 ROUNDS=3 LL=1048576 WITH_PGBENCH=1] bench/callgrind-cachelines.sh
 #   OLD=bin/pgarena C=1000 T1=10 T2=40 ROUNDS=2 bench/callgrind-cachelines.sh   # many clients
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,7 @@ T1=${T1:-50}
 T2=${T2:-250}
 ROUNDS=${ROUNDS:-3}
 LL=${LL:-1048576}
-WITH_PGBENCH=${PGBENCH:-1}
+WITH_PGBENCH=${WITH_PGBENCH:-1}
 OUT=${OUT:-bench/results/callgrind-cachelines-$(date -u +%Y%m%dT%H%M%SZ).txt}
 . bench/lib.sh
 NEW=${NEW:-$PGARENA}
@@ -45,7 +45,7 @@ CG=$(mktemp -d)
 run() { # BINARY T -> "Ir D1 LL scope ref" of the whole run (BINARY pgbench: pgbench's)
 	local cmd=("$1" run tpcb -S -c "$C" -j 1 -t "$2" -M simple --dsn "$DSN" --results "$RESULTS"
 		-P 0 --sample-interval 0 --interval 1h)
-	[ "$1" = pgbench ] && cmd=("$PGBENCH_BIN" -n -S -c "$C" -j 1 -t "$2" -M simple "$PGDATABASE")
+	[ "$1" = pgbench ] && cmd=("$PGBENCH" -n -S -c "$C" -j 1 -t "$2" -M simple "$PGDATABASE")
 	GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --cache-sim=yes --LL="$LL,16,64" \
 		--callgrind-out-file="$CG/out" "${cmd[@]}" >/dev/null 2>"$CG/log"
 	callgrind_annotate --threshold=100 --auto=no "$CG/out" | sed -E 's/\([ 0-9.]+%\)//g' | awk '
@@ -55,7 +55,6 @@ run() { # BINARY T -> "Ir D1 LL scope ref" of the whole run (BINARY pgbench: pgb
 			if ($0 ~ /(net\.\(\*rawConn\)\.Read|FD\)\.RawRead|runtime\.netpollblock)('"'"'[0-9]+)? \[/) ref += m}
 		END {print ir, d1, ll, scope + 0, ref + 0}'
 }
-PGBENCH_BIN=$(ls -d /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)
 builds="old new"
 ((WITH_PGBENCH)) && builds="pgb old new"
 row() { printf '%-4s %-5s %4s %14s %11s %11s %9s %9s\n' "$@"; }

@@ -132,8 +132,6 @@ done
 # monitor) depends on the client, not on this machine's fsync latency.
 most=$((MANY > FIXED ? MANY : FIXED))
 start_cluster client-cost --max-connections $((most > 100 ? most + 20 : 120)) --pg-set synchronous_commit=off
-PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
-PGBENCH=${PGBENCH:-$PGBIN/pgbench}
 echo "pgbench: $("$PGBENCH" --version); pgarena: $PGARENA_BINS; protocol $PROTOCOL; -t $TX; results: $OUT"
 "$PGARENA" init tpcb -s 1 --force --dsn "$DSN" >/dev/null 2>&1
 

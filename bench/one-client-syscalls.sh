@@ -23,7 +23,6 @@ TX=${TX:-3000}
 MODES=${MODES:-"raw blocking"} # --net-io (one client runs on one thread: -j is capped at -c)
 CASES=${CASES:-"select-only tpcb-like"} # MEASURE=tracepoint only
 OUT=${OUT:-bench/results/one-client-$MEASURE-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
-PGBENCH=${PGBENCH:-$(ls -d /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)}
 
 . bench/lib.sh
 PGARENA=${PGARENA_BIN:-$PGARENA}

@@ -46,8 +46,6 @@ fi
 
 . bench/lib.sh
 start_cluster vs-go-tpc --max-connections 100
-PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
-PGBIN=${PGBIN:-$(pg_config --bindir)}
 echo "server: $("$PGBIN/postgres" --version 2>/dev/null || echo unknown); client host: $(nproc) cores; go-tpc $GOTPC_VERSION"
 echo "results: $OUT"
 : >"$OUT"

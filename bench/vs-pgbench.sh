@@ -23,9 +23,6 @@ OUT=${OUT:-bench/results/vs-pgbench-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 . bench/lib.sh
 start_cluster vs-pgbench --max-connections 100
 # pgbench of the same installation as the server (Debian's /usr/bin/pgbench is a wrapper).
-PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
-PGBIN=${PGBIN:-$(pg_config --bindir)}
-PGBENCH=${PGBENCH:-$PGBIN/pgbench}
 echo "server: $("$PGBIN/postgres" --version 2>/dev/null || echo unknown); client host: $(nproc) cores; pgbench: $("$PGBENCH" --version)"
 echo "results: $OUT"
 : >"$OUT"
