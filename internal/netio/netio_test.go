@@ -32,6 +32,12 @@ var transports = []string{"unix", "tcp"}
 // connect opens a pgx connection in mode m over the given transport.
 func connect(t *testing.T, dsn, transport string, m Mode) *pgx.Conn {
 	t.Helper()
+	return connectHold(t, dsn, transport, m, nil)
+}
+
+// connectHold is connect with the waits of h for a Raw connection.
+func connectHold(t *testing.T, dsn, transport string, m Mode, h *Hold) *pgx.Conn {
+	t.Helper()
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +47,7 @@ func connect(t *testing.T, dsn, transport string, m Mode) *pgx.Conn {
 	}
 	cfg.ConnectTimeout = 10 * time.Second
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	Apply(&cfg.Config, m)
+	ApplyHold(&cfg.Config, m, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -641,14 +647,22 @@ func TestWrapLeavesOthersAlone(t *testing.T) {
 	}
 }
 
-// TestWaitFirst: a Read after a Write sends the request from inside the
-// netpoller's read callback and waits for the answer without a read that
-// finds nothing; answers already there, answers in pieces and many
-// connections at once (readiness recorded by other threads) never hang.
+// fullHold is a Hold with no places: every wait of a connection with it
+// falls back to the netpoller, so its Reads wait first there.
+func fullHold() *Hold { return &Hold{} }
+
+// wrapFullHold wraps nc raw with a fullHold.
+func wrapFullHold(nc net.Conn) net.Conn { return wrapRaw(nc, fullHold()) }
+
+// TestWaitFirst: with a Hold, a Read after a Write sends the request from
+// inside the netpoller's read callback and waits for the answer without a
+// read that finds nothing, in the netpoller when the Hold does not take the
+// wait; answers already there, answers in pieces and many connections at
+// once (readiness recorded by other threads) never hang.
 func TestWaitFirst(t *testing.T) {
 	for _, network := range transports {
 		t.Run(network, func(t *testing.T) {
-			c, srv := pair(t, network, WrapRaw)
+			c, srv := pair(t, network, wrapFullHold)
 			rc := c.(*rawConn)
 			// A peer that answers each 4-byte request after a while,
 			// ending as a PostgreSQL server does when it waits for the
@@ -692,8 +706,7 @@ func TestWaitFirst(t *testing.T) {
 					}
 				}
 				// Reading first would find nothing once a trip; waiting
-				// first, only the probes (every 8th trip) and a few
-				// spurious wake-ups do.
+				// first, only a few spurious wake-ups do.
 				if rc.eagain > trips/2/4 {
 					t.Errorf("%d reads found nothing in %d round trips, want almost none", rc.eagain, trips/2)
 				}
@@ -705,12 +718,17 @@ func TestWaitFirst(t *testing.T) {
 			})
 		})
 	}
-	// Instant answers on many connections: readiness is often recorded
-	// by another thread before the Read begins.
+	// Instant answers on many connections, half of them reading first
+	// (no Hold): readiness is often recorded by another thread before the
+	// Read begins.
 	t.Run("many", func(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range 16 {
-			c, srv := pair(t, transports[i%2], WrapRaw)
+			wrap := wrapFullHold
+			if i/2%2 == 1 {
+				wrap = WrapRaw
+			}
+			c, srv := pair(t, transports[i%2], wrap)
 			go func() { io.Copy(srv, srv) }()
 			wg.Add(1)
 			go func() {
@@ -730,6 +748,40 @@ func TestWaitFirst(t *testing.T) {
 		}
 		within(t, 60*time.Second, "16 echo clients", wg.Wait)
 	})
+}
+
+// TestReadsFirstWithoutHold: without a Hold a Read reads right after
+// sending the kept request, as pgbench does, even when the answer is slow
+// (see guessHit).
+func TestReadsFirstWithoutHold(t *testing.T) {
+	c, srv := pair(t, "unix", WrapRaw)
+	rc := c.(*rawConn)
+	go func() {
+		req := make([]byte, 4)
+		for {
+			if _, err := io.ReadFull(srv, req); err != nil {
+				return
+			}
+			time.Sleep(200 * time.Microsecond)
+			srv.Write(append(req[:4:4], readyForQuery...))
+		}
+	}()
+	const trips = 40
+	within(t, 20*time.Second, "round trips", func() {
+		for i := range trips {
+			req := []byte{byte(i), 1, 2, 3}
+			if _, err := c.Write(req); err != nil {
+				t.Fatalf("write: %v", err)
+			}
+			got, err := readAnswer(c, len(req)+len(readyForQuery))
+			if want := string(req) + string(readyForQuery); err != nil || string(got) != want {
+				t.Fatalf("trip %d: %v, %v", i, got, err)
+			}
+		}
+	})
+	if rc.trips != 0 || rc.eagain < trips/2 {
+		t.Errorf("%d round trips waited first and %d reads found nothing in %d slow round trips, want none and most", rc.trips, rc.eagain, trips)
+	}
 }
 
 // readyForQuery is a PostgreSQL server's ReadyForQuery message (idle).

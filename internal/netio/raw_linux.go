@@ -26,10 +26,12 @@ import (
 // thread on each call). Waiting, deadlines and Close are the netpoller's,
 // exactly as for nc.
 //
-// Requests can be read wait-first: a small Write made while no deadline is
-// set and no Read is in progress is kept (copied) and sent by the next Read,
-// from inside the netpoller's read callback, which may then wait for the
-// answer without first trying a read that would find nothing yet (EAGAIN).
+// A small Write made while no deadline is set and no Read is in progress is
+// kept (copied) and sent by the next Read, from inside the netpoller's read
+// callback. A connection with a Hold (ApplyHold) may then wait for the
+// answer without first trying a read that would find nothing yet (EAGAIN):
+// in the Hold's ppoll, or, when that does not take it or times out, in the
+// netpoller.
 // Sending there, after the runtime has reset the socket's read readiness for
 // this Read, is what makes waiting first safe: the answer's readiness event
 // comes after the reset, so it cannot be lost (were the request sent before
@@ -40,8 +42,9 @@ import (
 // server had answered all it was asked) and no bytes but the kept ones went
 // out since; otherwise answers to earlier requests (a pipeline) may be there
 // already, and a server blocked writing more of them would never wake it.
-// Whether to wait first is then guessed per connection from how often a read
-// right after the send found the answer already there (see guessHit). Bytes
+// Whether to wait first is then guessed per connection from how often the
+// answer was already there right after the send; without a Hold a Read
+// always reads first (see guessHit). Bytes
 // reach the socket in Write order; a kept write is sent no later than the
 // next Read, Write or Close (if a deadline interrupts that Read first, by the
 // one after). Kept bytes that do not fit the socket's buffer are sent by a
@@ -103,8 +106,8 @@ type rawConn struct {
 	inLen     int    // bytes of in that ReadMore returned last
 	hold      *Hold  // nil: an answer not yet here is always waited for in the netpoller
 	eagain    int    // reads that found nothing (tests: wait-first works)
-	hitRate   int    // how often a read right after the send found the answer, of 256 (moving average)
-	trips     int    // requests sent by readFd
+	hitRate   int    // with a Hold: how often the answer was there right after the send, of 256 (moving average)
+	trips     int    // requests sent by readFd that could wait first (with a Hold)
 	first     bool   // readFd's first call of this Read
 	sendStuck bool   // the kept bytes did not fit the socket: Read sends the rest
 	probing   bool   // this Read's first read follows its send: it updates hitRate
@@ -286,13 +289,14 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			}
 			c.wmu.Unlock()
 			switch {
-			case err == nil && sent && c.settled:
+			case err == nil && sent && c.settled && c.hold != nil:
+				// Only a held connection waits first (see guessHit).
 				c.trips++
 				if !c.guessHit() {
 					// Sent after this Read reset the socket's read
 					// readiness, and nothing else was to come: the
 					// answer's event is still to come.
-					if c.hold == nil || !c.holdWaitFirst(fd) {
+					if !c.holdWaitFirst(fd) {
 						return false
 					}
 				} else {
@@ -349,28 +353,21 @@ func (c *rawConn) readFd(fd uintptr) bool {
 	}
 }
 
-// guessHit tells whether to read right after sending a request (the answer
-// is likely there already) rather than wait first. Per round trip, not
-// counting the send: reading first costs one read if the answer is there,
-// and if not a read that finds nothing, the netpoller's check and wait
-// (usually two epoll_pwait) and the read; waiting first costs the check,
-// the wait when the answer is not there yet, and the read. With p the share
-// of answers already there, that is 4-3p against 3-p system calls: reading
-// first makes fewer when more than half are there. It also saves the park
-// and wake-up of the goroutine (most of a round trip's user-space work)
-// whenever it hits, so it is chosen from a third. Every 8th request reads
-// first anyway, to follow a change (the server, or its load).
+// guessHit tells whether a held connection reads right after sending a
+// request (the answer is likely there already) rather than wait first.
+// Waiting first is a ppoll and a read (2 calls), reading first pgbench's 1
+// or 3 (3-2p, with p the share of answers already there): reading first is
+// chosen from a half, and a wait tells by itself whether the answer was
+// there (holdWaitFirst), so no request has to read first to find out.
 //
-// With a Hold, waiting first is a ppoll and a read (2 calls) and reading
-// first is pgbench's 1 or 3 (3-2p): reading first is chosen from a half,
-// and a wait tells by itself whether the answer was there (holdWaitFirst),
-// so no request has to read first to find out.
-func (c *rawConn) guessHit() bool {
-	if c.hold != nil {
-		return c.hitRate >= 256/2
-	}
-	return c.hitRate >= 256/3 || c.trips%8 == 0
-}
+// A connection without a Hold always reads first, as pgbench and Go's
+// net.Conn do, though its first read finds nothing more often than not: on
+// a local server, clients that park straight after their send cost the
+// server more than the reads they save (at 1,000 clients 25-35% fewer
+// transactions per second and 40% more client CPU per transaction, and a
+// guess from probes never left waiting first: see docs/benchmarks.md,
+// part 10).
+func (c *rawConn) guessHit() bool { return c.hitRate >= 256/2 }
 
 // errStuck: the socket's send buffer is full.
 var errStuck = syscall.EAGAIN
