@@ -28,9 +28,10 @@ var pending = map[string]bool{
 }
 
 // allowedOutside are the packages that may print, exit, log and read the
-// process environment: the CLI, main, and the test helper (which reads
-// its own variables, such as PGARENA_REQUIRE_PG).
-var allowedOutside = []string{module + "/internal/cli", module + "/cmd", module + "/internal/pgtest"}
+// process environment: the CLI, main, the test helper (which reads its own
+// variables, such as PGARENA_REQUIRE_PG) and the benchmarks' own programs
+// (bench/...: commands, not parts of pgarena).
+var allowedOutside = []string{module + "/internal/cli", module + "/cmd", module + "/internal/pgtest", module + "/bench"}
 
 // pkg is one package of the module: its import path and non-test imports.
 type pkg struct {
