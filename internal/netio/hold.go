@@ -25,8 +25,24 @@ type Hold struct {
 	n   atomic.Int32
 }
 
-// holdFor bounds one wait in the kernel.
-const holdFor = time.Millisecond
+// holdFor bounds one wait in the kernel, holdShort one after a wait that
+// was not ready (a statement that outlasts its wait: the netpoller waits
+// for the rest, and the next statement may be long too).
+//
+// The bound is longer than the kernel's tick (4 ms at HZ=250, 10 ms at
+// HZ=100), so that the wait's timer is never the CPU's next event: a
+// shorter one makes every wait program the timer device, and cancel it
+// when the answer comes, which on a virtual machine is an exit each way
+// (a third of a round trip's client CPU at two clients; docs/benchmarks.md,
+// part 10). What needs a P while every P waits (timers, the sampler, the
+// run's clock) is late by at most the bound once, when a short statement
+// is followed by a long one, and then by holdShort. The garbage
+// collector's stop-the-world and the scheduler's preemption do not wait:
+// their signal ends the wait (EINTR).
+const (
+	holdFor   = 11 * time.Millisecond
+	holdShort = time.Millisecond
+)
 
 // NewHold returns a Hold for up to max waiting clients; nil if max < 1.
 func NewHold(max int) *Hold {
