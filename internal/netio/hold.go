@@ -17,9 +17,10 @@ import (
 // idle thread spinning on the core the server needs (at 2 clients on 2
 // cores, about 1.5× the throughput; see docs/benchmarks.md). With more
 // clients than Ps, a waiting P would keep answers that are ready from
-// being read. What a wait delays (timers, the garbage collector's
-// stop-the-world, other goroutines when every P waits) is delayed by at
-// most holdFor.
+// being read. What a wait delays (timers, other goroutines when every P
+// waits) is delayed by at most holdFor; the garbage collector's
+// stop-the-world and the scheduler's preemption signal the thread, which
+// ends the wait (unless GODEBUG=asyncpreemptoff=1: then they wait too).
 type Hold struct {
 	max int32
 	n   atomic.Int32
@@ -38,7 +39,8 @@ type Hold struct {
 // run's clock) is late by at most the bound once, when a short statement
 // is followed by a long one, and then by holdShort. The garbage
 // collector's stop-the-world and the scheduler's preemption do not wait:
-// their signal ends the wait (EINTR).
+// their signal ends the wait (EINTR), unless asynchronous preemption is
+// off.
 const (
 	holdFor   = 11 * time.Millisecond
 	holdShort = time.Millisecond
