@@ -20,8 +20,13 @@ type progressOutput struct {
 	figure  workload.ProgressFigurer // nil: none
 	start   time.Time
 	pending []metrics.Interval
-	last    time.Duration
-	epoch   bool // --progress-timestamp: Unix epoch times instead of elapsed
+	// due is when the next line is due, in run time: a multiple of every.
+	// The clock's ticks are due at multiples of its tick and served at or
+	// after them; a line goes out with the first interval that ends at or
+	// after its due time (less a millisecond), so a tick served late does
+	// not push the next line's due time and merge it with the one after.
+	due   time.Duration
+	epoch bool // --progress-timestamp: Unix epoch times instead of elapsed
 }
 
 func newProgressOutput(w io.Writer, every time.Duration, wl workload.Workload) *progressOutput {
@@ -36,7 +41,7 @@ func (p *progressOutput) Write(r session.Record) error {
 	switch {
 	case r.Step != nil:
 		fmt.Fprintf(p.w, "step %d/%d: %s\n", r.Step.N, r.Step.Of, r.Step.Step)
-		p.start, p.pending, p.last = time.Time{}, p.pending[:0], 0
+		p.start, p.pending, p.due = time.Time{}, p.pending[:0], 0
 	case r.Interval != nil:
 		p.add(*r.Interval)
 	}
@@ -48,11 +53,11 @@ func (p *progressOutput) add(iv metrics.Interval) {
 		return
 	}
 	if p.start.IsZero() {
-		p.start = iv.Start
+		p.start, p.due = iv.Start, p.every
 	}
 	p.pending = append(p.pending, iv)
 	elapsed := iv.End.Sub(p.start)
-	if elapsed-p.last >= p.every-time.Millisecond {
+	if elapsed >= p.due-time.Millisecond {
 		var extra []string
 		if p.figure != nil {
 			committed := map[string]int64{}
@@ -72,6 +77,8 @@ func (p *progressOutput) add(iv metrics.Interval) {
 		}
 		fmt.Fprintln(p.w, line)
 		p.pending = p.pending[:0]
-		p.last = elapsed
+		for p.due <= elapsed+time.Millisecond {
+			p.due += p.every
+		}
 	}
 }
