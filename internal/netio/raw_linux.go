@@ -44,10 +44,9 @@ import (
 // already, and a server blocked writing more of them would never wake it.
 // Whether to wait first is then guessed per connection from how often the
 // answer was already there right after the send; without a Hold a Read
-// always reads first (see guessHit). Bytes
-// reach the socket in Write order; a kept write is sent no later than the
-// next Read, Write or Close (if a deadline interrupts that Read first, by the
-// one after). Kept bytes that do not fit the socket's buffer are sent by a
+// always reads first (see guessHit). Bytes reach the socket in Write order;
+// a kept write is sent no later than the next Read, Write or Close (if a
+// deadline interrupts that Read first, by the one after). Kept bytes that do not fit the socket's buffer are sent by a
 // goroutine of their own while the Read waits for the answer (sendAside). A
 // send error of a kept write is returned by the Read that sent it, or by
 // sendAside's next Write.
