@@ -26,25 +26,13 @@ type Hold struct {
 	n   atomic.Int32
 }
 
-// holdFor bounds one wait in the kernel, holdShort one after a wait that
-// was not ready (a statement that outlasts its wait: the netpoller waits
-// for the rest, and the next statement may be long too).
-//
-// The bound is longer than the kernel's tick (4 ms at HZ=250, 10 ms at
-// HZ=100), so that the wait's timer is never the CPU's next event: a
-// shorter one makes every wait program the timer device, and cancel it
-// when the answer comes, which on a virtual machine is an exit each way
-// (a third of a round trip's client CPU at two clients; docs/benchmarks.md,
-// part 10). What needs a P while every P waits (timers, the sampler, the
-// run's clock) is late by at most the bound once, when a short statement
-// is followed by a long one, and then by holdShort. The garbage
-// collector's stop-the-world and the scheduler's preemption do not wait:
-// their signal ends the wait (EINTR), unless asynchronous preemption is
-// off.
-const (
-	holdFor   = 11 * time.Millisecond
-	holdShort = time.Millisecond
-)
+// holdFor bounds one wait in the kernel. It is shorter than the kernel's
+// tick, so every wait programs the CPU's timer device and cancels it (on a
+// virtual machine an exit each way, about a third of the client's CPU at
+// two clients), but what a wait delays is delayed by at most this: with 11
+// ms a script of 4 ms statements at -c 2 -j 2 had a p99.9 latency of 16 ms
+// where 1 ms gave 5.5 (docs/benchmarks.md, part 10).
+const holdFor = time.Millisecond
 
 // NewHold returns a Hold for up to max waiting clients; nil if max < 1.
 func NewHold(max int) *Hold {

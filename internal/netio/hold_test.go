@@ -108,7 +108,7 @@ func TestHoldTellsAtOnce(t *testing.T) {
 		within(t, 10*time.Second, what, func() {
 			for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
 				answer()
-				r := h.wait(fd, holdFor)
+				r := h.wait(fd)
 				c.SetReadDeadline(time.Now().Add(time.Second))
 				if r != notReady {
 					c.Read(make([]byte, 1))
@@ -129,24 +129,5 @@ func TestHoldTellsAtOnce(t *testing.T) {
 			time.Sleep(200 * time.Microsecond)
 			srv.Write([]byte("b"))
 		}()
-	})
-}
-
-// TestHoldShortAfterNotReady: a held wait that ran out bounds the next one
-// by holdShort (a long statement: the netpoller waits for the rest), and
-// one that found its answer gives the next holdFor again.
-func TestHoldShortAfterNotReady(t *testing.T) {
-	c, srv := pair(t, "unix", func(nc net.Conn) net.Conn { return wrapRaw(nc, NewHold(1)) })
-	rc := c.(*rawConn)
-	var fd uintptr
-	rc.rc.Control(func(f uintptr) { fd = f })
-	within(t, 10*time.Second, "held waits", func() {
-		if r := rc.holdWait(fd); r != notReady || !rc.waitShort {
-			t.Errorf("nothing to read: wait %d, short next %v; want %d, true", r, rc.waitShort, notReady)
-		}
-		srv.Write([]byte("a"))
-		if r := rc.holdWait(fd); r == notReady || rc.waitShort {
-			t.Errorf("an answer: wait %d, short next %v; want ready, false", r, rc.waitShort)
-		}
 	})
 }

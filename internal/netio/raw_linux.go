@@ -46,10 +46,10 @@ import (
 // answer was already there right after the send; without a Hold a Read
 // always reads first (see guessHit). Bytes reach the socket in Write order;
 // a kept write is sent no later than the next Read, Write or Close (if a
-// deadline interrupts that Read first, by the one after). Kept bytes that do not fit the socket's buffer are sent by a
-// goroutine of their own while the Read waits for the answer (sendAside). A
-// send error of a kept write is returned by the Read that sent it, or by
-// sendAside's next Write.
+// deadline interrupts that Read first, by the one after). Kept bytes that
+// do not fit the socket's buffer are sent by a goroutine of their own while
+// the Read waits for the answer (sendAside). A send error of a kept write is
+// returned by the Read that sent it, or by sendAside's next Write.
 func WrapRaw(nc net.Conn) net.Conn { return wrapRaw(nc, nil) }
 
 // wrapRaw is WrapRaw with the waits of h (nil: none).
@@ -111,7 +111,6 @@ type rawConn struct {
 	sendStuck bool   // the kept bytes did not fit the socket: Read sends the rest
 	probing   bool   // this Read's first read follows its send: it updates hitRate
 	settled   bool   // the last read ended with ReadyForQuery and emptied the socket
-	waitShort bool   // the last held wait was not ready: the next is bounded by holdShort
 	// Guarded by wmu:
 	wmu  sync.Mutex
 	kept []byte // written, not yet sent
@@ -514,16 +513,8 @@ func (c *rawConn) opError(op string, e syscall.Errno) error {
 // within its waits never parks, so every holdYield-th such wait lets the goroutines
 // that wait for a P run (the run's clock: a tick late by more than a
 // millisecond merges two progress lines).
-//
-// A wait is bounded by holdFor, or by holdShort after one that ran out its
-// bound or did not get a place (see holdFor).
 func (c *rawConn) holdWait(fd uintptr) int {
-	bound := holdFor
-	if c.waitShort {
-		bound = holdShort
-	}
-	r := c.hold.wait(fd, bound)
-	c.waitShort = r == notReady
+	r := c.hold.wait(fd)
 	if r != notReady {
 		if c.held++; c.held%holdYield == 0 {
 			runtime.Gosched()
@@ -563,11 +554,11 @@ const (
 // wake-up alone take longer), so the answer was there when it began.
 const atOnce = 2 * time.Microsecond
 
-// wait waits up to bound for fd to become readable, asleep in the kernel
+// wait waits up to holdFor for fd to become readable, asleep in the kernel
 // in a raw ppoll(2) that keeps the goroutine's P, if fewer than max
 // goroutines are doing so. It tells whether fd is readable and whether it
 // was at once: Linux's ppoll writes back the time left of its timeout.
-func (h *Hold) wait(fd uintptr, bound time.Duration) int {
+func (h *Hold) wait(fd uintptr) int {
 	if h == nil {
 		return notReady
 	}
@@ -576,13 +567,13 @@ func (h *Hold) wait(fd uintptr, bound time.Duration) int {
 		return notReady
 	}
 	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	ts := unix.NsecToTimespec(int64(bound))
+	ts := unix.NsecToTimespec(int64(holdFor))
 	n, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	h.n.Add(-1)
 	switch {
 	case e != 0 || n != 1 || pfd.Revents&unix.POLLIN == 0:
 		return notReady
-	case bound-time.Duration(ts.Nano()) < atOnce:
+	case holdFor-time.Duration(ts.Nano()) < atOnce:
 		return readyAtOnce
 	}
 	return readyLater
