@@ -360,9 +360,9 @@ func (c *rawConn) readFd(fd uintptr) bool {
 // there (holdWaitFirst), so no request has to read first to find out.
 //
 // A connection without a Hold always reads first, as pgbench and Go's
-// net.Conn do, though its first read finds nothing more often than not: on
-// a local server, clients that park straight after their send cost the
-// server more than the reads they save (at 1,000 clients 25-35% fewer
+// net.Conn do, though its first read often finds nothing: on a local
+// server, clients that park straight after their send cost the server more
+// than the reads they save (at 1,000 clients 25-35% fewer
 // transactions per second and 40% more client CPU per transaction, and a
 // guess from probes never left waiting first: see docs/benchmarks.md,
 // part 10).
