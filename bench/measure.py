@@ -2,25 +2,37 @@
 """Run a command, print one JSON line: wall seconds, client CPU seconds
 (user+sys of the command and its children, and each apart), exit code, and the numbers it
 reported (tps, transactions) parsed from pgbench or sysbench text, go-tpc's tpcc summary
-(tpmc, transactions, failed) or pgarena --json (and nopm, tpm for tpcc).
+(tpmc, transactions, failed) or pgarena --json (and nopm, tpm for tpcc); pgarena's text
+latency percentiles (p99_ms, p999_ms, max_ms); and the host's idle share over the run
+(host_idle, from /proc/stat: a client that leaves the server's CPUs idle is slow to answer).
 
 usage: measure.py LABEL -- COMMAND...
 """
 import json, re, resource, subprocess, sys, time
 
+def host_cpu():
+    """(idle, total) jiffies of all CPUs so far (idle includes iowait)."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+    return f[3] + f[4], sum(f)
+
 def main():
     label = sys.argv[1]
     cmd = sys.argv[sys.argv.index("--") + 1:]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), host_cpu()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wall = time.monotonic() - t0
+    wall, cpu1 = time.monotonic() - t0, host_cpu()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     user = after.ru_utime - before.ru_utime
     system = after.ru_stime - before.ru_stime
     out = {"label": label, "wall_s": round(wall, 3), "cpu_s": round(user + system, 3),
            "user_s": round(user, 3), "sys_s": round(system, 3), "exit": p.returncode}
+    if cpu1[1] > cpu0[1]:
+        out["host_idle"] = round((cpu1[0] - cpu0[0]) / (cpu1[1] - cpu0[1]), 3)
     text = p.stdout + p.stderr
+    m = re.search(r"latency percentiles: .*p99 ([0-9.]+), p99\.9 ([0-9.]+), max ([0-9.]+) ms", text)
+    if m:
+        out["p99_ms"], out["p999_ms"], out["max_ms"] = (float(x) for x in m.groups())
     m = re.search(r"^tps = ([0-9.]+)", text, re.M)
     if m:
         out["tps"] = float(m.group(1))
