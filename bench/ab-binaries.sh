@@ -27,11 +27,10 @@ for round in $(seq "$ROUNDS"); do
 	done
 done
 python3 - "$OUT" <<'PY'
-import json, statistics as st, sys
-runs = {}
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    runs.setdefault(r["label"], []).append(r)
+import statistics as st, sys
+sys.path.insert(0, "bench")
+from medians import load
+runs = load(sys.argv[1])
 print(f"{'case':12} {'metric':20} {'old':>10} {'new':>10} {'new/old':>8}")
 for case in ("tpcb-like", "select-only"):
     o, n = runs[case + " old"], runs[case + " new"]

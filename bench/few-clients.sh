@@ -55,19 +55,4 @@ for round in $(seq "$ROUNDS"); do
 		for t in "${order[@]}"; do run "$c" "$t" | tee -a "$OUT"; done
 	done
 done
-python3 - "$OUT" <<'PY'
-import json, statistics as st, sys
-runs = {}
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    if r.get("transactions"):
-        runs.setdefault(r["label"], []).append(r)
-def med(rs, f):
-    v = [f(r) for r in rs if f(r) is not None]
-    return st.median(v) if v else float("nan")
-print(f"{'case, tool':28} {'runs':>4} {'tps':>9} {'CPU us/tx':>9} {'idle':>5} {'p99 ms':>7} {'p99.9':>7} {'max':>7}")
-for label, rs in runs.items():
-    print(f"{label:28} {len(rs):4} {med(rs, lambda r: r['tps']):9.0f} "
-          f"{med(rs, lambda r: 1e6 * r['cpu_s'] / r['transactions']):9.2f} {med(rs, lambda r: r.get('host_idle')):5.2f} "
-          f"{med(rs, lambda r: r.get('p99_ms')):7.3f} {med(rs, lambda r: r.get('p999_ms')):7.3f} {med(rs, lambda r: r.get('max_ms')):7.3f}")
-PY
+python3 bench/medians.py "$OUT"
