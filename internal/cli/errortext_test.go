@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +111,7 @@ func TestPgbouncerTransactionModePrepared(t *testing.T) {
 	// on pgbouncer's choice of server (under CI load none did). RECONNECT
 	// every 100 ms replaces server connections as they are released, so
 	// some clients certainly do (as in TestPoolerAdminDSN).
-	admin := regexp.MustCompile(`dbname=\S+`).ReplaceAllString(b.DSN(), "dbname=pgbouncer")
+	admin := b.AdminDSN()
 	stop := reconnectEvery(t, admin, 100*time.Millisecond)
 	r := pgarena(t, nil, "run", "tpcb", "-M", "prepared", "-c", "4", "-T", "3s",
 		"--dsn", b.DSN(), "--json", "--results", t.TempDir())

@@ -138,7 +138,7 @@ func TestPoolerAdminDSN(t *testing.T) {
 	conn := connect(t, dsn)
 	db := conn.Config().Database
 	b := pgtest.StartBouncer(t, pgtest.Cluster(t), db, "transaction", 2)
-	admin := regexp.MustCompile(`dbname=\S+`).ReplaceAllString(b.DSN(), "dbname=pgbouncer")
+	admin := b.AdminDSN()
 	results := t.TempDir()
 	r := pgarena(t, nil, "run", "tpcb", "-c", "6", "-T", "2s", "--dsn", b.DSN(), "--pooler-admin-dsn", admin, "--results", results)
 	if r.code != ExitOK {

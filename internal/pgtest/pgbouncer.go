@@ -19,13 +19,17 @@ import (
 // Bouncer is a real pgbouncer started for one test, in front of a cluster
 // (by internal/target/pooler, as `pgarena run --via pgbouncer` starts it).
 type Bouncer struct {
-	dsn string
-	dir string
+	dsn, admin string
+	dir        string
 }
 
 // DSN returns a libpq keyword/value DSN to the database through the
 // pooler (its unix socket in a private directory).
 func (b *Bouncer) DSN() string { return b.dsn }
+
+// AdminDSN returns a DSN to the pooler's admin console (database
+// pgbouncer, as the same user).
+func (b *Bouncer) AdminDSN() string { return b.admin }
 
 // Log returns pgbouncer's log so far (for a failing test's message).
 func (b *Bouncer) Log() string {
@@ -61,9 +65,11 @@ func StartBouncer(t testing.TB, c *local.Cluster, dbname, mode string, poolSize 
 		t.Fatalf("pgtest: starting pgbouncer: %v", err)
 	}
 	t.Cleanup(teardown)
-	dsn := fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", tg.Config.Host, tg.Config.Port,
-		tg.Config.User, tg.Config.Database)
-	return &Bouncer{dsn: dsn, dir: tg.Config.Host}
+	dsn := func(db string) string {
+		return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", tg.Config.Host, tg.Config.Port,
+			tg.Config.User, db)
+	}
+	return &Bouncer{dsn: dsn(tg.Config.Database), admin: dsn("pgbouncer"), dir: tg.Config.Host}
 }
 
 // clusterDB is a database of a test cluster as a target provider, with its
