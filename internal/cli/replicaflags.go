@@ -20,12 +20,14 @@ type replicaFlags struct {
 	dsn            string
 	readDSN        string
 	catchUpTimeout time.Duration
+	syncTimeout    time.Duration
 }
 
 func (r *replicaFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&r.kind, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical or pglogical; lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&r.dsn, "replica-dsn", "", "a replica you run (any replication system; it must replicate the table pgarena_heartbeat): lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&r.readDSN, "read-dsn", "", "send the workload's read-only transactions (tpcc order-status and stock-level, tpcb -S) to this replica, as a second client group; it must replicate pgarena_heartbeat (its lag is measured)")
+	fl.DurationVar(&r.syncTimeout, "replica-sync-timeout", replica.DefaultSyncTimeout, "wait at most this long for a --replica logical or pglogical to copy the loaded tables")
 	fl.DurationVar(&r.catchUpTimeout, "catch-up-timeout", session.DefaultCatchUpTimeout, "after the load, wait at most this long for the replicas to catch up")
 }
 
@@ -38,7 +40,10 @@ func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider,
 		if _, ok := p.(*target.DSN); ok {
 			return nil, usagef("--replica %s starts a replica of a local primary (the embedded cluster or --cluster NAME); for a server named by --dsn, start the replica yourself and pass --replica-dsn", r.kind)
 		}
-		p = &replica.Provider{Inner: p, Kind: r.kind, Env: local.Env(a.Env), Getenv: a.getenv, Notef: a.notef}
+		if r.syncTimeout <= 0 {
+			return nil, usagef("--replica-sync-timeout must be positive")
+		}
+		p = &replica.Provider{Inner: p, Kind: r.kind, Env: local.Env(a.Env), Getenv: a.getenv, Notef: a.notef, SyncTimeout: r.syncTimeout}
 	}
 	if r.dsn != "" {
 		cfg, err := target.ParseDSN(r.dsn, a.getenv)

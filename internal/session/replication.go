@@ -80,11 +80,17 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 		}})
 	// In sync before measuring: a replica that cannot show the heartbeat
 	// (a --replica-dsn that does not replicate it) is bad input.
-	_, ok, err := rp.mon.CatchUp(ctx, min(rp.timeout, 2*time.Minute))
+	_, ok, err := rp.mon.CatchUp(ctx, min(rp.timeout, 2*time.Minute), "--catch-up-timeout, at most 2m0s here")
 	for i, done := range ok {
 		if !done && err == nil {
-			err = fmt.Errorf("replica %s does not show pgarena's heartbeat table %s within %s: it must replicate it like the workload's tables (add it to the publication or replication set)",
-				reps[i].Description, replica.HeartbeatTable, min(rp.timeout, 2*time.Minute))
+			why := "it must replicate it like the workload's tables (add it to the publication or replication set)"
+			if reps[i].Trouble != nil {
+				if terr := reps[i].Trouble(ctx); terr != nil {
+					why = terr.Error()
+				}
+			}
+			err = fmt.Errorf("replica %s does not show pgarena's heartbeat table %s within %s: %s",
+				reps[i].Description, replica.HeartbeatTable, min(rp.timeout, 2*time.Minute), why)
 		}
 	}
 	if err != nil {
@@ -98,7 +104,7 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 // from start to end, and returns how they kept up with transactions
 // committed over durationS at tps.
 func (rp *replication) step(ctx context.Context, start, end time.Time, transactions int64, durationS, tps float64) *metrics.Replication {
-	took, ok, err := rp.mon.CatchUp(ctx, rp.timeout)
+	took, ok, err := rp.mon.CatchUp(ctx, rp.timeout, "--catch-up-timeout")
 	if err != nil {
 		rp.notef("replication: no catch-up measured: %v", err)
 		return nil

@@ -21,4 +21,9 @@ type Replica struct {
 	// then, and returns when the replica holds their current data. A
 	// streaming standby follows everything and needs none.
 	Attach func(ctx context.Context, tables []string) error
+	// Trouble, when set, reports what keeps the replica from following in
+	// its servers' own words (an error its server logged or its
+	// subscription reports, an output plugin the primary refuses); nil
+	// when nothing is known. Waits for the replica show it.
+	Trouble func(ctx context.Context) error
 }

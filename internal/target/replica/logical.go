@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/await"
 	"github.com/pgarena/pgarena/internal/target"
 )
 
@@ -36,6 +37,10 @@ type logical struct {
 	syncTimeout time.Duration
 	notef       func(format string, args ...any)
 	attached    bool
+	// The servers' logs (paths; "" when unknown) and what they logged
+	// since attach began.
+	primaryLog, replicaLog string
+	plog, rlog             *logTail
 }
 
 // attach copies the tables' definitions to the subscriber, publishes them
@@ -43,6 +48,7 @@ type logical struct {
 // copy is done: the measured run starts with the replica in sync.
 func (l *logical) attach(ctx context.Context, tables []string) error {
 	start := time.Now()
+	l.plog, l.rlog = tailFromNow(l.primaryLog), tailFromNow(l.replicaLog)
 	if err := l.copySchema(ctx, tables); err != nil {
 		return err
 	}
@@ -181,31 +187,72 @@ func (l *logical) pglogicalSubscribe(ctx context.Context, pconn, rconn *pgx.Conn
 	return nil
 }
 
-// waitSynced waits until the subscriber has copied every table.
+// waitSynced waits until the subscriber has copied every table, showing
+// what the servers report meanwhile; a refused output plugin ends it.
 func (l *logical) waitSynced(ctx context.Context, rconn *pgx.Conn) error {
 	q := `select count(*) from pg_subscription_rel where srsubstate <> 'r'`
 	if l.kind == "pglogical" {
 		q = `select (select count(*) from pglogical.local_sync_status where sync_status <> 'r')
 			+ (select count(*) from pglogical.show_subscription_status() where status <> 'replicating')`
 	}
-	deadline := time.Now().Add(l.syncTimeout)
-	for {
+	w := await.Wait{What: fmt.Sprintf("the %s replica's initial copy", l.kind), Timeout: l.syncTimeout,
+		Flag: "--replica-sync-timeout", Notef: l.notef}
+	var lastTrouble time.Time
+	var trouble error
+	return w.Poll(ctx, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		var pending int
 		if err := rconn.QueryRow(ctx, q).Scan(&pending); err != nil {
-			return fmt.Errorf("%s replica: waiting for the initial copy: %w", l.kind, err)
+			return false, "", fmt.Errorf("%s replica: waiting for the initial copy: %w", l.kind, err)
 		}
 		if pending == 0 {
-			return nil
+			return true, "", nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s replica: the initial copy did not finish within %s (%d tables pending)", l.kind, l.syncTimeout, pending)
+		if time.Since(lastTrouble) >= time.Second {
+			lastTrouble, trouble = time.Now(), l.trouble(ctx)
+			var refused *PluginRefusedError
+			if errors.As(trouble, &refused) {
+				return false, "", fmt.Errorf("%s replica: %w", l.kind, refused)
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		status := fmt.Sprintf("%d tables or subscriptions not ready", pending)
+		if trouble != nil {
+			status += "; " + trouble.Error()
+		}
+		return false, status, nil
+	})
+}
+
+// trouble is what the servers report about the subscription: an output
+// plugin the primary refuses (*PluginRefusedError), else the
+// subscription's state and the subscriber's logged errors (nil: none).
+func (l *logical) trouble(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	if pconn, err := target.Connect(ctx, l.primary, "pgarena-replica"); err == nil {
+		refused, _ := refusedPlugin(ctx, pconn, l.plog)
+		pconn.Close(context.Background())
+		if refused != nil {
+			return refused
 		}
 	}
+	var parts []string
+	if l.kind == "pglogical" {
+		if rconn, err := target.Connect(ctx, l.replica, "pgarena-replica"); err == nil {
+			var status *string
+			rconn.QueryRow(ctx, `select string_agg(distinct status, ', ') from pglogical.show_subscription_status() where status <> 'replicating'`).Scan(&status)
+			rconn.Close(context.Background())
+			if status != nil {
+				parts = append(parts, "pglogical.show_subscription_status() says "+*status)
+			}
+		}
+	}
+	if e := l.rlog.lastError(); e != "" {
+		parts = append(parts, "the subscriber logs "+e)
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(parts, "; "))
 }
 
 // detach drops the subscription (and with it its replication slot on the

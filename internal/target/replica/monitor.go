@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgarena/pgarena/internal/await"
 	"github.com/pgarena/pgarena/internal/target"
 )
 
@@ -206,21 +208,25 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 // CatchUp writes a beat and waits until every replica shows it, or until
 // timeout: per replica, how long after the beat it did (or timeout), and
 // whether it did. Call it once the load is done: the beat follows every
-// transaction of the load, so a replica showing it holds them all.
-func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Duration, []bool, error) {
+// transaction of the load, so a replica showing it holds them all. While
+// it waits it reports progress through Notef with what the replicas'
+// servers report (Replica.Trouble); a primary refusing a replica's output
+// plugin just now ends the wait with that error. flag names the flag that
+// sets timeout, for the messages.
+func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration, flag string) ([]time.Duration, []bool, error) {
 	m.catching.Store(true)
 	defer m.catching.Store(false)
-	start := time.Now()
 	bctx, cancel := context.WithTimeout(ctx, readTimeout)
 	seq, err := m.hb.Beat(bctx)
 	cancel()
 	if err != nil {
 		return nil, nil, err
 	}
+	start := time.Now()
+	wait := await.Wait{What: "the replicas to catch up", Timeout: timeout, Flag: flag, Notef: m.opts.Notef}.Start()
 	took := make([]time.Duration, len(m.watched))
 	done := make([]bool, len(m.watched))
-	deadline := start.Add(timeout)
-	noted := false
+	reported := false
 	for left := len(m.watched); left > 0; {
 		for i, w := range m.watched {
 			if done[i] {
@@ -240,24 +246,60 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Du
 		if left == 0 {
 			break
 		}
-		if !noted && time.Since(start) > time.Second {
-			noted = true
-			m.opts.Notef("waiting up to %s for the replicas to catch up", timeout)
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			for i := range took {
-				if !done[i] {
-					took[i] = time.Since(start)
-				}
+		if wait.NextReport() == 0 || wait.Expired() || ctx.Err() != nil {
+			status, refused := m.status(ctx, done)
+			if refused != nil {
+				return nil, nil, refused
 			}
-			break
+			if wait.Expired() || ctx.Err() != nil {
+				for i := range took {
+					if !done[i] {
+						took[i] = wait.Elapsed()
+					}
+				}
+				if status != "" {
+					m.opts.Notef("the replicas did not catch up within %s: %s", timeout, status)
+				}
+				break
+			}
+			wait.Report(status)
+			reported = true
 		}
 		time.Sleep(catchUpPoll / 4)
 	}
-	if noted {
+	if reported && !slices.Contains(done, false) {
 		m.opts.Notef("the replicas caught up in %s", slices.Max(took).Round(10*time.Millisecond))
 	}
 	return took, done, nil
+}
+
+// status says, for a progress line, which replicas have not shown the
+// beat and what their servers report; refused is set when a primary
+// refuses a replica's output plugin just now.
+func (m *Monitor) status(ctx context.Context, done []bool) (status string, refused error) {
+	var parts []string
+	for i, w := range m.watched {
+		if done[i] {
+			continue
+		}
+		w.mu.Lock()
+		s := fmt.Sprintf("replica %s has not shown it", w.name)
+		if w.seen < 0 {
+			s = fmt.Sprintf("replica %s shows no heartbeat yet", w.name)
+		}
+		w.mu.Unlock()
+		if w.rep.Trouble != nil {
+			if err := w.rep.Trouble(ctx); err != nil {
+				var pr *PluginRefusedError
+				if errors.As(err, &pr) && pr.Now {
+					return "", fmt.Errorf("replica %s: %w", w.name, err)
+				}
+				s += ": " + err.Error()
+			}
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; "), nil
 }
 
 // LagStats is a replica's lag over a span of time, in seconds.

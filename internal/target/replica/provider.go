@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -67,7 +68,12 @@ func (p *Provider) Provision(ctx context.Context) (*target.Target, func(), error
 		p.Notef = func(string, ...any) {}
 	}
 	binDir := ""
+	// A primary created for this run may be set up for the replica where
+	// the user did not choose otherwise.
+	mayChange := false
 	if e, ok := p.Inner.(*local.Ephemeral); ok {
+		_, userSet := e.Settings[pluginSetting]
+		mayChange = !userSet
 		settings := map[string]string{}
 		for k, v := range e.Settings {
 			settings[k] = v
@@ -84,7 +90,7 @@ func (p *Provider) Provision(ctx context.Context) (*target.Target, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, stop, err := p.start(ctx, t, binDir)
+	rep, stop, err := p.start(ctx, t, binDir, mayChange)
 	if err != nil {
 		teardown()
 		return nil, nil, err
@@ -94,7 +100,7 @@ func (p *Provider) Provision(ctx context.Context) (*target.Target, func(), error
 }
 
 // start checks the primary and starts the replica.
-func (p *Provider) start(ctx context.Context, t *target.Target, binDir string) (target.Replica, func(), error) {
+func (p *Provider) start(ctx context.Context, t *target.Target, binDir string, mayChange bool) (target.Replica, func(), error) {
 	var none target.Replica
 	if !t.Local || t.DataDir == "" {
 		return none, nil, fmt.Errorf("--replica %s starts its replica from a local primary (the embedded cluster or --cluster NAME); for another server, start the replica yourself and pass --replica-dsn", p.Kind)
@@ -115,6 +121,9 @@ func (p *Provider) start(ctx context.Context, t *target.Target, binDir string) (
 		if have := settings["primary."+k]; !strings.Contains(have, want) {
 			return none, nil, fmt.Errorf("--replica %s needs %s=%s on the primary (it has %q): restart the cluster with --pg-set %s=%s", p.Kind, k, want, have, k, want)
 		}
+	}
+	if err := p.allowPlugin(ctx, conn, mayChange); err != nil {
+		return none, nil, err
 	}
 	delete(settings, "primary.wal_level")
 	delete(settings, "primary.shared_preload_libraries")
@@ -150,6 +159,13 @@ func (p *Provider) start(ctx context.Context, t *target.Target, binDir string) (
 	rep := target.Replica{Kind: p.Kind, Config: cfg,
 		Description: fmt.Sprintf("%s replica (PostgreSQL %s, port %d)", p.Kind, c.Binaries().Version, c.Port())}
 	if p.Kind == "streaming" {
+		standbyLog := tailFromNow(c.LogPath())
+		rep.Trouble = func(context.Context) error {
+			if e := standbyLog.lastError(); e != "" {
+				return errors.New("the standby logs " + e)
+			}
+			return nil
+		}
 		return rep, remove, nil
 	}
 	if err := createDatabase(ctx, c.DSN("postgres"), t.Config.Database, p.Getenv); err != nil {
@@ -157,11 +173,11 @@ func (p *Provider) start(ctx context.Context, t *target.Target, binDir string) (
 		return none, nil, err
 	}
 	lg := &logical{kind: p.Kind, primary: t.Config, primaryDSN: primary, replica: cfg, pgDump: c.Binaries().Path("pg_dump"),
-		syncTimeout: p.SyncTimeout, notef: p.Notef}
+		syncTimeout: p.SyncTimeout, notef: p.Notef, primaryLog: t.ServerLog, replicaLog: c.LogPath()}
 	if lg.syncTimeout <= 0 {
 		lg.syncTimeout = DefaultSyncTimeout
 	}
-	rep.Attach = lg.attach
+	rep.Attach, rep.Trouble = lg.attach, lg.trouble
 	return rep, func() { lg.detach(); remove() }, nil
 }
 
@@ -250,6 +266,22 @@ func (d *DSN) Provision(ctx context.Context) (*target.Target, func(), error) {
 	if kind == "" {
 		kind = "dsn"
 	}
-	t.Replicas = append(t.Replicas, target.Replica{Kind: kind, Config: d.Config, Description: target.Redacted(d.Config)})
+	// What pgarena can see of a replica it does not run is on the
+	// primary: an output plugin the primary refuses.
+	primary, plog := t.Direct().Config, tailFromNow(t.ServerLog)
+	trouble := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		conn, err := target.Connect(ctx, primary, "pgarena-replica")
+		if err != nil {
+			return nil
+		}
+		defer conn.Close(context.Background())
+		if refused, _ := refusedPlugin(ctx, conn, plog); refused != nil {
+			return refused
+		}
+		return nil
+	}
+	t.Replicas = append(t.Replicas, target.Replica{Kind: kind, Config: d.Config, Description: target.Redacted(d.Config), Trouble: trouble})
 	return t, teardown, nil
 }

@@ -2,7 +2,11 @@ package replica_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	osexec "os/exec"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,7 +39,9 @@ func provision(t *testing.T, ctx context.Context, kind string) (*target.Target, 
 		}
 		t.Skip(err)
 	}
-	p := &replica.Provider{Kind: kind, Env: env, Notef: t.Logf,
+	// The initial copy's deadline is within the test's budget: a replica
+	// that cannot follow fails with its servers' words, not the context's.
+	p := &replica.Provider{Kind: kind, Env: env, Notef: t.Logf, SyncTimeout: time.Minute,
 		Inner: &local.Ephemeral{Bin: bin, Env: env, Settings: map[string]string{"fsync": "off", "shared_buffers": "32MB", "max_connections": "20"}}}
 	tgt, teardown, err := p.Provision(ctx)
 	if err != nil {
@@ -103,7 +109,7 @@ func testLagAndCatchUp(t *testing.T, kind string, hold func(*testing.T, context.
 	}
 	mon := replica.StartMonitor(ctx, hb, tgt.Replicas, replica.MonitorOptions{Notef: t.Logf})
 	defer mon.Stop()
-	if took, ok, err := mon.CatchUp(ctx, 30*time.Second); err != nil || !ok[0] {
+	if took, ok, err := mon.CatchUp(ctx, 30*time.Second, ""); err != nil || !ok[0] {
 		t.Fatalf("initial catch-up: %v %v %v", took, ok, err)
 	}
 
@@ -116,7 +122,7 @@ func testLagAndCatchUp(t *testing.T, kind string, hold func(*testing.T, context.
 		time.Sleep(held)
 		release()
 	}()
-	took, ok, err := mon.CatchUp(ctx, 30*time.Second)
+	took, ok, err := mon.CatchUp(ctx, 30*time.Second, "")
 	if err != nil || !ok[0] {
 		t.Fatalf("catch-up: %v %v %v", took, ok, err)
 	}
@@ -183,3 +189,166 @@ func TestStreaming(t *testing.T) {
 func TestLogical(t *testing.T) { testLagAndCatchUp(t, "logical", byLock) }
 
 func TestPglogical(t *testing.T) { testLagAndCatchUp(t, "pglogical", byLock) }
+
+// knowsSetting reports whether the server binaries have a setting
+// (PostgreSQL 15.20 added output_plugin_libraries).
+func knowsSetting(t *testing.T, bin local.Binaries, name string) bool {
+	out, err := osexec.Command(bin.Path("postgres"), "--describe-config").Output()
+	if err != nil {
+		t.Fatalf("postgres --describe-config: %v", err)
+	}
+	return strings.Contains(string(out), "\n"+name+"\t")
+}
+
+// ephemeral starts an embedded cluster with settings, in a temporary
+// directory of the test; it skips when the server has no
+// output_plugin_libraries.
+func ephemeral(t *testing.T, ctx context.Context, settings map[string]string) (*local.Ephemeral, local.Env) {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "replicatest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tmp, 0o755)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	env := local.Env(append(os.Environ(), "TMPDIR="+tmp))
+	bin, err := local.FindBinaries("", env)
+	if err != nil {
+		if pgtest.Required() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if !knowsSetting(t, bin, "output_plugin_libraries") {
+		t.Skipf("PostgreSQL %s has no output_plugin_libraries", bin.Version)
+	}
+	s := map[string]string{"fsync": "off", "shared_buffers": "32MB", "max_connections": "20"}
+	for k, v := range settings {
+		s[k] = v
+	}
+	return &local.Ephemeral{Bin: bin, Env: env, Settings: s}, env
+}
+
+// TestPrimaryRefusesPluginSetByUser: a primary whose output plugins the
+// user set without pglogical's is refused before anything starts, in one
+// line naming the setting.
+func TestPrimaryRefusesPluginSetByUser(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e, env := ephemeral(t, ctx, map[string]string{"output_plugin_libraries": "pgoutput, test_decoding"})
+	p := &replica.Provider{Kind: "pglogical", Env: env, Notef: t.Logf, SyncTimeout: time.Minute, Inner: e}
+	_, teardown, err := p.Provision(ctx)
+	if err == nil {
+		teardown()
+		t.Fatal("provisioned a pglogical replica of a primary that refuses pglogical_output")
+	}
+	want := `--replica pglogical needs output plugin pglogical_output allowed on the primary: add it to output_plugin_libraries (now 'pgoutput, test_decoding'), e.g. --pg-set "output_plugin_libraries=pgoutput, test_decoding, pglogical_output"`
+	if err.Error() != want {
+		t.Errorf("error:\n%s\nwant:\n%s", err, want)
+	}
+}
+
+// TestReplicaDSNRefusedPlugin: a subscriber pgarena does not run, whose
+// primary refuses its output plugin, ends the wait for it at once with
+// one line naming the setting to change, after a progress line.
+func TestReplicaDSNRefusedPlugin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	e, _ := ephemeral(t, ctx, map[string]string{"wal_level": "logical", "output_plugin_libraries": "test_decoding"})
+	primary, teardown, err := e.Provision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer teardown()
+	// The subscriber is another database of the same server: its slot is
+	// made beforehand (as a superuser may, with the setting changed for
+	// its session), the subscription then reads it and is refused.
+	exec(t, ctx, primary.Config, `create table t (id int primary key); create publication pub for table t`)
+	exec(t, ctx, primary.Config, `set output_plugin_libraries = pgoutput;
+		select pg_create_logical_replication_slot('sub', 'pgoutput')`)
+	exec(t, ctx, primary.Config, `create database copy`)
+	copyCfg := primary.Config.Copy()
+	copyCfg.Database = "copy"
+	exec(t, ctx, copyCfg, `create table t (id int primary key)`)
+	exec(t, ctx, copyCfg, fmt.Sprintf(`create subscription sub connection 'host=%s port=%d user=%s dbname=postgres' publication pub with (create_slot = false, copy_data = false)`,
+		primary.Config.Host, primary.Config.Port, primary.Config.User))
+
+	d := &replica.DSN{Inner: &target.DSN{Config: primary.Config, Local: true, ServerLog: primary.ServerLog}, Config: copyCfg}
+	tgt, _, err := d.Provision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := replica.NewHeartbeat(ctx, tgt.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hb.Close()
+	mon := replica.StartMonitor(ctx, hb, tgt.Replicas, replica.MonitorOptions{Notef: t.Logf})
+	defer mon.Stop()
+	start := time.Now()
+	_, _, err = mon.CatchUp(ctx, 60*time.Second, "--catch-up-timeout")
+	took := time.Since(start)
+	want := `replica dsn: the primary refuses logical decoding output plugin pgoutput (the primary's server log: library "pgoutput" may not be used as an output plugin): add pgoutput to output_plugin_libraries on the primary (now 'test_decoding') and reload its configuration`
+	if err == nil || err.Error() != want {
+		t.Fatalf("after %s: error:\n%v\nwant:\n%s", took, err, want)
+	}
+	if took > 15*time.Second {
+		t.Errorf("the refusal ended the wait after %s", took)
+	}
+}
+
+// TestCatchUpReportsProgress: a wait for a replica that never shows the
+// heartbeat (here a database that replicates nothing) reports what it
+// waits for, how long so far and its deadline at least every 5 s, and
+// ends at the deadline.
+func TestCatchUpReportsProgress(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	primary, err := target.ParseDSN(pgtest.DSN(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notReplica, err := target.ParseDSN(pgtest.DSN(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := replica.NewHeartbeat(ctx, primary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hb.Close()
+	var mu sync.Mutex
+	var notes []string
+	var at []time.Duration
+	start := time.Now()
+	mon := replica.StartMonitor(ctx, hb, []target.Replica{{Kind: "dsn", Config: notReplica}}, replica.MonitorOptions{Notef: func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, fmt.Sprintf(format, args...))
+		at = append(at, time.Since(start))
+	}})
+	defer mon.Stop()
+	_, ok, err := mon.CatchUp(ctx, 12*time.Second, "--catch-up-timeout")
+	if err != nil || ok[0] {
+		t.Fatalf("caught up %v, error %v", ok, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%q at %v", notes, at)
+	if len(notes) < 3 {
+		t.Fatalf("%d progress lines in 12 s: %q", len(notes), notes)
+	}
+	prev := time.Duration(0)
+	for i, n := range notes[:len(notes)-1] {
+		if at[i]-prev > 5500*time.Millisecond {
+			t.Errorf("%q came %s after the previous line", n, at[i]-prev)
+		}
+		prev = at[i]
+		if !strings.HasPrefix(n, "waiting for the replicas to catch up: ") || !strings.Contains(n, "so far, deadline 12s (--catch-up-timeout); replica dsn shows no heartbeat yet") {
+			t.Errorf("progress line %q", n)
+		}
+	}
+	if last := notes[len(notes)-1]; !strings.HasPrefix(last, "the replicas did not catch up within 12s: replica dsn shows no heartbeat yet") {
+		t.Errorf("last line %q", last)
+	}
+}
