@@ -2,6 +2,7 @@ package cli
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -14,11 +15,13 @@ type poolerFlags struct {
 	via      string
 	poolSize int
 	adminDSN string
+	ready    time.Duration
 }
 
 func (p *poolerFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&p.via, "via", "", "run through a pooler started for the run, in front of the target: pgbouncer[:transaction|session|statement], haproxy (TCP proxy, no pooling) or pgpool (one process per client)")
 	fl.IntVar(&p.poolSize, "pool-size", 0, "server connections the --via pooler keeps at most (default 20)")
+	fl.DurationVar(&p.ready, "pooler-ready-timeout", pooler.DefaultReadyTimeout, "wait at most this long for the --via pooler to pass a query to the server")
 	fl.StringVar(&p.adminDSN, "pooler-admin-dsn", "", "the admin console of the pooler --dsn goes through (pgbouncer, odyssey): its SHOW POOLS and SHOW STATS are sampled")
 }
 
@@ -47,8 +50,11 @@ func (a *app) viaPooler(p target.Provider, f *runFlags, clients int) (target.Pro
 	if pf.poolSize < 0 {
 		return nil, usagef("--pool-size must be at least 1 (got %d)", pf.poolSize)
 	}
+	if pf.ready <= 0 {
+		return nil, usagef("--pooler-ready-timeout must be positive")
+	}
 	pp, err := pooler.New(p, pooler.Options{Kind: kind, Mode: mode, PoolSize: pf.poolSize, MaxClients: clients,
-		Env: a.Env, Notef: a.notef})
+		Env: a.Env, Notef: a.notef, ReadyTimeout: pf.ready})
 	if err != nil {
 		return nil, usagef("--via %s: %s", pf.via, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/await"
 	"github.com/pgarena/pgarena/internal/clock"
 )
 
@@ -103,12 +104,21 @@ func waitForStart(ctx context.Context, clk clock.Clock, at time.Time, notef func
 		return true
 	}
 	notef("waiting %s for --start-at %s", d.Round(time.Millisecond), at.UTC().Format(time.RFC3339))
-	t := clk.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+	p := await.Wait{What: "--start-at " + at.UTC().Format(time.RFC3339), Timeout: d, Notef: notef, Clock: clk}.Start()
+	for {
+		left := clock.Until(clk, at)
+		if left <= 0 {
+			return true
+		}
+		t := clk.NewTimer(min(left, max(p.NextReport(), time.Millisecond)))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+		if left := clock.Until(clk, at); left > 0 {
+			p.Report(fmt.Sprintf("%s to go", left.Round(time.Second)))
+		}
 	}
 }

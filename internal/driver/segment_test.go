@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -130,18 +131,34 @@ func TestSegmentsKeepClientIDs(t *testing.T) {
 	}
 }
 
-// --start-at: measuring starts at the given time, after connecting.
+// --start-at: measuring starts at the given time, after connecting; the
+// wait says so at once and reports progress at least every 5 s.
 func TestStartAtWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.NewFake(fakeStart)
 		w := &sleepWorkload{sleep: 10 * time.Millisecond, clk: clk}
-		at := fakeStart.Add(3 * time.Second)
-		res, _, err := stepped(t, context.Background(), clk, w, nilDialer, Config{Clients: 1, Duration: 100 * time.Millisecond, Tick: 50 * time.Millisecond, StartAt: at})
+		at := fakeStart.Add(12 * time.Second)
+		var notes []string
+		var times []time.Duration
+		notef := func(format string, args ...any) {
+			notes = append(notes, fmt.Sprintf(format, args...))
+			times = append(times, clk.Now().Sub(fakeStart))
+		}
+		res, _, err := stepped(t, context.Background(), clk, w, nilDialer, Config{Clients: 1, Duration: 100 * time.Millisecond, Tick: 50 * time.Millisecond, StartAt: at, Notef: notef})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !res.Start.Equal(at) {
 			t.Fatalf("started at %s, want %s", res.Start, at)
+		}
+		want := []string{
+			"waiting 12s for --start-at 2026-03-01T09:00:12Z",
+			"waiting for --start-at 2026-03-01T09:00:12Z: 1s so far, deadline 12s; 11s to go",
+			"waiting for --start-at 2026-03-01T09:00:12Z: 6s so far, deadline 12s; 6s to go",
+			"waiting for --start-at 2026-03-01T09:00:12Z: 11s so far, deadline 12s; 1s to go",
+		}
+		if !slices.Equal(notes, want) {
+			t.Errorf("notes %q at %v, want %q", notes, times, want)
 		}
 	})
 }

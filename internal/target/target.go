@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/await"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
@@ -202,10 +203,14 @@ func Connect(ctx context.Context, cfg *pgx.ConnConfig, appName string) (*pgx.Con
 // WaitReady connects until the server accepts a connection or wait has
 // passed (wait 0 tries once). Refused connections and a server that is
 // starting up or full are retried; authentication or DNS failures are not.
-// note is called once if it has to wait.
+// While it waits it reports progress through note (may be nil), with the
+// server's answer, at least every 5 s (internal/await).
 func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, note func(string)) (*pgx.Conn, error) {
-	deadline := time.Now().Add(wait)
-	noted := false
+	w := await.Wait{What: Redacted(cfg) + " to accept connections", Timeout: wait, Flag: "--wait-ready"}
+	if note != nil {
+		w.Notef = func(format string, args ...any) { note(fmt.Sprintf(format, args...)) }
+	}
+	p := w.Start()
 	for {
 		conn, err := Connect(ctx, cfg, "")
 		if err == nil {
@@ -214,15 +219,12 @@ func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, not
 		class := pgerr.Classify(err)
 		retry := class == metrics.ClassConnectRefused || class == metrics.ClassAdminShutdown ||
 			class == metrics.ClassStarting || class == metrics.ClassTooManyConnections || class == metrics.ClassConnectionLost
-		if !retry || time.Now().After(deadline) || ctx.Err() != nil {
+		if !retry || p.Expired() || ctx.Err() != nil {
 			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err}
 		}
-		if !noted && note != nil {
-			note(fmt.Sprintf("waiting up to %s for %s to accept connections (%s)", wait.Round(time.Second), cfg.Host, class))
-			noted = true
-		}
+		p.Report(fmt.Sprintf("%s: %s", class, pgerr.Describe(err)))
 		select {
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(min(500*time.Millisecond, max(p.Left(), 0)+time.Millisecond)):
 		case <-ctx.Done():
 			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: ctx.Err()}
 		}

@@ -1,8 +1,12 @@
 package target
 
 import (
+	"context"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -83,6 +87,47 @@ func TestDropUnusedCaches(t *testing.T) {
 		DropUnusedCaches(cfg)
 		if cfg.StatementCacheCapacity != wantStmt || cfg.DescriptionCacheCapacity != 0 {
 			t.Errorf("%v: statement cache %d, description cache %d; want %d, 0", mode, cfg.StatementCacheCapacity, cfg.DescriptionCacheCapacity, wantStmt)
+		}
+	}
+}
+
+// TestWaitReadyReportsProgress: waiting for a server that refuses
+// connections (a port nobody listens on) reports what it waits for, how
+// long so far, the deadline and the server's answer at least every 5 s.
+func TestWaitReadyReportsProgress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cfg, err := ParseDSN(fmt.Sprintf("host=127.0.0.1 port=%d user=nobody dbname=x", port), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var notes []string
+	var at []time.Duration
+	_, err = WaitReady(context.Background(), cfg, 7*time.Second, func(s string) {
+		notes = append(notes, s)
+		at = append(at, time.Since(start))
+	})
+	if !IsConnectError(err) || !strings.Contains(err.Error(), "connect_refused") {
+		t.Fatalf("error %v", err)
+	}
+	t.Logf("%q at %v", notes, at)
+	if len(notes) < 2 {
+		t.Fatalf("%d progress lines in 7 s: %q", len(notes), notes)
+	}
+	prev := time.Duration(0)
+	for i, n := range notes {
+		if at[i]-prev > 5500*time.Millisecond {
+			t.Errorf("%q came %s after the previous line", n, at[i]-prev)
+		}
+		prev = at[i]
+		want := fmt.Sprintf("waiting for host=127.0.0.1 port=%d user=nobody dbname=x to accept connections: ", port)
+		if !strings.HasPrefix(n, want) || !strings.Contains(n, "so far, deadline 7s (--wait-ready); connect_refused: ") {
+			t.Errorf("progress line %q", n)
 		}
 	}
 }

@@ -22,8 +22,10 @@ import (
 
 // Deadlines of the pooler's life.
 const (
-	readyWait = 20 * time.Second // until a query passes through it
-	stopWait  = 10 * time.Second // after the stop signal, before SIGKILL
+	// DefaultReadyTimeout bounds the wait until a query passes through a
+	// pooler started for the run (--pooler-ready-timeout).
+	DefaultReadyTimeout = 20 * time.Second
+	stopWait            = 10 * time.Second // after the stop signal, before SIGKILL
 	// DefaultPoolSize is the server connections a pooler keeps when
 	// --pool-size is not given (pgbouncer's default_pool_size).
 	DefaultPoolSize = 20
@@ -97,6 +99,9 @@ type Options struct {
 	// TMPDIR holds its directory.
 	Env   []string
 	Notef func(format string, args ...any)
+	// ReadyTimeout bounds the wait for the started pooler to pass a query
+	// (0: DefaultReadyTimeout).
+	ReadyTimeout time.Duration
 }
 
 // Provider starts a pooler in front of the target Inner provides.
@@ -229,7 +234,7 @@ func (p *Provider) start(ctx context.Context, inner *target.Target) (*target.Tar
 		return fail(fmt.Errorf("starting %s: %w", p.opts.Kind, err))
 	}
 	client := clientConfig(inner.Config, dir, listenPort)
-	if err := proc.waitReady(ctx, client, p.opts.Kind); err != nil {
+	if err := proc.waitReady(ctx, client, p.opts); err != nil {
 		proc.stopWithin(stopWait)
 		os.RemoveAll(dir)
 		return nil, nil, err

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/await"
 )
 
 // process is a running pooler: its own process group, so that stopping it
@@ -51,30 +53,32 @@ func startProcess(bin string, args []string, dir string, acct *runAs, stop sysca
 	return p, nil
 }
 
-// waitReady waits until a query passes through the pooler (readyWait at
-// most), or it exits.
-func (p *process) waitReady(ctx context.Context, client *pgx.ConnConfig, name string) error {
-	deadline := time.Now().Add(readyWait)
-	for {
+// waitReady waits until a query passes through the pooler (o.ReadyTimeout
+// at most), or it exits, reporting progress with its last answer.
+func (p *process) waitReady(ctx context.Context, client *pgx.ConnConfig, o Options) error {
+	timeout := o.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	w := await.Wait{What: o.Kind + " to pass a query to the server", Timeout: timeout, Flag: "--pooler-ready-timeout", Notef: o.Notef}
+	return w.Poll(ctx, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		err := ping(qctx, client)
 		cancel()
 		if err == nil {
-			return nil
+			return true, "", nil
 		}
 		select {
 		case <-p.exited:
-			return fmt.Errorf("%s exited at start (%v): %s", name, p.err, p.tail())
+			return false, "", fmt.Errorf("%s exited at start (%v): %s", o.Kind, p.err, p.tail())
 		default:
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
+		status := err.Error()
+		if out := p.lastLine(); out != "" {
+			status += "; its last output: " + out
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not pass a query to the server within %s: %v; its output: %s", name, readyWait, err, p.tail())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false, status, nil
+	})
 }
 
 // ping runs select 1 through cfg with the simple protocol.
@@ -119,6 +123,13 @@ func (p *process) stopWithin(wait time.Duration) error {
 }
 
 // tail is the end of the pooler's output, on one line.
+// lastLine is the last line the program wrote ("" when none).
+func (p *process) lastLine() string {
+	b, _ := os.ReadFile(p.out)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
 func (p *process) tail() string {
 	b, _ := os.ReadFile(p.out)
 	s := strings.TrimSpace(string(b))
