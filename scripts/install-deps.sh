@@ -15,6 +15,8 @@ for arg in "$@"; do
 done
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
+# apt_get: apt-get that waits for the package lock and says so.
+. "$(dirname "$0")/apt-lock.sh"
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -31,10 +33,10 @@ apt_install() {
 		exit 1
 	fi
 	if [ -z "${APT_UPDATED:-}" ]; then
-		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		apt_get update -qq
 		APT_UPDATED=1
 	fi
-	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+	apt_get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 # Go: the toolchain must be new enough for go.mod.
