@@ -136,6 +136,25 @@ func (w Wait) Poll(ctx context.Context, poll time.Duration, check func(ctx conte
 	}
 }
 
+// During reports the progress of a wait that run does itself (a program
+// that waits, such as pg_ctl start -w, bounded by w.Timeout through its
+// own deadline), with status's report, until run returns its error.
+func (w Wait) During(status func() string, run func() error) error {
+	p := w.Start()
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+	for {
+		t := p.w.Clock.NewTimer(max(p.NextReport(), time.Millisecond))
+		select {
+		case err := <-done:
+			t.Stop()
+			return err
+		case <-t.C:
+			p.Report(status())
+		}
+	}
+}
+
 // round shortens a duration for a progress line.
 func round(d time.Duration) time.Duration {
 	switch {

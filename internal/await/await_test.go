@@ -89,3 +89,40 @@ func TestPollQuietWhenQuick(t *testing.T) {
 		t.Fatalf("err %v, lines %q", err, n.lines)
 	}
 }
+
+// TestDuringReports: while a call that waits itself runs, its progress is
+// reported first after a second, then every Every.
+func TestDuringReports(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	n := &notes{clk: clk, start: start}
+	release := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Wait{What: "the server to start", Timeout: time.Minute, Notef: n.notef, Clock: clk}.During(
+			func() string { return "its log: LOG:  redo starts" },
+			func() error { <-release; return errors.New("done") })
+	}()
+	for clk.Now().Sub(start) < 12*time.Second {
+		bctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if err := clk.BlockUntil(bctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		clk.Advance(500 * time.Millisecond)
+	}
+	close(release)
+	if err := <-errc; err == nil || err.Error() != "done" {
+		t.Fatalf("error %v", err)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	want := []string{
+		"waiting for the server to start: 1s so far, deadline 1m0s; its log: LOG:  redo starts",
+		"waiting for the server to start: 6s so far, deadline 1m0s; its log: LOG:  redo starts",
+		"waiting for the server to start: 11s so far, deadline 1m0s; its log: LOG:  redo starts",
+	}
+	if strings.Join(n.lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines %q at %v, want %q", n.lines, n.at, want)
+	}
+}

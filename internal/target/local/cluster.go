@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/await"
 )
 
 const (
@@ -86,6 +88,7 @@ type Cluster struct {
 	temp       bool
 	createdAt  time.Time
 	env        Env // of the server programs (see Env.child)
+	notef      func(format string, args ...any)
 }
 
 // clusterMeta is the content of the pgarena-cluster.json marker.
@@ -281,6 +284,7 @@ func start(ctx context.Context, opts Options, lay layout) (c *Cluster, err error
 	c = &Cluster{
 		bin: bin, name: lay.name, dataDir: lay.dataDir, logPath: logPath, settings: settings,
 		acct: acct, root: lay.root, marker: lay.marker, temp: lay.temp, createdAt: meta.CreatedAt, env: opts.Env,
+		notef: opts.notef,
 	}
 	if !initialized {
 		ictx, cancel := context.WithTimeout(ctx, timeout)
@@ -422,10 +426,26 @@ func (c *Cluster) launch(ctx context.Context, fixedPort bool) error {
 			return err
 		}
 
-		out, err := c.pgCtl(ctx, "start", "-l", c.logPath)
-		if err == nil {
-			err = waitReady(ctx, c.DSN("postgres"))
+		// pg_ctl -w waits for the server, bounded by ctx: report progress
+		// with the server's last logged line meanwhile.
+		var out string
+		w := await.Wait{What: fmt.Sprintf("PostgreSQL %s in %s to start", c.bin.Version, c.dataDir), Notef: c.notef}
+		if d, ok := ctx.Deadline(); ok {
+			w.Timeout = time.Until(d)
 		}
+		err = w.During(func() string {
+			if l := lastLines(strings.TrimSpace(readFrom(c.logPath, logStart)), 1); l != "" {
+				return "its log: " + l
+			}
+			return ""
+		}, func() error {
+			var err error
+			out, err = c.pgCtl(ctx, "start", "-l", c.logPath)
+			if err == nil {
+				err = waitReady(ctx, c.DSN("postgres"))
+			}
+			return err
+		})
 		if err == nil {
 			return nil
 		}
