@@ -25,7 +25,10 @@ func TestReplicaLogicalSweep(t *testing.T) {
 	defer os.RemoveAll(tmp)
 	os.Chmod(tmp, 0o755) // as root, the server account must reach it
 	env := append(cleanEnv(), "TMPDIR="+tmp)
+	// The waits' deadlines are within the test's budget: a replica that
+	// cannot follow fails the run with its servers' words.
 	r := pgarena(t, env, "run", "tpcb", "-s", "1", "-c", "1,2", "-T", "1s", "--replica", "logical",
+		"--replica-sync-timeout", "1m", "--catch-up-timeout", "1m",
 		"--pg-set", "fsync=off", "--json", "--results", t.TempDir())
 	if r.code != 0 {
 		t.Fatalf("run --replica logical:\n%s", r)
