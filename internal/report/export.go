@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,7 +47,7 @@ var CSVColumns = []string{
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
 func WriteCSV(w io.Writer, runs []*store.Run) error {
-	cw := csv.NewWriter(w)
+	cw := newSafeCSV(w)
 	if err := cw.Write(CSVColumns); err != nil {
 		return err
 	}

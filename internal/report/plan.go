@@ -2,7 +2,6 @@ package report
 
 import (
 	_ "embed"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -70,7 +69,7 @@ var PlanCSVColumns = []string{"plan", "index", "cell", "cell_name", "target", "w
 
 // PlanCSV writes one row per cell and repeat.
 func PlanCSV(w io.Writer, d *PlanData) error {
-	cw := csv.NewWriter(w)
+	cw := newSafeCSV(w)
 	head, figs := planHeader(d)
 	if err := cw.Write(head); err != nil {
 		return err
