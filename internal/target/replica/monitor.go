@@ -53,15 +53,20 @@ type watched struct {
 	name  string
 	rep   target.Replica
 	mu    sync.Mutex
-	seen  int64 // last beat read
-	read  []lagRead
-	peak  float64 // highest lag since the last OnSample
-	fresh bool    // a read came since the last OnSample
+	seen  int64     // last beat read
+	read  []lagRead // every read, failed ones included
+	peak  float64   // highest lag since the last OnSample
+	fresh bool      // a read came since the last OnSample
 }
 
+// lagRead is one read of a replica's heartbeat. A failed read (the
+// replica down, unreachable, or not answering within readTimeout) still
+// has a lag: the age of the oldest beat after the newest one the replica
+// was seen to hold, so lag keeps growing while it cannot be read.
 type lagRead struct {
-	at  time.Time
-	lag float64 // seconds
+	at     time.Time
+	lag    float64 // seconds
+	failed bool
 }
 
 // Names gives each replica its series name: its kind, numbered when two
@@ -150,6 +155,7 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 		}
 	}()
 	lost := false
+	var lostAt time.Time
 	for ctx.Err() == nil {
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
 		var err error
@@ -171,13 +177,22 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 		case err != nil && ctx.Err() == nil:
 			if !lost {
 				m.opts.Notef("replica %s: cannot read the heartbeat: %v", w.name, err)
+				lostAt = now
 			}
 			lost = true
 			if conn != nil && !conn.IsClosed() {
 				conn.Close(context.Background())
 			}
 			conn = nil
+			w.mu.Lock()
+			lag := m.hb.Lag(w.seen, now).Seconds()
+			w.read = append(w.read, lagRead{at: now, lag: lag, failed: true})
+			w.peak, w.fresh = max(w.peak, lag), true
+			w.mu.Unlock()
 		case err == nil:
+			if lost {
+				m.opts.Notef("replica %s: read again after %s", w.name, now.Sub(lostAt).Round(100*time.Millisecond))
+			}
 			lost = false
 			lag := m.hb.Lag(seen, now).Seconds()
 			w.mu.Lock()
@@ -228,7 +243,7 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Du
 			}
 			w.mu.Lock()
 			var at time.Time
-			if w.seen >= seq && len(w.read) > 0 {
+			if w.seen >= seq && len(w.read) > 0 && !w.read[len(w.read)-1].failed {
 				at = w.read[len(w.read)-1].at
 			}
 			w.mu.Unlock()
@@ -254,7 +269,7 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Du
 		}
 		time.Sleep(catchUpPoll / 4)
 	}
-	if noted {
+	if noted && !slices.Contains(done, false) {
 		m.opts.Notef("the replicas caught up in %s", slices.Max(took).Round(10*time.Millisecond))
 	}
 	return took, done, nil
@@ -265,22 +280,39 @@ type LagStats struct {
 	Name, Kind      string
 	Max, P99, AtEnd float64
 	Reads           int
+	// Failed reads, and Unreadable the time they cover: each failed
+	// read's span back to the read before it (or to the span's start).
+	Failed     int
+	Unreadable float64
 }
 
-// Stats summarises each replica's lag reads in [from, to]; AtEnd is the
-// last read at or before to.
+// Stats summarises each replica's lag reads in [from, to], failed reads
+// included (their lag is the age of the beats the replica was last seen to
+// lack); AtEnd is the last read at or before to.
 func (m *Monitor) Stats(from, to time.Time) []LagStats {
 	var out []LagStats
 	for _, w := range m.watched {
 		w.mu.Lock()
 		var lags []float64
 		st := LagStats{Name: w.name, Kind: w.rep.Kind}
+		prev := from
 		for _, r := range w.read {
 			if r.at.Before(from) || r.at.After(to) {
+				if !r.at.After(to) {
+					prev = r.at
+				}
 				continue
 			}
 			lags = append(lags, r.lag)
 			st.AtEnd = r.lag
+			if r.failed {
+				st.Failed++
+				if prev.Before(from) {
+					prev = from
+				}
+				st.Unreadable += r.at.Sub(prev).Seconds()
+			}
+			prev = r.at
 		}
 		w.mu.Unlock()
 		st.Reads = len(lags)
