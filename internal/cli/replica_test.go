@@ -112,3 +112,80 @@ func TestReadDSN(t *testing.T) {
 		t.Errorf("the standby committed %d transactions (%v): the read-only group did not run there", commits, err)
 	}
 }
+
+// standbyOf starts a streaming standby of pgtest's cluster, removed at the
+// end of the test, and returns it with the test database's name.
+func standbyOf(t *testing.T, dsn string) (*local.Cluster, string) {
+	t.Helper()
+	c := pgtest.Cluster(t)
+	settings := c.Settings()
+	delete(settings, "port")
+	delete(settings, "unix_socket_directories")
+	db := strings.TrimPrefix(regexp.MustCompile(`dbname=\S+`).FindString(dsn), "dbname=")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	standby, err := local.Start(ctx, local.Options{Env: os.Environ(), BinDir: c.Binaries().Dir, Settings: settings,
+		BaseBackupFrom: c.TCPDSN(db)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { standby.Remove() })
+	return standby, db
+}
+
+// TestReplicaStoppedDegradesRun: a --replica-dsn standby stopped while the
+// load runs: its lag keeps growing, it does not catch up, and the run says
+// so — degraded, exit 1, caught_up false and the sustainable rate an upper
+// bound in --json and the CSV export, findings for the unreadable replica.
+func TestReplicaStoppedDegradesRun(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	standby, db := standbyOf(t, dsn)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() {
+		// Stop the standby once the measured load has begun (the history
+		// table grows): it was in sync before.
+		conn := connect(t, dsn)
+		defer conn.Close(ctx)
+		for ctx.Err() == nil {
+			var n int
+			if err := conn.QueryRow(ctx, `select count(*) from pgbench_history`).Scan(&n); err == nil && n > 0 {
+				time.Sleep(500 * time.Millisecond)
+				stopped <- standby.Stop(ctx)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stopped <- ctx.Err()
+	}()
+	results := t.TempDir()
+	r := pgarena(t, nil, "run", "tpcb", "-c", "2", "-T", "3s", "--dsn", dsn, "--replica-dsn", standby.DSN(db),
+		"--catch-up-timeout", "2s", "--json", "--results", results)
+	if err := <-stopped; err != nil {
+		t.Fatalf("stopping the standby: %v", err)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "run degraded: replica dsn did not catch up") || strings.Contains(r.stderr, "caught up in") {
+		t.Fatalf("want degraded, exit 1, no \"caught up in\":\n%s", r)
+	}
+	m := summaryJSON(t, r.stdout)
+	rep, _ := m["replication"].(map[string]any)
+	if m["status"] != "degraded" || rep == nil || rep["caught_up"] != false || rep["sustainable_upper_bound"] != true {
+		t.Fatalf("status %v, replication %v", m["status"], rep)
+	}
+	l := rep["replicas"].([]any)[0].(map[string]any)
+	if num(t, l, "lag_end_s") < 1 || num(t, l, "lag_max_s") < 1 || num(t, l, "unreadable_s") < 1 || num(t, l, "failed_reads") < 1 {
+		t.Errorf("replica stopped for over 2 s of the load: %v", l)
+	}
+	for _, w := range []string{"findings:", "replica dsn could not be read"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	out := mustRun(t, "export", "--format", "csv", "--results", results)
+	if !strings.Contains(out.stdout, ",false,true,") {
+		t.Errorf("CSV export lacks caught_up false, sustainable_upper_bound true:\n%s", out.stdout)
+	}
+}

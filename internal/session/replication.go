@@ -117,7 +117,8 @@ func (rp *replication) summary(start, end time.Time, took []time.Duration, ok []
 	out := &metrics.Replication{}
 	for i, st := range rp.mon.Stats(start, end) {
 		out.Replicas = append(out.Replicas, metrics.ReplicaLag{Name: st.Name, Kind: st.Kind,
-			LagMaxS: st.Max, LagP99S: st.P99, LagEndS: st.AtEnd, CatchUpS: took[i].Seconds(), CaughtUp: ok[i]})
+			LagMaxS: st.Max, LagP99S: st.P99, LagEndS: st.AtEnd, CatchUpS: took[i].Seconds(), CaughtUp: ok[i],
+			FailedReads: st.Failed, UnreadableS: st.Unreadable})
 	}
 	out.Finish(transactions, durationS, tps)
 	return out
@@ -136,6 +137,26 @@ func (rp *replication) run(s *metrics.Summary) *metrics.Replication {
 		}
 	}
 	return rp.summary(s.Start, s.End, total, rp.caught, s.Transactions, s.DurationS, s.TPS)
+}
+
+// replicationFindings are the findings of a run's replication: a replica
+// that could not be read at times, or did not catch up.
+func replicationFindings(r *metrics.Replication) []store.Finding {
+	if r == nil {
+		return nil
+	}
+	var out []store.Finding
+	for _, l := range r.Replicas {
+		if l.FailedReads > 0 {
+			out = append(out, store.Finding{Severity: store.SeverityWarning, Kind: "replica_unreadable",
+				Message: fmt.Sprintf("replica %s could not be read %d times, %.1f s in all: its lag then counts from the newest beat it was seen to hold", l.Name, l.FailedReads, l.UnreadableS)})
+		}
+		if !l.CaughtUp {
+			out = append(out, store.Finding{Severity: store.SeverityWarning, Kind: "replica_behind",
+				Message: fmt.Sprintf("replica %s did not catch up within %.1f s: the sustainable rate is an upper bound", l.Name, l.CatchUpS)})
+		}
+	}
+	return out
 }
 
 func (rp *replication) stop() {
