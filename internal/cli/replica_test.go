@@ -189,3 +189,41 @@ func TestReplicaStoppedDegradesRun(t *testing.T) {
 		t.Errorf("CSV export lacks caught_up false, sustainable_upper_bound true:\n%s", out.stdout)
 	}
 }
+
+// TestReplicaDSNChecked: --replica-dsn is checked before the run, each a
+// line and exit 2: the primary's own DSN, a server that does not answer,
+// and another server that does not replicate the heartbeat (refused within
+// replica.ShowWait, not after 2 minutes).
+func TestReplicaDSNChecked(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	run := func(rdsn string) result {
+		return pgarena(t, nil, "run", "tpcb", "-c", "1", "-T", "1s", "--dsn", dsn, "--replica-dsn", rdsn, "--results", t.TempDir())
+	}
+	r := run(dsn)
+	wantUsage(t, r, "--replica-dsn", "the primary itself")
+	r = run("host=127.0.0.1 port=1 user=nobody dbname=nothing connect_timeout=2")
+	wantUsage(t, r, "--replica-dsn", "cannot connect")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "pgarena-replica-check-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755) // as root, the server account must reach it
+	other, err := local.Start(ctx, local.Options{Env: append(os.Environ(), "TMPDIR="+tmp), BinDir: pgtest.Cluster(t).Binaries().Dir,
+		Settings: map[string]string{"fsync": "off", "shared_buffers": "16MB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Remove()
+	r = run(other.DSN("postgres"))
+	last := strings.TrimSpace(r.stderr)
+	last = last[strings.LastIndex(last, "\n")+1:]
+	if r.code != 2 || !strings.HasPrefix(last, "pgarena: replica ") || !strings.Contains(last, "shows no new beat") || r.elapsed > 40*time.Second {
+		t.Errorf("a server that does not replicate the heartbeat: want exit 2 within 40 s, last line naming it:\n%s", r)
+	}
+}

@@ -54,6 +54,7 @@ type watched struct {
 	rep   target.Replica
 	mu    sync.Mutex
 	seen  int64     // last beat read
+	first int64     // beat of the first successful read (-2: none yet)
 	read  []lagRead // every read, failed ones included
 	peak  float64   // highest lag since the last OnSample
 	fresh bool      // a read came since the last OnSample
@@ -96,7 +97,7 @@ func StartMonitor(ctx context.Context, hb *Heartbeat, reps []target.Replica, opt
 	mctx, cancel := context.WithCancel(ctx)
 	m := &Monitor{hb: hb, opts: opts, cancel: cancel}
 	for i, name := range Names(reps) {
-		w := &watched{name: name, rep: reps[i], seen: -1}
+		w := &watched{name: name, rep: reps[i], seen: -1, first: -2}
 		m.watched = append(m.watched, w)
 		m.wg.Add(1)
 		go m.readLoop(mctx, w)
@@ -197,6 +198,9 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 			lag := m.hb.Lag(seen, now).Seconds()
 			w.mu.Lock()
 			w.seen = seen
+			if w.first == -2 {
+				w.first = seen
+			}
 			w.read = append(w.read, lagRead{at: now, lag: lag})
 			w.peak, w.fresh = max(w.peak, lag), true
 			w.mu.Unlock()
@@ -273,6 +277,16 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration) ([]time.Du
 		m.opts.Notef("the replicas caught up in %s", slices.Max(took).Round(10*time.Millisecond))
 	}
 	return took, done, nil
+}
+
+// Advanced reports whether replica i (in the order given to StartMonitor)
+// was read showing a newer beat than at its first read: it replicates the
+// heartbeat, if slowly.
+func (m *Monitor) Advanced(i int) bool {
+	w := m.watched[i]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first != -2 && w.seen > w.first
 }
 
 // LagStats is a replica's lag over a span of time, in seconds.
