@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -265,6 +266,34 @@ func TestLagGrowsWhileReplicaDown(t *testing.T) {
 	for _, n := range notes {
 		if strings.Contains(n, "caught up in") {
 			t.Errorf("note %q for a replica that did not catch up", n)
+		}
+	}
+}
+
+// TestReplicaDSNIsPrimary: --replica-dsn naming the primary itself is
+// refused before the run, also for a user who may not read
+// pg_control_system() (some services revoke it): the replica's session is
+// then found among the primary's.
+func TestReplicaDSNIsPrimary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := pgtest.NewCluster(t, nil)
+	su, err := target.ParseDSN(c.DSN("postgres"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, ctx, su, `create role plain login; revoke execute on function pg_control_system() from public`)
+	plain := su.Copy()
+	plain.User = "plain"
+	for _, cfg := range []*pgx.ConnConfig{su, plain} {
+		p := &replica.DSN{Inner: &target.DSN{Config: cfg}, Config: cfg}
+		_, down, err := p.Provision(ctx)
+		var ie *replica.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "the primary itself") {
+			if down != nil {
+				down()
+			}
+			t.Errorf("user %s: the primary as its own replica: %v, want an InputError naming it", cfg.User, err)
 		}
 	}
 }
