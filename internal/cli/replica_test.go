@@ -113,12 +113,16 @@ func TestReadDSN(t *testing.T) {
 	}
 }
 
-// standbyOf starts a streaming standby of pgtest's cluster, removed at the
-// end of the test, and returns it with the test database's name.
-func standbyOf(t *testing.T, dsn string) (*local.Cluster, string) {
+// standbyOf starts a streaming standby of pgtest's cluster with extra
+// settings, removed at the end of the test, and returns it with the test
+// database's name.
+func standbyOf(t *testing.T, dsn string, extra map[string]string) (*local.Cluster, string) {
 	t.Helper()
 	c := pgtest.Cluster(t)
 	settings := c.Settings()
+	for k, v := range extra {
+		settings[k] = v
+	}
 	delete(settings, "port")
 	delete(settings, "unix_socket_directories")
 	db := strings.TrimPrefix(regexp.MustCompile(`dbname=\S+`).FindString(dsn), "dbname=")
@@ -141,7 +145,7 @@ func TestReplicaStoppedDegradesRun(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
 	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
-	standby, db := standbyOf(t, dsn)
+	standby, db := standbyOf(t, dsn, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	stopped := make(chan error, 1)
@@ -225,5 +229,22 @@ func TestReplicaDSNChecked(t *testing.T) {
 	last = last[strings.LastIndex(last, "\n")+1:]
 	if r.code != 2 || !strings.HasPrefix(last, "pgarena: replica ") || !strings.Contains(last, "shows no new beat") || r.elapsed > 40*time.Second {
 		t.Errorf("a server that does not replicate the heartbeat: want exit 2 within 40 s, last line naming it:\n%s", r)
+	}
+}
+
+// TestReplicaDSNBehindIsWaitedFor: a standby that replays the primary's WAL
+// 13 s late (recovery_min_apply_delay) shows no beat within
+// replica.ShowWait, but replays: it is waited for, not refused, and its
+// lag is measured.
+func TestReplicaDSNBehindIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	standby, db := standbyOf(t, dsn, map[string]string{"recovery_min_apply_delay": "13s"})
+	r := mustRun(t, "run", "tpcb", "-c", "1", "-T", "2s", "--dsn", dsn, "--replica-dsn", standby.DSN(db),
+		"--catch-up-timeout", "60s", "--json", "--results", t.TempDir())
+	rep, _ := summaryJSON(t, r.stdout)["replication"].(map[string]any)
+	if rep == nil || rep["caught_up"] != true || num(t, rep, "catch_up_s") < 10 {
+		t.Errorf("replication %v: want caught up after about 13 s", rep)
 	}
 }

@@ -79,15 +79,29 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 			publish([]store.Sample{{Time: at, Source: "replication_heartbeat", Values: vals}})
 		}})
 	// In sync before measuring. A replica that shows no new beat within
-	// replica.ShowWait does not replicate the heartbeat (a --replica-dsn
-	// that is not a replica of the primary, or leaves the table out): bad
-	// input. One that shows beats but lags gets up to 2 minutes more.
-	_, ok, err := rp.mon.CatchUp(ctx, min(rp.timeout, replica.ShowWait))
+	// replica.ShowWait, and does not replicate at all by its own account
+	// (a standby replaying no WAL; a server without the table that is not
+	// a standby; one whose subscriptions receive nothing), does not
+	// replicate the heartbeat (a --replica-dsn that is not a replica of
+	// the primary, or leaves the table out): bad input. One that shows
+	// beats or replicates, but lags (a standby replaying a large load),
+	// gets up to 2 minutes more.
+	before := make([]replica.Progress, len(reps))
+	for i, rep := range reps {
+		before[i], _ = replica.ReadProgress(ctx, rep.Config)
+	}
+	wait := min(rp.timeout, replica.ShowWait)
+	_, ok, err := rp.mon.CatchUp(ctx, wait)
 	for i, done := range ok {
-		if !done && err == nil && !rp.mon.Advanced(i) {
-			err = inputf("replica %s shows no new beat of pgarena's heartbeat table %s within %s: it must be a replica of the primary and replicate that table like the workload's tables (add it to the publication or replication set)",
-				reps[i].Description, replica.HeartbeatTable, min(rp.timeout, replica.ShowWait))
+		if done || err != nil || rp.mon.Advanced(i) {
+			continue
 		}
+		now, perr := replica.ReadProgress(ctx, reps[i].Config)
+		if perr == nil && (now.Standby || now.HasTable) && now.Mark != "" && now.Mark != before[i].Mark {
+			continue
+		}
+		err = inputf("replica %s shows no new beat of pgarena's heartbeat table %s within %s, and replicates nothing: it must be a replica of the primary and replicate that table like the workload's tables (add it to the publication or replication set)",
+			reps[i].Description, replica.HeartbeatTable, wait)
 	}
 	if err == nil && slices.Contains(ok, false) {
 		_, ok, err = rp.mon.CatchUp(ctx, min(rp.timeout, 2*time.Minute))
