@@ -22,6 +22,7 @@ type replication struct {
 	hb      *replica.Heartbeat
 	mon     *replica.Monitor
 	timeout time.Duration
+	names   []string // the replicas' series names (replica.Names)
 	notef   func(format string, args ...any)
 	// catch-ups of the steps so far, per replica, for the run's summary.
 	catchUp [][]time.Duration
@@ -63,7 +64,7 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 			return nil, err
 		}
 	}
-	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, notef: r.notef, caught: make([]bool, len(reps))}
+	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, names: replica.Names(reps), notef: r.notef, caught: make([]bool, len(reps))}
 	if rp.timeout <= 0 {
 		rp.timeout = DefaultCatchUpTimeout
 	}
@@ -131,7 +132,7 @@ func (rp *replication) step(ctx context.Context, start, end time.Time, transacti
 	for i := range ok {
 		rp.caught[i] = rp.caught[i] && ok[i]
 		if !ok[i] {
-			rp.notef("replica %d did not catch up within %s", i+1, rp.timeout)
+			rp.notef("replica %s did not catch up within %s", rp.names[i], rp.timeout)
 		}
 	}
 	return rp.summary(start, end, took, ok, transactions, durationS, tps)
