@@ -207,6 +207,7 @@ func TestReplicaDSNChecked(t *testing.T) {
 	}
 	r := run(dsn)
 	wantUsage(t, r, "--replica-dsn", "the primary itself")
+	t.Logf("the primary itself: exit %d after %s", r.code, r.elapsed.Round(time.Millisecond))
 	r = run("host=127.0.0.1 port=1 user=nobody dbname=nothing connect_timeout=2")
 	wantUsage(t, r, "--replica-dsn", "cannot connect")
 
@@ -225,6 +226,7 @@ func TestReplicaDSNChecked(t *testing.T) {
 	}
 	defer other.Remove()
 	r = run(other.DSN("postgres"))
+	t.Logf("a server without the heartbeat: exit %d after %s", r.code, r.elapsed.Round(100*time.Millisecond))
 	last := strings.TrimSpace(r.stderr)
 	last = last[strings.LastIndex(last, "\n")+1:]
 	if r.code != 2 || !strings.HasPrefix(last, "pgarena: replica ") || !strings.Contains(last, "shows no new beat") || r.elapsed > 40*time.Second {
