@@ -21,6 +21,7 @@ import (
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/local"
+	"github.com/pgarena/pgarena/internal/target/replica"
 	"github.com/pgarena/pgarena/internal/workload"
 	_ "github.com/pgarena/pgarena/internal/workload/all" // register the workloads
 )
@@ -107,6 +108,7 @@ func isUsage(err error) bool {
 	var ie *session.InputError
 	switch {
 	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &ie), errors.As(err, new(*workload.InputError)),
+		errors.As(err, new(*replica.InputError)),
 		errors.Is(err, local.ErrNoCluster), errors.Is(err, local.ErrNotRunning),
 		badConnectInput(err),
 		errors.Is(err, local.ErrNoBinaries),

@@ -115,3 +115,141 @@ func TestReadDSN(t *testing.T) {
 		t.Errorf("the standby committed %d transactions (%v): the read-only group did not run there", commits, err)
 	}
 }
+
+// standbyOf starts a streaming standby of pgtest's cluster with extra
+// settings, removed at the end of the test, and returns it with the test
+// database's name.
+func standbyOf(t *testing.T, dsn string, extra map[string]string) (*local.Cluster, string) {
+	t.Helper()
+	c := pgtest.Cluster(t)
+	settings := c.Settings()
+	for k, v := range extra {
+		settings[k] = v
+	}
+	delete(settings, "port")
+	delete(settings, "unix_socket_directories")
+	db := strings.TrimPrefix(regexp.MustCompile(`dbname=\S+`).FindString(dsn), "dbname=")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	standby, err := local.Start(ctx, local.Options{Env: os.Environ(), BinDir: c.Binaries().Dir, Settings: settings,
+		BaseBackupFrom: c.TCPDSN(db)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { standby.Remove() })
+	return standby, db
+}
+
+// TestReplicaStoppedDegradesRun: a --replica-dsn standby stopped while the
+// load runs: its lag keeps growing, it does not catch up, and the run says
+// so — degraded, exit 1, caught_up false and the sustainable rate an upper
+// bound in --json and the CSV export, findings for the unreadable replica.
+func TestReplicaStoppedDegradesRun(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	standby, db := standbyOf(t, dsn, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() {
+		// Stop the standby once the measured load has begun (the history
+		// table grows): it was in sync before.
+		conn := connect(t, dsn)
+		defer conn.Close(ctx)
+		for ctx.Err() == nil {
+			var n int
+			if err := conn.QueryRow(ctx, `select count(*) from pgbench_history`).Scan(&n); err == nil && n > 0 {
+				time.Sleep(500 * time.Millisecond)
+				stopped <- standby.Stop(ctx)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stopped <- ctx.Err()
+	}()
+	results := t.TempDir()
+	r := pgarena(t, nil, "run", "tpcb", "-c", "2", "-T", "3s", "--dsn", dsn, "--replica-dsn", standby.DSN(db),
+		"--catch-up-timeout", "2s", "--json", "--results", results)
+	if err := <-stopped; err != nil {
+		t.Fatalf("stopping the standby: %v", err)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "run degraded: replica dsn did not catch up") || strings.Contains(r.stderr, "caught up in") {
+		t.Fatalf("want degraded, exit 1, no \"caught up in\":\n%s", r)
+	}
+	m := summaryJSON(t, r.stdout)
+	rep, _ := m["replication"].(map[string]any)
+	if m["status"] != "degraded" || rep == nil || rep["caught_up"] != false || rep["sustainable_upper_bound"] != true {
+		t.Fatalf("status %v, replication %v", m["status"], rep)
+	}
+	l := rep["replicas"].([]any)[0].(map[string]any)
+	if num(t, l, "lag_end_s") < 1 || num(t, l, "lag_max_s") < 1 || num(t, l, "unreadable_s") < 1 || num(t, l, "failed_reads") < 1 {
+		t.Errorf("replica stopped for over 2 s of the load: %v", l)
+	}
+	for _, w := range []string{"findings:", "replica dsn could not be read"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	out := mustRun(t, "export", "--format", "csv", "--results", results)
+	if !strings.Contains(out.stdout, ",false,true,") {
+		t.Errorf("CSV export lacks caught_up false, sustainable_upper_bound true:\n%s", out.stdout)
+	}
+}
+
+// TestReplicaDSNChecked: --replica-dsn is checked before the run, each a
+// line and exit 2: the primary's own DSN, a server that does not answer,
+// and another server that does not replicate the heartbeat (refused within
+// replica.ShowWait, not after 2 minutes).
+func TestReplicaDSNChecked(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	run := func(rdsn string) result {
+		return pgarena(t, nil, "run", "tpcb", "-c", "1", "-T", "1s", "--dsn", dsn, "--replica-dsn", rdsn, "--results", t.TempDir())
+	}
+	r := run(dsn)
+	wantUsage(t, r, "--replica-dsn", "the primary itself")
+	t.Logf("the primary itself: exit %d after %s", r.code, r.elapsed.Round(time.Millisecond))
+	r = run("host=127.0.0.1 port=1 user=nobody dbname=nothing connect_timeout=2")
+	wantUsage(t, r, "--replica-dsn", "cannot connect")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "pgarena-replica-check-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755) // as root, the server account must reach it
+	other, err := local.Start(ctx, local.Options{Env: append(os.Environ(), "TMPDIR="+tmp), BinDir: pgtest.Cluster(t).Binaries().Dir,
+		Settings: map[string]string{"fsync": "off", "shared_buffers": "16MB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Remove()
+	r = run(other.DSN("postgres"))
+	t.Logf("a server without the heartbeat: exit %d after %s", r.code, r.elapsed.Round(100*time.Millisecond))
+	last := strings.TrimSpace(r.stderr)
+	last = last[strings.LastIndex(last, "\n")+1:]
+	if r.code != 2 || !strings.HasPrefix(last, "pgarena: replica ") || !strings.Contains(last, "shows no new beat") || r.elapsed > 40*time.Second {
+		t.Errorf("a server that does not replicate the heartbeat: want exit 2 within 40 s, last line naming it:\n%s", r)
+	}
+}
+
+// TestReplicaDSNBehindIsWaitedFor: a standby that replays the primary's WAL
+// 13 s late (recovery_min_apply_delay) shows no beat within
+// replica.ShowWait, but replays: it is waited for, not refused, and its
+// lag is measured.
+func TestReplicaDSNBehindIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	standby, db := standbyOf(t, dsn, map[string]string{"recovery_min_apply_delay": "13s"})
+	r := mustRun(t, "run", "tpcb", "-c", "1", "-T", "2s", "--dsn", dsn, "--replica-dsn", standby.DSN(db),
+		"--catch-up-timeout", "60s", "--json", "--results", t.TempDir())
+	rep, _ := summaryJSON(t, r.stdout)["replication"].(map[string]any)
+	if rep == nil || rep["caught_up"] != true || num(t, rep, "catch_up_s") < 10 {
+		t.Errorf("replication %v: want caught up after about 13 s", rep)
+	}
+}

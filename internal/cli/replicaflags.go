@@ -66,7 +66,7 @@ func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider,
 }
 
 // readReplica is the kind of the replica --read-dsn names.
-const readReplica = "read"
+const readReplica = "read" // as replica.DSN names it
 
 // splitReads makes the run's one client group two when --read-dsn is
 // given: the workload's read-only transactions go to the replica (group

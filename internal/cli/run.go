@@ -35,8 +35,8 @@ Without --dsn, --cluster, PGHOST or PGDATABASE an ephemeral PostgreSQL is
 started from the installed server binaries, the workload is loaded into it,
 benchmarked, and the cluster is removed (--keep-cluster keeps it).
 
-Exit codes: 0 complete, 1 failed or degraded (more failures than --max-error-rate),
-2 bad usage or input, 3 stopped by an
+Exit codes: 0 complete, 1 failed or degraded (more failures than --max-error-rate, or a
+replica that did not catch up or could not be read), 2 bad usage or input, 3 stopped by an
 autostop rule, 130 interrupted.`
 
 const runExamples = `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
@@ -217,7 +217,7 @@ func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer
 	case res.Stopped:
 		return &exitError{code: ExitInterrupted, msg: "run stopped early (" + sum.StopReason + "): results so far are recorded"}
 	case sum.Status == metrics.StatusDegraded:
-		return &exitError{code: ExitFailed, msg: "run degraded: " + sum.StopReason + " (--max-error-rate); results are recorded"}
+		return &exitError{code: ExitFailed, msg: "run degraded: " + sum.StopReason + "; results are recorded"}
 	case res.NotRecorded != nil:
 		return &exitError{code: ExitFailed, msg: "the run finished but not every interval was recorded"}
 	}

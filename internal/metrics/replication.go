@@ -1,5 +1,10 @@
 package metrics
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Replication is how the replicas of a run kept up: lag while the load
 // ran (pgarena's heartbeat: the age of the oldest beat a replica had not
 // shown), the catch-up after it, and the sustainable rate — committed
@@ -16,9 +21,14 @@ type Replication struct {
 	SustainableTPS float64 `json:"sustainable_tps"`
 	// SustainableRatio is SustainableTPS / TPS (1: the replicas keep up).
 	SustainableRatio float64 `json:"sustainable_ratio"`
+	// SustainableUpperBound: a replica did not catch up, so the catch-up
+	// is at least CatchUpS and the sustainable rate at most SustainableTPS.
+	SustainableUpperBound bool `json:"sustainable_upper_bound"`
 }
 
 // ReplicaLag is one replica's lag over the measured time, in seconds.
+// While a replica cannot be read, its lag is the age of the oldest beat
+// after the newest one it was seen to hold: it keeps growing.
 type ReplicaLag struct {
 	Name     string  `json:"name"`
 	Kind     string  `json:"kind"`
@@ -27,7 +37,17 @@ type ReplicaLag struct {
 	LagEndS  float64 `json:"lag_end_s"` // at the end of the load
 	CatchUpS float64 `json:"catch_up_s"`
 	CaughtUp bool    `json:"caught_up"`
+	// FailedReads counts the heartbeat reads that failed (the replica
+	// down, unreachable or not answering); UnreadableS is the time they
+	// cover.
+	FailedReads int     `json:"failed_reads"`
+	UnreadableS float64 `json:"unreadable_s"`
 }
+
+// UnreadableLimitS is how long a replica may go unread over a run before
+// the run is degraded (one read failing on a loaded host is not a finding
+// about the replica; a second without any is).
+const UnreadableLimitS = 1.0
 
 // Sustainable is the rate the replicas keep up with: committed
 // transactions over the measured time plus the catch-up time.
@@ -47,9 +67,30 @@ func (r *Replication) Finish(transactions int64, durationS, tps float64) {
 		r.CatchUpS = max(r.CatchUpS, l.CatchUpS)
 		r.CaughtUp = r.CaughtUp && l.CaughtUp
 	}
+	r.SustainableUpperBound = !r.CaughtUp
 	r.SustainableTPS = Sustainable(transactions, durationS, r.CatchUpS)
 	r.SustainableRatio = 0
 	if tps > 0 {
 		r.SustainableRatio = r.SustainableTPS / tps
 	}
+}
+
+// Problem says why the replication figures do not describe replicas that
+// kept up ("" when every replica caught up and could be read): a replica
+// that did not catch up, or could not be read for UnreadableLimitS or more.
+// Such a run is degraded.
+func (r *Replication) Problem() string {
+	if r == nil {
+		return ""
+	}
+	var out []string
+	for _, l := range r.Replicas {
+		if !l.CaughtUp {
+			out = append(out, fmt.Sprintf("replica %s did not catch up within %.1f s (--catch-up-timeout; sustainable tps is an upper bound)", l.Name, l.CatchUpS))
+		}
+		if l.UnreadableS >= UnreadableLimitS {
+			out = append(out, fmt.Sprintf("replica %s could not be read for %.1f s (lag counted from the newest beat it was seen to hold)", l.Name, l.UnreadableS))
+		}
+	}
+	return strings.Join(out, "; ")
 }

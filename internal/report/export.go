@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,11 +43,15 @@ var CSVColumns = []string{
 	// transactions / (duration_s + catch_up_s) and its ratio to tps, and the
 	// heartbeat lag over the measured time; empty without replicas
 	"catch_up_s", "sustainable_tps", "sustainable_ratio", "replica_lag_max_s", "replica_lag_p99_s",
+	// whether every replica caught up (false: catch_up_s is a lower bound
+	// and sustainable_tps an upper bound, sustainable_upper_bound true),
+	// and the longest time a replica could not be read
+	"caught_up", "sustainable_upper_bound", "replica_unreadable_s",
 }
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
 func WriteCSV(w io.Writer, runs []*store.Run) error {
-	cw := csv.NewWriter(w)
+	cw := newSafeCSV(w)
 	if err := cw.Write(CSVColumns); err != nil {
 		return err
 	}
@@ -102,7 +105,9 @@ func csvRow(r *store.Run, s *metrics.Summary, clients int, step string) []string
 	}
 	row = append(row, step, target)
 	row = append(row, figureCell(s, "nopm"), figureCell(s, "tpm"))
-	return append(row, replicationCells(s.Replication)...)
+	repl, replAdded := replicationCells(s.Replication)
+	row = append(row, repl...)
+	return append(row, replAdded...)
 }
 
 // figureCell is the run-wide figure named name of s, "" if it has none.

@@ -2,7 +2,6 @@ package report
 
 import (
 	_ "embed"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -62,15 +61,31 @@ func (d *PlanData) hasFigure(name string) bool {
 }
 
 // PlanCSVColumns are the fixed columns of the plan export; the matrix axes
-// follow "repeat" (one column each, named axis_NAME), and nopm, tpm close
-// the row when a run has them (TPC-C).
+// follow "repeat" (one column each, named axis_NAME), nopm, tpm follow
+// when a run has them (TPC-C), and PlanReplicationColumns close the row
+// when a run has replicas.
 var PlanCSVColumns = []string{"plan", "index", "cell", "cell_name", "target", "workload", "repeat",
 	"state", "run_id", "status", "clients", "duration_s", "transactions", "failed", "tps",
 	"lat_avg_ms", "lat_p50_ms", "lat_p95_ms", "lat_p99_ms", "target_rate"}
 
+// PlanReplicationColumns are the replicas' columns of the plan export:
+// catch_up_s is a lower and sustainable_tps an upper bound when caught_up
+// is false (sustainable_upper_bound true).
+var PlanReplicationColumns = []string{"catch_up_s", "caught_up", "sustainable_tps", "sustainable_upper_bound"}
+
+// hasReplication reports whether any row's run has replicas.
+func (d *PlanData) hasReplication() bool {
+	for i := range d.Rows {
+		if r := d.Rows[i].Run; r != nil && r.Summary.Replication != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // PlanCSV writes one row per cell and repeat.
 func PlanCSV(w io.Writer, d *PlanData) error {
-	cw := csv.NewWriter(w)
+	cw := newSafeCSV(w)
 	head, figs := planHeader(d)
 	if err := cw.Write(head); err != nil {
 		return err
@@ -95,15 +110,23 @@ func planHeader(d *PlanData) (head, figs []string) {
 			figs = append(figs, f)
 		}
 	}
-	return append(head, figs...), figs
+	head = append(head, figs...)
+	if d.hasReplication() {
+		head = append(head, PlanReplicationColumns...)
+	}
+	return head, figs
 }
 
 func planCSVRow(d *PlanData, r *PlanRow, figs []string) []string {
 	row := []string{d.Name, strconv.Itoa(r.Index), r.Cell, r.CellName, r.Target, r.Workload, strconv.Itoa(r.Repeat)}
 	row = append(row, r.Axes...)
 	row = append(row, r.State)
+	repl := d.hasReplication()
 	if r.Run == nil {
 		row = append(row, make([]string, len(PlanCSVColumns)-8+len(figs))...)
+		if repl {
+			row = append(row, make([]string, len(PlanReplicationColumns))...)
+		}
 		return row
 	}
 	s := &r.Run.Summary
@@ -114,6 +137,13 @@ func planCSVRow(d *PlanData, r *PlanRow, figs []string) []string {
 	for _, name := range figs {
 		v, ok := r.figure(name)
 		row = append(row, map[bool]string{true: f(v)}[ok])
+	}
+	if repl {
+		if rp := s.Replication; rp != nil {
+			row = append(row, f(rp.CatchUpS), strconv.FormatBool(rp.CaughtUp), f(rp.SustainableTPS), strconv.FormatBool(rp.SustainableUpperBound))
+		} else {
+			row = append(row, make([]string, len(PlanReplicationColumns))...)
+		}
 	}
 	return row
 }
@@ -158,6 +188,9 @@ func jsonValue(col, v string) any {
 	}
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
 		return n
+	}
+	if b, err := strconv.ParseBool(v); err == nil {
+		return b
 	}
 	return v
 }

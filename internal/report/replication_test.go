@@ -50,7 +50,54 @@ func TestReplicationOutputs(t *testing.T) {
 	}
 	b.Reset()
 	replicationCompare(&b, []*Group{{Name: "a", Runs: []*store.Run{run}}, {Name: "b", Runs: []*store.Run{{ID: "o", Summary: other}}}})
-	if !strings.Contains(b.String(), "sustainable tps") || !strings.Contains(b.String(), "-37.5%") {
+	if !strings.Contains(b.String(), "sustainable tps") || !strings.Contains(b.String(), "<=-37.5%") {
 		t.Errorf("comparison rows:\n%s", b.String())
+	}
+}
+
+// TestReplicationNotCaughtUpEverywhere: a replica that timed out and could
+// not be read shows as such in the summary, the CSV export, the comparison
+// and the plan export (CSV and JSON), and the sustainable rate as an upper
+// bound in each.
+func TestReplicationNotCaughtUpEverywhere(t *testing.T) {
+	s := replicationSummary(100, false)
+	s.Replication.Replicas[0].FailedReads, s.Replication.Replicas[0].UnreadableS = 30, 3.2
+	var b bytes.Buffer
+	SummaryText(&b, &s)
+	for _, want := range []string{"caught up", "NO", "3.2", "replication degraded: replica pglogical did not catch up within 100.0 s",
+		"could not be read for 3.2 s", "sustainable tps = <=50.0", "an upper bound"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	run := &store.Run{ID: "o", Status: s.Status, Summary: s}
+	row := csvRow(run, &s, 4, "")
+	for col, want := range map[string]string{"caught_up": "false", "sustainable_upper_bound": "true", "replica_unreadable_s": "3.2", "sustainable_tps": "50"} {
+		if i := slices.Index(CSVColumns, col); i < 0 || row[i] != want {
+			t.Errorf("CSV %s: %q, want %q", col, row[i], want)
+		}
+	}
+	ok := replicationSummary(25, true)
+	if row := csvRow(&store.Run{Summary: ok}, &ok, 4, ""); row[slices.Index(CSVColumns, "caught_up")] != "true" {
+		t.Errorf("CSV caught_up of a caught-up run: %q", row[slices.Index(CSVColumns, "caught_up")])
+	}
+	b.Reset()
+	replicationCompare(&b, []*Group{{Name: "a", Runs: []*store.Run{{ID: "r", Summary: ok}}}, {Name: "b", Runs: []*store.Run{run}}})
+	for _, want := range []string{"<=50.0", ">=100.0", "runs caught up", "1 of 1", "0 of 1"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, b.String())
+		}
+	}
+	d := &PlanData{Name: "p", Rows: []PlanRow{{Cell: "c", State: "done", Run: run}}}
+	b.Reset()
+	if err := PlanCSV(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "catch_up_s,caught_up,sustainable_tps,sustainable_upper_bound") || !strings.Contains(b.String(), "100.000,false,50.000,true") {
+		t.Errorf("plan CSV:\n%s", b.String())
+	}
+	b.Reset()
+	if err := PlanJSON(&b, d); err != nil || !strings.Contains(b.String(), `"caught_up": false`) || !strings.Contains(b.String(), `"sustainable_upper_bound": true`) {
+		t.Errorf("plan JSON (%v):\n%s", err, b.String())
 	}
 }

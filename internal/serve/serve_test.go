@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -103,6 +104,40 @@ func TestToken(t *testing.T) {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v", addr, got)
 		}
+	}
+}
+
+// TestHostWithoutToken: without a token only loopback Host headers are
+// answered (DNS rebinding: a page of evil.example resolving to 127.0.0.1
+// sends Host: evil.example); with a token any host name is.
+func TestHostWithoutToken(t *testing.T) {
+	st, _ := fixtures(t)
+	ts := newTestServer(t, st, Options{})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.URL, "http://"))
+	for host, want := range map[string]int{"127.0.0.1:" + port: 200, "localhost:" + port: 200, "LOCALHOST": 200,
+		"[::1]:" + port: 200, "127.0.0.2": 200, "evil.example:" + port: 421, "evil.example": 421,
+		"localhost.evil.example": 421, "10.0.0.1:" + port: 421} {
+		req, _ := http.NewRequest("GET", ts.URL+"/", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
+	tok := newTestServer(t, st, Options{Token: "s3cret"})
+	req, _ := http.NewRequest("GET", tok.URL+"/?token=s3cret", nil)
+	req.Host = "bench.example:8080"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("with a token, Host bench.example: %d, want 200", resp.StatusCode)
 	}
 }
 

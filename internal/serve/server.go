@@ -60,11 +60,18 @@ const tokenCookie = "pgarena_token"
 
 // ServeHTTP checks the token, then serves the request. Responses are never
 // framed by other sites and send no referrer (a token in a URL stays here).
+// Without a token only loopback host names are answered: a page of another
+// origin whose name resolves to 127.0.0.1 (DNS rebinding) sends its own
+// name in Host, and is refused.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
+	if s.opts.Token == "" && !loopbackHost(r.Host) {
+		http.Error(w, "without a token, pgarena serve answers only localhost, 127.0.0.1 and [::1]", http.StatusMisdirectedRequest)
+		return
+	}
 	if s.opts.Token != "" {
 		tok, fromQuery := requestToken(r)
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) != 1 {
@@ -89,6 +96,20 @@ func requestToken(r *http.Request) (tok string, fromQuery bool) {
 		return c.Value, false
 	}
 	return "", false
+}
+
+// loopbackHost reports whether a Host header (name, or name:port) names
+// this machine by a loopback name or address.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // IsLoopback reports whether a listen address (host:port) accepts only

@@ -92,6 +92,10 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	if r.repl != nil && err == nil && !sr.stopped { // a cut-short step has no catch-up
 		r.sum.Replication = r.repl.run(&r.sum)
+		if p := r.sum.Replication.Problem(); p != "" && (r.sum.Status == metrics.StatusComplete || r.sum.Status == metrics.StatusDegraded) {
+			r.sum.Status = metrics.StatusDegraded
+			r.sum.StopReason = strings.TrimPrefix(r.sum.StopReason+"; "+p, "; ")
+		}
 	}
 	r.repl.stop()
 	// The samplers stop before the outputs drain: their last samples are
@@ -108,6 +112,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if err != nil {
 		return res, err
 	}
+	findings = append(replicationFindings(r.sum.Replication), findings...)
 	if n := r.sum.Errors[metrics.ClassPreparedStatements]; n > 0 {
 		findings = append([]store.Finding{preparedFinding(n, r.tgt.Pooler)}, findings...)
 	}

@@ -22,6 +22,7 @@ type replication struct {
 	hb      *replica.Heartbeat
 	mon     *replica.Monitor
 	timeout time.Duration
+	names   []string // the replicas' series names (replica.Names)
 	notef   func(format string, args ...any)
 	// catch-ups of the steps so far, per replica, for the run's summary.
 	catchUp [][]time.Duration
@@ -63,7 +64,7 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 			return nil, err
 		}
 	}
-	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, notef: r.notef, caught: make([]bool, len(reps))}
+	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, names: replica.Names(reps), notef: r.notef, caught: make([]bool, len(reps))}
 	if rp.timeout <= 0 {
 		rp.timeout = DefaultCatchUpTimeout
 	}
@@ -78,19 +79,50 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 			}
 			publish([]store.Sample{{Time: at, Source: "replication_heartbeat", Values: vals}})
 		}})
-	// In sync before measuring: a replica that cannot show the heartbeat
-	// (a --replica-dsn that does not replicate it) is bad input.
-	_, ok, err := rp.mon.CatchUp(ctx, min(rp.timeout, 2*time.Minute), "--catch-up-timeout, at most 2m0s here")
+	// In sync before measuring. A replica that shows no new beat within
+	// replica.ShowWait, and does not replicate at all by its own account
+	// (a standby replaying no WAL; a server without the table that is not
+	// a standby; one whose subscriptions receive nothing), does not
+	// replicate the heartbeat (a --replica-dsn that is not a replica of
+	// the primary, or leaves the table out): bad input. One that shows
+	// beats or replicates, but lags (a standby replaying a large load),
+	// gets up to 2 minutes more.
+	before := make([]replica.Progress, len(reps))
+	for i, rep := range reps {
+		before[i], _ = replica.ReadProgress(ctx, rep.Config)
+	}
+	wait := min(rp.timeout, replica.ShowWait)
+	_, ok, err := rp.mon.CatchUp(ctx, wait, "--catch-up-timeout")
 	for i, done := range ok {
-		if !done && err == nil {
-			why := "it must replicate it like the workload's tables (add it to the publication or replication set)"
-			if reps[i].Trouble != nil {
-				if terr := reps[i].Trouble(ctx); terr != nil {
-					why = terr.Error()
-				}
+		if done || err != nil || rp.mon.Advanced(i) {
+			continue
+		}
+		now, perr := replica.ReadProgress(ctx, reps[i].Config)
+		if perr == nil && (now.Standby || now.HasTable) && now.Mark != "" && now.Mark != before[i].Mark {
+			continue
+		}
+		why := "it must be a replica of the primary and replicate that table like the workload's tables (add it to the publication or replication set)"
+		if reps[i].Trouble != nil {
+			if terr := reps[i].Trouble(ctx); terr != nil {
+				why = terr.Error()
 			}
-			err = fmt.Errorf("replica %s does not show pgarena's heartbeat table %s within %s: %s",
-				reps[i].Description, replica.HeartbeatTable, min(rp.timeout, 2*time.Minute), why)
+		}
+		err = inputf("replica %s shows no new beat of pgarena's heartbeat table %s within %s, and replicates nothing: %s",
+			reps[i].Description, replica.HeartbeatTable, wait, why)
+	}
+	if err == nil && slices.Contains(ok, false) {
+		long := min(rp.timeout, 2*time.Minute)
+		_, ok, err = rp.mon.CatchUp(ctx, long, "--catch-up-timeout, at most 2m0s here")
+		for i, done := range ok {
+			if !done && err == nil {
+				why := ""
+				if reps[i].Trouble != nil {
+					if terr := reps[i].Trouble(ctx); terr != nil {
+						why = ": " + terr.Error()
+					}
+				}
+				err = fmt.Errorf("replica %s did not catch up with the primary within %s before the run%s", reps[i].Description, long, why)
+			}
 		}
 	}
 	if err != nil {
@@ -113,7 +145,7 @@ func (rp *replication) step(ctx context.Context, start, end time.Time, transacti
 	for i := range ok {
 		rp.caught[i] = rp.caught[i] && ok[i]
 		if !ok[i] {
-			rp.notef("replica %d did not catch up within %s", i+1, rp.timeout)
+			rp.notef("replica %s did not catch up within %s", rp.names[i], rp.timeout)
 		}
 	}
 	return rp.summary(start, end, took, ok, transactions, durationS, tps)
@@ -123,7 +155,8 @@ func (rp *replication) summary(start, end time.Time, took []time.Duration, ok []
 	out := &metrics.Replication{}
 	for i, st := range rp.mon.Stats(start, end) {
 		out.Replicas = append(out.Replicas, metrics.ReplicaLag{Name: st.Name, Kind: st.Kind,
-			LagMaxS: st.Max, LagP99S: st.P99, LagEndS: st.AtEnd, CatchUpS: took[i].Seconds(), CaughtUp: ok[i]})
+			LagMaxS: st.Max, LagP99S: st.P99, LagEndS: st.AtEnd, CatchUpS: took[i].Seconds(), CaughtUp: ok[i],
+			FailedReads: st.Failed, UnreadableS: st.Unreadable})
 	}
 	out.Finish(transactions, durationS, tps)
 	return out
@@ -142,6 +175,26 @@ func (rp *replication) run(s *metrics.Summary) *metrics.Replication {
 		}
 	}
 	return rp.summary(s.Start, s.End, total, rp.caught, s.Transactions, s.DurationS, s.TPS)
+}
+
+// replicationFindings are the findings of a run's replication: a replica
+// that could not be read at times, or did not catch up.
+func replicationFindings(r *metrics.Replication) []store.Finding {
+	if r == nil {
+		return nil
+	}
+	var out []store.Finding
+	for _, l := range r.Replicas {
+		if l.FailedReads > 0 {
+			out = append(out, store.Finding{Severity: store.SeverityWarning, Kind: "replica_unreadable",
+				Message: fmt.Sprintf("replica %s could not be read %d times, %.1f s in all: its lag then counts from the newest beat it was seen to hold", l.Name, l.FailedReads, l.UnreadableS)})
+		}
+		if !l.CaughtUp {
+			out = append(out, store.Finding{Severity: store.SeverityWarning, Kind: "replica_behind",
+				Message: fmt.Sprintf("replica %s did not catch up within %.1f s: the sustainable rate is an upper bound", l.Name, l.CatchUpS)})
+		}
+	}
+	return out
 }
 
 func (rp *replication) stop() {

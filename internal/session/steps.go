@@ -115,6 +115,9 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 			if share := float64(ss.Failed) / float64(max(ss.Failed+ss.Transactions, 1)); share > spec.MaxErrorRate {
 				ss.Status = metrics.StatusDegraded
 			}
+			if p := repl.Problem(); p != "" {
+				ss.Status, ss.StopReason = metrics.StatusDegraded, p
+			}
 			if dr.Stopped {
 				ss.Status, ss.StopReason = metrics.StatusStopped, dr.StopReason
 				if dr.Autostopped {
@@ -154,7 +157,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 	case r.sum.FailedShare() > spec.MaxErrorRate:
 		// The numbers do not mean what they say: too much failed.
 		r.sum.Status = metrics.StatusDegraded
-		r.sum.StopReason = fmt.Sprintf("%.1f%% of transactions failed, more than the %g%% allowed",
+		r.sum.StopReason = fmt.Sprintf("%.1f%% of transactions failed, more than the %g%% allowed (--max-error-rate)",
 			100*r.sum.FailedShare(), 100*spec.MaxErrorRate)
 	}
 	return res, nil

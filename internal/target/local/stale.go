@@ -60,3 +60,13 @@ func ownerAlive(pid int, start uint64) bool {
 	}
 	return true
 }
+
+// OwnerAlive reports whether process pid, started at start (ProcessStart;
+// 0: unknown), still runs. Other packages that leave files or processes
+// behind a pgarena process (internal/target/pooler) use it to find stale
+// ones.
+func OwnerAlive(pid int, start uint64) bool { return ownerAlive(pid, start) }
+
+// ProcessStart is a process's start time in clock ticks since boot (0 when
+// unknown): with its pid, it names one process even after the pid is reused.
+func ProcessStart(pid int) uint64 { return processStart(pid) }

@@ -179,6 +179,11 @@ func (p *Provider) CheckQueryMode(mode string) error {
 // Provision provisions the inner target, then starts the pooler in front of
 // it and waits until a query passes through.
 func (p *Provider) Provision(ctx context.Context) (*target.Target, func(), error) {
+	if removed, err := RemoveStale(env(p.opts.Env).tempDir()); err != nil {
+		p.opts.Notef("%v", err)
+	} else if len(removed) > 0 {
+		p.opts.Notef("removed poolers left by pgarena processes that were killed: %s", strings.Join(removed, ", "))
+	}
 	inner, innerDown, err := p.Inner.Provision(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -232,6 +237,10 @@ func (p *Provider) start(ctx context.Context, inner *target.Target) (*target.Tar
 	proc, err := startProcess(p.bin, l.args, dir, acct, l.stop)
 	if err != nil {
 		return fail(fmt.Errorf("starting %s: %w", p.opts.Kind, err))
+	}
+	if err := writeOwner(dir, proc.cmd.Process.Pid); err != nil {
+		proc.stopWithin(stopWait)
+		return fail(err)
 	}
 	client := clientConfig(inner.Config, dir, listenPort)
 	if err := proc.waitReady(ctx, client, p.opts); err != nil {

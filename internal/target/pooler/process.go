@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -37,19 +38,31 @@ func startProcess(bin string, args []string, dir string, acct *runAs, stop sysca
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "HOME=" + dir}
 	cmd.Stdout, cmd.Stderr = out, out
+	// The pooler dies with pgarena, even by kill -9 (dieWithParent);
+	// RemoveStale cleans up its directory at the next run.
 	attr := &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(attr, stop)
 	if acct != nil {
 		attr.Credential = &syscall.Credential{Uid: acct.uid, Gid: acct.gid}
 	}
 	cmd.SysProcAttr = attr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
 	p := &process{cmd: cmd, stop: stop, out: outPath, exited: make(chan struct{})}
+	started := make(chan error, 1)
 	go func() {
+		// The parent-death signal comes when the thread that started the
+		// pooler ends: this one, locked, lives until the pooler exits.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -19,6 +19,13 @@
 // heartbeat table (marked, like the loader's tables) on the primary and
 // bumps its one row every 100 ms (Heartbeat); a replica's lag is the age,
 // on pgarena's own clock, of the oldest beat it has not shown yet (Monitor),
-// so no clock of a server is compared with another. CatchUp waits after the
-// load until every replica shows a beat written after it.
+// so no clock of a server is compared with another. While a replica cannot
+// be read (down, unreachable), its lag keeps growing from the newest beat it
+// was seen to hold, and the failed reads are counted. CatchUp waits after
+// the load until every replica shows a beat written after it.
+//
+// DSN checks a replica before the run: it answers and is another server
+// than the primary (system identifier, or a standby of it); the run then
+// requires a new beat within ShowWait from a replica that replicates
+// nothing by its own account (Progress).
 package replica

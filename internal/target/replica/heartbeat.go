@@ -143,3 +143,35 @@ func Seen(ctx context.Context, conn *pgx.Conn) (int64, error) {
 	}
 	return seq, nil
 }
+
+// Progress is what a replica says of its own replication: whether it is a
+// standby, whether it has the heartbeat table, and how far it has come
+// (the WAL a standby received, or replayed without a WAL receiver; what
+// its built-in subscriptions received;
+// "" when it says nothing). Two different Progress marks a while apart
+// show a replica that replicates, if behind.
+type Progress struct {
+	Standby, HasTable bool
+	Mark              string
+}
+
+// ReadProgress reads a replica's Progress.
+func ReadProgress(ctx context.Context, cfg *pgx.ConnConfig) (Progress, error) {
+	pctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	conn, err := target.Connect(pctx, cfg, "pgarena-replica-monitor")
+	if err != nil {
+		return Progress{}, err
+	}
+	defer conn.Close(context.Background())
+	var p Progress
+	var mark *string
+	err = conn.QueryRow(pctx, `select pg_is_in_recovery(), to_regclass($1) is not null,
+		case when pg_is_in_recovery() then coalesce(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::text
+		else (select string_agg(coalesce(received_lsn::text, ''), ',' order by subid) from pg_stat_subscription) end`,
+		HeartbeatTable).Scan(&p.Standby, &p.HasTable, &mark)
+	if mark != nil {
+		p.Mark = *mark
+	}
+	return p, err
+}

@@ -55,15 +55,21 @@ type watched struct {
 	name  string
 	rep   target.Replica
 	mu    sync.Mutex
-	seen  int64 // last beat read
-	read  []lagRead
-	peak  float64 // highest lag since the last OnSample
-	fresh bool    // a read came since the last OnSample
+	seen  int64     // last beat read
+	first int64     // beat of the first successful read (-2: none yet)
+	read  []lagRead // every read, failed ones included
+	peak  float64   // highest lag since the last OnSample
+	fresh bool      // a read came since the last OnSample
 }
 
+// lagRead is one read of a replica's heartbeat. A failed read (the
+// replica down, unreachable, or not answering within readTimeout) still
+// has a lag: the age of the oldest beat after the newest one the replica
+// was seen to hold, so lag keeps growing while it cannot be read.
 type lagRead struct {
-	at  time.Time
-	lag float64 // seconds
+	at     time.Time
+	lag    float64 // seconds
+	failed bool
 }
 
 // Names gives each replica its series name: its kind, numbered when two
@@ -93,7 +99,7 @@ func StartMonitor(ctx context.Context, hb *Heartbeat, reps []target.Replica, opt
 	mctx, cancel := context.WithCancel(ctx)
 	m := &Monitor{hb: hb, opts: opts, cancel: cancel}
 	for i, name := range Names(reps) {
-		w := &watched{name: name, rep: reps[i], seen: -1}
+		w := &watched{name: name, rep: reps[i], seen: -1, first: -2}
 		m.watched = append(m.watched, w)
 		m.wg.Add(1)
 		go m.readLoop(mctx, w)
@@ -152,6 +158,7 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 		}
 	}()
 	lost := false
+	var lostAt time.Time
 	for ctx.Err() == nil {
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
 		var err error
@@ -173,17 +180,29 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 		case err != nil && ctx.Err() == nil:
 			if !lost {
 				m.opts.Notef("replica %s: cannot read the heartbeat: %v", w.name, err)
+				lostAt = now
 			}
 			lost = true
 			if conn != nil && !conn.IsClosed() {
 				conn.Close(context.Background())
 			}
 			conn = nil
+			w.mu.Lock()
+			lag := m.hb.Lag(w.seen, now).Seconds()
+			w.read = append(w.read, lagRead{at: now, lag: lag, failed: true})
+			w.peak, w.fresh = max(w.peak, lag), true
+			w.mu.Unlock()
 		case err == nil:
+			if lost {
+				m.opts.Notef("replica %s: read again after %s", w.name, now.Sub(lostAt).Round(100*time.Millisecond))
+			}
 			lost = false
 			lag := m.hb.Lag(seen, now).Seconds()
 			w.mu.Lock()
 			w.seen = seen
+			if w.first == -2 {
+				w.first = seen
+			}
 			w.read = append(w.read, lagRead{at: now, lag: lag})
 			w.peak, w.fresh = max(w.peak, lag), true
 			w.mu.Unlock()
@@ -234,7 +253,7 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration, flag strin
 			}
 			w.mu.Lock()
 			var at time.Time
-			if w.seen >= seq && len(w.read) > 0 {
+			if w.seen >= seq && len(w.read) > 0 && !w.read[len(w.read)-1].failed {
 				at = w.read[len(w.read)-1].at
 			}
 			w.mu.Unlock()
@@ -302,27 +321,54 @@ func (m *Monitor) status(ctx context.Context, done []bool) (status string, refus
 	return strings.Join(parts, "; "), nil
 }
 
+// Advanced reports whether replica i (in the order given to StartMonitor)
+// was read showing a newer beat than at its first read: it replicates the
+// heartbeat, if slowly.
+func (m *Monitor) Advanced(i int) bool {
+	w := m.watched[i]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.first != -2 && w.seen > w.first
+}
+
 // LagStats is a replica's lag over a span of time, in seconds.
 type LagStats struct {
 	Name, Kind      string
 	Max, P99, AtEnd float64
 	Reads           int
+	// Failed reads, and Unreadable the time they cover: each failed
+	// read's span back to the read before it (or to the span's start).
+	Failed     int
+	Unreadable float64
 }
 
-// Stats summarises each replica's lag reads in [from, to]; AtEnd is the
-// last read at or before to.
+// Stats summarises each replica's lag reads in [from, to], failed reads
+// included (their lag is the age of the beats the replica was last seen to
+// lack); AtEnd is the last read at or before to.
 func (m *Monitor) Stats(from, to time.Time) []LagStats {
 	var out []LagStats
 	for _, w := range m.watched {
 		w.mu.Lock()
 		var lags []float64
 		st := LagStats{Name: w.name, Kind: w.rep.Kind}
+		prev := from
 		for _, r := range w.read {
 			if r.at.Before(from) || r.at.After(to) {
+				if !r.at.After(to) {
+					prev = r.at
+				}
 				continue
 			}
 			lags = append(lags, r.lag)
 			st.AtEnd = r.lag
+			if r.failed {
+				st.Failed++
+				if prev.Before(from) {
+					prev = from
+				}
+				st.Unreadable += r.at.Sub(prev).Seconds()
+			}
+			prev = r.at
 		}
 		w.mu.Unlock()
 		st.Reads = len(lags)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -224,6 +225,54 @@ func createDatabase(ctx context.Context, dsn, name string, getenv func(string) s
 	return err
 }
 
+// readKind is the kind of the replica --read-dsn names.
+const readKind = "read"
+
+// checkOther checks that the replica answers and is another server than
+// the primary: a different system identifier, or the same one on a
+// standby (in recovery). Without the right to read pg_control_system(),
+// it looks for the replica's own session among the primary's.
+func checkOther(ctx context.Context, primary, rep *pgx.ConnConfig) error {
+	cctx, cancel := context.WithTimeout(ctx, readTimeout+3*time.Second)
+	defer cancel()
+	rc := rep.Copy()
+	probe := fmt.Sprintf("pgarena-replica-check-%d-%d", os.Getpid(), time.Now().UnixNano())
+	rc.RuntimeParams["application_name"] = probe
+	conn, err := target.Connect(cctx, rc, "")
+	if err != nil {
+		return fmt.Errorf("cannot connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	pconn, err := target.Connect(cctx, primary, "pgarena-replica-check")
+	if err != nil {
+		return fmt.Errorf("cannot connect to the primary to compare: %w", err)
+	}
+	defer pconn.Close(context.Background())
+	var rid, pid uint64
+	var recovery bool
+	var pidOnReplica int32
+	if err := conn.QueryRow(cctx, `select pg_is_in_recovery(), pg_backend_pid()`).Scan(&recovery, &pidOnReplica); err != nil {
+		return err
+	}
+	errR := conn.QueryRow(cctx, `select system_identifier from pg_control_system()`).Scan(&rid)
+	errP := pconn.QueryRow(cctx, `select system_identifier from pg_control_system()`).Scan(&pid)
+	if errR == nil && errP == nil {
+		if rid == pid && !recovery {
+			return fmt.Errorf("this is the primary itself (system identifier %d, not a standby): name a replica of it", rid)
+		}
+		return nil
+	}
+	var same bool
+	if err := pconn.QueryRow(cctx, `select exists (select from pg_stat_activity where pid = $1 and application_name = $2)`,
+		pidOnReplica, probe).Scan(&same); err != nil {
+		return err
+	}
+	if same {
+		return fmt.Errorf("this is the primary itself: name a replica of it")
+	}
+	return nil
+}
+
 // quote quotes a libpq keyword value.
 func quote(v string) string {
 	if v != "" && !strings.ContainsAny(v, " \t\n\r'\\") {
@@ -250,21 +299,34 @@ func (d *DSN) Describe() string {
 // CreatesTarget: as the primary's provider.
 func (d *DSN) CreatesTarget() bool { return target.CreatesTarget(d.Inner) }
 
-// Provision provisions the primary and checks the replica answers.
+// ShowWait bounds the wait, before the run, for a replica to show a new
+// beat: one that shows none by then does not replicate the heartbeat.
+const ShowWait = 10 * time.Second
+
+// InputError is a replica named by the user that cannot serve as one: not
+// reachable, or the primary itself. The user must fix it (exit code 2).
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// Provision provisions the primary and checks the replica: it answers, and
+// it is another server than the primary.
 func (d *DSN) Provision(ctx context.Context) (*target.Target, func(), error) {
+	kind := d.Kind
+	if kind == "" {
+		kind = "dsn"
+	}
+	flag := map[string]string{"dsn": "--replica-dsn", readKind: "--read-dsn"}[kind]
+	if flag == "" {
+		flag = "replica " + kind
+	}
 	t, teardown, err := d.Inner.Provision(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	conn, err := target.WaitReady(ctx, d.Config, 0, nil)
-	if err != nil {
+	if err := checkOther(ctx, t.Direct().Config, d.Config); err != nil {
 		teardown()
-		return nil, nil, fmt.Errorf("--replica-dsn: %w", err)
-	}
-	conn.Close(context.Background())
-	kind := d.Kind
-	if kind == "" {
-		kind = "dsn"
+		return nil, nil, &InputError{Msg: fmt.Sprintf("%s %s: %v", flag, target.Redacted(d.Config), err)}
 	}
 	// What pgarena can see of a replica it does not run is on the
 	// primary: an output plugin the primary refuses.

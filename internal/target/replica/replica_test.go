@@ -2,11 +2,15 @@ package replica_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -350,5 +354,112 @@ func TestCatchUpReportsProgress(t *testing.T) {
 	}
 	if last := notes[len(notes)-1]; !strings.HasPrefix(last, "the replicas did not catch up within 12s: replica dsn shows no heartbeat yet") {
 		t.Errorf("last line %q", last)
+	}
+}
+
+// postmasterPID reads the pid of the server cfg names from its
+// postmaster.pid.
+func postmasterPID(t *testing.T, ctx context.Context, cfg *pgx.ConnConfig) int {
+	t.Helper()
+	conn, err := target.Connect(ctx, cfg, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var dir string
+	if err := conn.QueryRow(ctx, `show data_directory`).Scan(&dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// TestLagGrowsWhileReplicaDown: a streaming standby whose postmaster is
+// killed cannot be read; its lag keeps growing (the age of the beats after
+// the newest it was seen to hold), the failed reads are counted, and a
+// catch-up times out without saying the replicas caught up.
+func TestLagGrowsWhileReplicaDown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	tgt, teardown := provision(t, ctx, "streaming")
+	defer teardown()
+	hb, err := replica.NewHeartbeat(ctx, tgt.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hb.Close()
+	var mu sync.Mutex
+	var notes []string
+	mon := replica.StartMonitor(ctx, hb, tgt.Replicas, replica.MonitorOptions{Notef: func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, fmt.Sprintf(f, a...))
+		t.Logf(f, a...)
+	}})
+	defer mon.Stop()
+	if took, ok, err := mon.CatchUp(ctx, 30*time.Second, "--catch-up-timeout"); err != nil || !ok[0] {
+		t.Fatalf("initial catch-up: %v %v %v", took, ok, err)
+	}
+	mu.Lock()
+	notes = nil
+	mu.Unlock()
+	if err := syscall.Kill(postmasterPID(t, ctx, tgt.Replicas[0].Config), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	from := time.Now()
+	time.Sleep(2 * time.Second) // the span the replica is down, measured
+	st := mon.Stats(from, time.Now())[0]
+	t.Logf("down 2s: lag max %.2fs p99 %.2fs at end %.2fs, %d reads, %d failed, unreadable %.2fs", st.Max, st.P99, st.AtEnd, st.Reads, st.Failed, st.Unreadable)
+	if st.AtEnd < 1.5 || st.Max < 1.5 {
+		t.Errorf("lag of a replica down for 2s: max %.2fs, at end %.2fs; want at least 1.5s", st.Max, st.AtEnd)
+	}
+	if st.Failed == 0 || st.Failed != st.Reads || st.Unreadable < 1.5 {
+		t.Errorf("%d of %d reads failed, unreadable %.2fs: want every read failed, about 2s", st.Failed, st.Reads, st.Unreadable)
+	}
+	took, ok, err := mon.CatchUp(ctx, time.Second+500*time.Millisecond, "--catch-up-timeout")
+	if err != nil || ok[0] || took[0] < time.Second {
+		t.Errorf("catch-up of a dead replica: %v %v %v; want not caught up after the timeout", took, ok, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range notes {
+		if strings.Contains(n, "caught up in") {
+			t.Errorf("note %q for a replica that did not catch up", n)
+		}
+	}
+}
+
+// TestReplicaDSNIsPrimary: --replica-dsn naming the primary itself is
+// refused before the run, also for a user who may not read
+// pg_control_system() (some services revoke it): the replica's session is
+// then found among the primary's.
+func TestReplicaDSNIsPrimary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := pgtest.NewCluster(t, nil)
+	su, err := target.ParseDSN(c.DSN("postgres"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(t, ctx, su, `create role plain login; revoke execute on function pg_control_system() from public`)
+	plain := su.Copy()
+	plain.User = "plain"
+	for _, cfg := range []*pgx.ConnConfig{su, plain} {
+		p := &replica.DSN{Inner: &target.DSN{Config: cfg}, Config: cfg}
+		_, down, err := p.Provision(ctx)
+		var ie *replica.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "the primary itself") {
+			if down != nil {
+				down()
+			}
+			t.Errorf("user %s: the primary as its own replica: %v, want an InputError naming it", cfg.User, err)
+		}
 	}
 }
