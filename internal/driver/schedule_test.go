@@ -146,6 +146,12 @@ func TestParseScheduleErrors(t *testing.T) {
 		"const(-1,10s)":      `rate "-1" is not a rate`,
 		"step(1,10,0,10s)":   "step must be positive",
 		"const(10,10s) junk": "expected name(arguments)",
+		// found by FuzzParseSchedule: lengths that overflowed time.Duration
+		"const(1,5e9) const(1,5e9)": `duration "5e9" is not a positive duration`,
+		"const(1,2e8) const(1,2e8)": "longer than 87600h0m0s in all",
+		"step(1,10000,1,2562047h)":  `duration "2562047h" is not a positive duration`,
+		"step(1,10000,1,87599h)":    "longer than 87600h0m0s in all",
+		"const(1,1e10)":             `duration "1e10" is not a positive duration`,
 	} {
 		_, err := ParseSchedule(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
