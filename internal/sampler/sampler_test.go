@@ -128,7 +128,12 @@ func TestUnderLoad(t *testing.T) {
 	for range clients {
 		<-ready
 	}
-	time.Sleep(time.Second) // a few samples with every client connected
+	// Until the samples show every client connected (10 s at most).
+	for deadline := time.Now().Add(10 * time.Second); maxOf(c.run().Series("pg.connections.total")) < clients; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			break
+		}
+	}
 	peak.Store(int64(maxOf(c.run().Series("pg.connections.total"))))
 	wg.Wait()
 	time.Sleep(600 * time.Millisecond) // closed connections flush their statistics
