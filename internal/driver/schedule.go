@@ -124,18 +124,18 @@ func ParseSchedule(s string) (Schedule, error) {
 			if err != nil {
 				return sch, err
 			}
-			if n := math.Abs(b-a) / st; n > 10000 {
+			n := math.Abs(b-a) / st
+			if n > 10000 {
 				return sch, fmt.Errorf("schedule %q: %.0f steps is too many", tok, n)
 			}
 			dir := 1.0
 			if b < a {
 				dir = -1
 			}
-			for i := 0; ; i++ {
+			// a, a+step, ... up to b; counted, not compared with b, so a
+			// step below b's precision cannot loop for ever.
+			for i := range int(n+1e-9) + 1 {
 				r := a + dir*float64(i)*st
-				if dir*(b-r) < -1e-9 {
-					break
-				}
 				sch.segs = append(sch.segs, segment{From: r, To: r, Dur: d})
 			}
 		default:

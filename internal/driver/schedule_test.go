@@ -443,3 +443,19 @@ func TestSampledRule(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStepBelowPrecision: a step too small to move the rate (found by
+// FuzzParseSchedule: the segments were appended for ever) gives the one
+// rate, held once.
+func TestStepBelowPrecision(t *testing.T) {
+	for _, in := range []string{"step(0,0,1e-300,1s)", "step(1e20,1e20,1,1s)"} {
+		s := mustSchedule(t, in)
+		if len(s.segs) != 1 || s.Duration() != time.Second {
+			t.Errorf("%s: %d segments over %v, want 1 over 1s", in, len(s.segs), s.Duration())
+		}
+	}
+	if s := mustSchedule(t, "step(100,1000,100,30s) step(1,10,4,1s) step(0.1,0.3,0.1,1s)"); s.String() !=
+		"const(100,30s) const(200,30s) const(300,30s) const(400,30s) const(500,30s) const(600,30s) const(700,30s) const(800,30s) const(900,30s) const(1000,30s) const(1,1s) const(5,1s) const(9,1s) const(0.1,1s) const(0.2,1s) const(0.30000000000000004,1s)" {
+		t.Errorf("steps: %s", s)
+	}
+}
