@@ -178,6 +178,7 @@ func TestParseRule(t *testing.T) {
 		"errors.nosuch>1/s for 1s": `unknown error class "nosuch"`,
 		"cpu>90 for 10s":           `unknown metric "cpu"`,
 		"p95>5ms for never":        `"never" is not a duration`,
+		"tps<1 for 1e300":          `"1e300" is not a duration`, // past time.Duration
 	} {
 		if _, err := ParseRule(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseRule(%q) = %v, want %q", in, err, want)
