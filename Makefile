@@ -6,7 +6,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/pgarena/pgarena/internal/cli.Version=$(VERSION)
 BIN       := bin/pgarena
 
-.PHONY: all deps test-deps build demo test test-short vet fmt bench clean
+.PHONY: all deps test-deps build demo test test-short fuzz fuzz-short vet fmt bench clean
 
 all: build
 
@@ -23,13 +23,28 @@ build:
 demo: deps build
 	./$(BIN) run tpcb -s 10 -c 8 -j 2 -T 30s -P 5
 
-test: test-deps vet
+test: test-deps vet fuzz-short
 	PGARENA_REQUIRE_PG=1 PGARENA_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 30m ./...
 	# client goroutine stacks, as built without -race (which grows them)
 	PGARENA_REQUIRE_PG=1 $(GO) test -count=1 -timeout 5m -run '^TestClientStackStaysSmall$$' ./internal/session/
 
 test-short:
 	$(GO) test -count=1 ./...
+
+# The parsers' fuzz tests (package:Fuzzer), each for FUZZTIME: a few seconds in
+# `make test`, longer with `make fuzz`. A crash is saved under the package's
+# testdata/fuzz/ and from then on runs as a regression case of plain `go test`.
+FUZZERS  := workload/script:FuzzParseScript workload/script:FuzzExpression \
+            driver:FuzzParseSchedule driver:FuzzParseRule plan:FuzzParse
+FUZZTIME ?= 3s
+
+fuzz-short:
+	@for f in $(FUZZERS); do \
+	  $(GO) test -run '^$$' -fuzz "^$${f#*:}\$$" -fuzztime $(FUZZTIME) ./internal/$${f%%:*}/ || exit 1; \
+	done
+
+fuzz:
+	$(MAKE) fuzz-short FUZZTIME=2m
 
 vet:
 	@test -z "$$(gofmt -l cmd internal)" || { echo "gofmt needed:"; gofmt -l cmd internal; exit 1; }

@@ -4,7 +4,7 @@
 # alternating on one local server: tps and client CPU per transaction after
 # connecting (floor) or including it (pgbench, pgarena: CPU of the whole
 # process). Tells whether a gap to pgbench is the Go runtime's way of
-# waiting or pgarena's own (docs/benchmarks.md, part 10).
+# waiting or pgarena's own (docs/benchmarks.md, "Many clients").
 #
 #   bench/floor.sh
 #   ROUNDS=5 CLIENTS=1000 TX=200 MODES="net readfirst waitfirst loop" bench/floor.sh

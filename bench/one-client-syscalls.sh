@@ -2,7 +2,7 @@
 # System calls per transaction at ONE client, by call, for pgarena's network
 # I/O modes and pgbench, alternating on one local server (select-only,
 # -M prepared, unix socket and TCP). Shows where each tool's calls go (see
-# docs/benchmarks.md, "One client, system calls").
+# docs/benchmarks.md, "Client cost").
 #
 #   bench/one-client-syscalls.sh
 #   ROUNDS=3 TX=5000 bench/one-client-syscalls.sh

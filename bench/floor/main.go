@@ -13,7 +13,7 @@
 //	loop       one epoll loop per -j thread over its share of the connections
 //
 // It prints tps and the process's CPU per transaction after connecting.
-// bench/floor.sh runs it beside pgbench and pgarena; docs/benchmarks.md, part 10.
+// bench/floor.sh runs it beside pgbench and pgarena; docs/benchmarks.md, "Many clients".
 package main
 
 import (

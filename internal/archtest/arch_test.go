@@ -1,31 +1,19 @@
 package archtest
 
 import (
-	"bufio"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-const (
-	module     = "github.com/pgarena/pgarena"
-	designPath = "docs/DESIGN.md"
-	cobra      = "github.com/spf13/cobra"
-)
-
-// pending are packages the design names that may not exist yet on every
-// branch: a rule about one is skipped with a log line while it is missing.
-var pending = map[string]bool{
-	module + "/internal/session": true,
-}
+const module = "github.com/pgarena/pgarena"
 
 // allowedOutside are the packages that may print, exit, log and read the
 // process environment: the CLI, main, the test helper (which reads its own
@@ -118,8 +106,9 @@ func closure(pkgs map[string]*pkg, p *pkg) map[string]bool {
 	return seen
 }
 
-// via returns the chain of imports from p to an import within bad, for
-// the error message ("a -> b -> c").
+// via returns the chain of imports from p to bad (a module package, or a
+// third-party path and what is under it), for the error message
+// ("a -> b -> c").
 func via(pkgs map[string]*pkg, from, bad string) string {
 	prev := map[string]string{from: ""}
 	queue := []string{from}
@@ -140,7 +129,7 @@ func via(pkgs map[string]*pkg, from, bad string) string {
 				continue
 			}
 			prev[imp] = cur
-			if within(imp, bad) {
+			if imp == bad || !within(bad, module) && within(imp, bad) {
 				var chain []string
 				for n := imp; n != ""; n = prev[n] {
 					chain = append([]string{strings.TrimPrefix(n, module+"/")}, chain...)
@@ -166,128 +155,75 @@ func exists(pkgs map[string]*pkg, prefix string) bool {
 	return false
 }
 
-// rule is one row of the design's import rules table.
-type rule struct {
-	from      string   // import path; applies to it and the packages under it
-	forbidden []string // import paths; each covers the packages under it
-	line      int      // in DESIGN.md
-}
-
-var codeSpan = regexp.MustCompile("`([^`]+)`")
-
-// importPath turns a table entry into an import path: "internal/..." and
-// "cmd/..." are this module's, anything else is taken as it is.
-func importPath(s string) string {
-	if within(s, "internal") || within(s, "cmd") {
-		return module + "/" + s
+// modulePath turns an allow-list name into an import path: "internal/...",
+// "cmd/..." and "bench/..." are this module's, anything else is taken as
+// it is.
+func modulePath(s string) string {
+	for _, top := range []string{"internal", "cmd", "bench"} {
+		if within(s, top) {
+			return module + "/" + s
+		}
 	}
 	return s
 }
 
-// parseRules reads the first table under the heading "Import rules": a
-// header with the columns "package" and "must not import", then one row
-// per package, entries in code spans.
-func parseRules(design string) ([]rule, error) {
-	sc := bufio.NewScanner(strings.NewReader(design))
-	var rules []rule
-	inSection, inTable := false, false
-	pkgCol, forbidCol := -1, -1
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "#") {
-			if inTable {
-				break
-			}
-			inSection = strings.EqualFold(strings.TrimSpace(strings.TrimLeft(line, "#")), "import rules")
-			continue
-		}
-		if !inSection {
-			continue
-		}
-		if !strings.HasPrefix(line, "|") {
-			if inTable {
-				break // the table ended
+// permits reports whether an allow-list entry lets a package reach imp.
+func permits(entry []string, imp string) bool {
+	for _, e := range entry {
+		if sub, ok := strings.CutSuffix(e, "/..."); ok {
+			if within(imp, modulePath(sub)) {
+				return true
 			}
 			continue
 		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
+		if p := modulePath(e); p == imp || !within(p, module) && within(imp, p) {
+			return true
 		}
-		if !inTable {
-			for i, c := range cells {
-				switch strings.ToLower(c) {
-				case "package":
-					pkgCol = i
-				case "must not import":
-					forbidCol = i
-				}
-			}
-			if pkgCol < 0 || forbidCol < 0 {
-				return nil, fmt.Errorf("%s:%d: the import rules table needs the columns `package` and `must not import`", designPath, n)
-			}
-			inTable = true
-			continue
-		}
-		if strings.Trim(line, "|-: ") == "" {
-			continue // the separator row
-		}
-		if pkgCol >= len(cells) || forbidCol >= len(cells) {
-			return nil, fmt.Errorf("%s:%d: row has %d cells", designPath, n, len(cells))
-		}
-		from := codeSpan.FindAllStringSubmatch(cells[pkgCol], -1)
-		if len(from) != 1 {
-			return nil, fmt.Errorf("%s:%d: the package cell must hold one `path`", designPath, n)
-		}
-		r := rule{from: importPath(from[0][1]), line: n}
-		for _, m := range codeSpan.FindAllStringSubmatch(cells[forbidCol], -1) {
-			r.forbidden = append(r.forbidden, importPath(m[1]))
-		}
-		if len(r.forbidden) == 0 {
-			return nil, fmt.Errorf("%s:%d: no `path` in the must-not-import cell", designPath, n)
-		}
-		rules = append(rules, r)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(rules) == 0 {
-		return nil, fmt.Errorf("%s has no import rules table (a table under the heading \"Import rules\")", designPath)
-	}
-	return rules, nil
+	return false
 }
 
-// checkRules reports every import that breaks a rule, with the chain of
-// imports that leads to it.
-func checkRules(pkgs map[string]*pkg, rules []rule) (violations []string) {
+// standard reports whether an import path is the standard library's (its
+// first element has no dot).
+func standard(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return !strings.Contains(first, ".")
+}
+
+// checkAllowed reports every package of pkgs without an entry in allowed,
+// and every import it reaches (transitively, through module packages) that
+// its entry does not permit, with the chain of imports that leads to it.
+func checkAllowed(pkgs map[string]*pkg, allowed map[string][]string) (violations []string) {
 	var paths []string
 	for p := range pkgs {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	for _, r := range rules {
-		for _, path := range paths {
-			if !within(path, r.from) {
-				continue
-			}
-			reach := closure(pkgs, pkgs[path])
-			for _, bad := range r.forbidden {
-				for imp := range reach {
-					if within(imp, bad) {
-						violations = append(violations, fmt.Sprintf("%s imports %s (%s; forbidden by %s:%d)",
-							path, bad, via(pkgs, path, bad), designPath, r.line))
-						break
-					}
-				}
+	for _, path := range paths {
+		rel := strings.TrimPrefix(path, module+"/")
+		entry, ok := allowed[rel]
+		if !ok {
+			violations = append(violations, fmt.Sprintf("%s has no entry in the allow list (%s): list what it may import", rel, allowListFile))
+			continue
+		}
+		var bad []string
+		for imp := range closure(pkgs, pkgs[path]) {
+			if !standard(imp) && !permits(entry, imp) {
+				bad = append(bad, imp)
 			}
 		}
+		sort.Strings(bad)
+		for _, imp := range bad {
+			violations = append(violations, fmt.Sprintf("%s imports %s (%s), which its entry in %s does not allow",
+				rel, strings.TrimPrefix(imp, module+"/"), via(pkgs, path, imp), allowListFile))
+		}
 	}
-	sort.Strings(violations)
 	return violations
 }
 
+const allowListFile = "internal/archtest/deps_test.go"
+
+// readRequired returns the modules go.mod requires.
 func readRequired(t *testing.T) map[string]bool {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "go.mod"))
@@ -304,59 +240,38 @@ func readRequired(t *testing.T) map[string]bool {
 	return req
 }
 
-func TestImportRules(t *testing.T) {
+func TestImportAllowList(t *testing.T) {
 	pkgs := loadPackages(t)
-	design, err := os.ReadFile(filepath.Join(repoRoot(t), designPath))
-	if err != nil {
-		t.Fatalf("the import rules live in %s: %v", designPath, err)
-	}
-	rules, err := parseRules(string(design))
-	if err != nil {
-		t.Fatal(err)
-	}
-	required := readRequired(t)
-	var live []rule
-	for _, r := range rules {
-		if !exists(pkgs, r.from) {
-			if pending[r.from] {
-				t.Logf("%s:%d: skipping the rule for %s: package not there yet (pending)", designPath, r.line, r.from)
-				continue
-			}
-			t.Errorf("%s:%d: rule for %s, which does not exist", designPath, r.line, r.from)
-			continue
-		}
-		for _, bad := range r.forbidden {
-			switch {
-			case within(bad, module):
-				if !exists(pkgs, bad) && !pending[bad] {
-					t.Errorf("%s:%d: rule forbids %s, which does not exist", designPath, r.line, bad)
-				}
-			default:
-				known := false
-				for m := range required {
-					if within(bad, m) {
-						known = true
-					}
-				}
-				if !known {
-					t.Errorf("%s:%d: rule forbids %s, which no module in go.mod provides", designPath, r.line, bad)
-				}
-			}
-		}
-		live = append(live, r)
-	}
-	for _, v := range checkRules(pkgs, live) {
+	for _, v := range checkAllowed(pkgs, allowed) {
 		t.Error(v)
+	}
+	// No stale entries: every package and module named exists.
+	required := readRequired(t)
+	for name, entry := range allowed {
+		if pkgs[modulePath(name)] == nil {
+			t.Errorf("%s: entry for %s, which does not exist", allowListFile, name)
+		}
+		for _, e := range entry {
+			p := modulePath(strings.TrimSuffix(e, "/..."))
+			switch {
+			case within(p, module):
+				if !exists(pkgs, p) {
+					t.Errorf("%s: %s may import %s, which does not exist", allowListFile, name, e)
+				}
+			case !required[p]:
+				t.Errorf("%s: %s may import %s, which is not a module in go.mod", allowListFile, name, e)
+			}
+		}
 	}
 }
 
-// TestRulesCatchIndirectImports shows the check is transitive: a workload
-// reaching metrics through pgerr, and a sampler reaching pgx behind a
-// module package, are caught.
-func TestRulesCatchIndirectImports(t *testing.T) {
+// TestAllowListIsTransitive: a workload reaching metrics through pgerr, a
+// store reaching pgx behind a module package, and a package with no
+// entry are caught.
+func TestAllowListIsTransitive(t *testing.T) {
 	in := func(s string) string { return module + "/internal/" + s }
 	mk := func(path string, imports ...string) *pkg {
-		p := &pkg{path: path, imports: map[string]bool{}}
+		p := &pkg{path: path, imports: map[string]bool{"fmt": true}}
 		for _, i := range imports {
 			p.imports[i] = true
 		}
@@ -366,33 +281,68 @@ func TestRulesCatchIndirectImports(t *testing.T) {
 	for _, p := range []*pkg{
 		mk(in("workload/tpcx"), in("workload"), in("pgerr")),
 		mk(in("workload")),
-		mk(in("pgerr"), in("metrics")),
+		mk(in("pgerr"), in("metrics"), "github.com/jackc/pgx/v5/pgconn"),
 		mk(in("metrics")),
 		mk(in("store"), in("pgerr")),
+		mk(in("newpkg")),
 	} {
 		pkgs[p.path] = p
 	}
-	pkgs[in("pgerr")].imports["github.com/jackc/pgx/v5/pgconn"] = true
-	rules, err := parseRules("## Import rules\n| package | must not import |\n|---|---|\n" +
-		"| `internal/workload` | `internal/metrics` |\n| `internal/store` | `github.com/jackc/pgx/v5` |\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := checkRules(pkgs, rules)
+	got := checkAllowed(pkgs, map[string][]string{
+		"internal/workload/tpcx": {"internal/workload", "internal/pgerr", pgx},
+		"internal/workload":      {},
+		"internal/pgerr":         {"internal/metrics", pgx},
+		"internal/metrics":       {},
+		"internal/store":         {"internal/pgerr", "internal/metrics"},
+	})
 	want := []string{
-		in("store") + " imports github.com/jackc/pgx/v5 (internal/store -> internal/pgerr -> github.com/jackc/pgx/v5/pgconn",
-		in("workload/tpcx") + " imports " + in("metrics") + " (internal/workload/tpcx -> internal/pgerr -> internal/metrics",
+		"newpkg has no entry",
+		"store imports github.com/jackc/pgx/v5/pgconn (internal/store -> internal/pgerr -> github.com/jackc/pgx/v5/pgconn)",
+		"workload/tpcx imports internal/metrics (internal/workload/tpcx -> internal/pgerr -> internal/metrics)",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("violations = %q, want %d", got, len(want))
 	}
 	for i := range want {
-		if !strings.HasPrefix(got[i], want[i]) {
-			t.Errorf("violation %d = %q, want prefix %q", i, got[i], want[i])
+		if !strings.HasPrefix(got[i], "internal/"+want[i]) {
+			t.Errorf("violation %d = %q, want prefix %q", i, got[i], "internal/"+want[i])
 		}
 	}
-	if _, err := parseRules("# pgarena\nno table here\n"); err == nil {
-		t.Error("a design without the table parsed")
+}
+
+// helpers returns the module's test-helper packages: testHelpers, and any
+// package named *test but archtest.
+func helpers(t *testing.T, pkgs map[string]*pkg) map[string]bool {
+	h := map[string]bool{}
+	for _, name := range testHelpers {
+		if pkgs[modulePath(name)] == nil {
+			t.Errorf("test helper %s does not exist", name)
+		}
+		h[modulePath(name)] = true
+	}
+	for path := range pkgs {
+		if base := path[strings.LastIndex(path, "/")+1:]; strings.HasSuffix(base, "test") && base != "archtest" {
+			h[path] = true
+		}
+	}
+	return h
+}
+
+// TestHelpersOnlyInTests: test helpers (pgtest, golden, loadertest,
+// reporttest, ...) start clusters, read test variables and call
+// testing.TB; only _test.go files and other helpers may import them.
+func TestHelpersOnlyInTests(t *testing.T) {
+	pkgs := loadPackages(t)
+	h := helpers(t, pkgs)
+	for path, p := range pkgs {
+		if h[path] {
+			continue
+		}
+		for imp := range closure(pkgs, p) {
+			if h[imp] {
+				t.Errorf("%s imports the test helper %s (%s): only _test.go files may", path, imp, via(pkgs, path, imp))
+			}
+		}
 	}
 }
 

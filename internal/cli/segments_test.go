@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,7 +89,17 @@ func TestKilledSegmentMakesPartialMerge(t *testing.T) {
 		}
 		cmds = append(cmds, cmd)
 	}
-	time.Sleep(3500 * time.Millisecond) // 1.5 s into the measured part
+	// Segment 1 is killed 1.5 s into the measured part: once it recorded 6
+	// intervals (60 s at most).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		id, _ := os.ReadFile(ids + "/1")
+		if b, err := os.ReadFile(filepath.Join(results, strings.TrimSpace(string(id)), store.IntervalsFile)); len(id) > 0 && err == nil && bytes.Count(b, []byte("\n")) >= 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("segment 1 did not record 6 intervals within 60 s")
+		}
+	}
 	if err := cmds[1].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

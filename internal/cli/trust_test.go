@@ -106,7 +106,7 @@ func TestDegradedRun(t *testing.T) {
 	go func() {
 		done <- pgarena(t, nil, "run", "tpcb", "-c", "2", "-T", "3s", "--dsn", dsn, "--results", results, "--json")
 	}()
-	time.Sleep(1500 * time.Millisecond)
+	waitIntervals(t, results, 1, 60*time.Second) // measuring
 	if _, err := conn.Exec(ctx, "alter table pgbench_tellers rename to pgbench_tellers_away"); err != nil {
 		t.Fatal(err)
 	}

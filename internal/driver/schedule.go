@@ -65,7 +65,7 @@ func ParseSchedule(s string) (Schedule, error) {
 		}
 		dur := func(i int) (time.Duration, error) {
 			d, err := parseSeconds(args[i])
-			if err != nil || d <= 0 {
+			if err != nil || d <= 0 || d > maxScheduleLength {
 				return 0, fmt.Errorf("schedule %q: duration %q is not a positive duration (30s, 5m, 1h or seconds)", tok, args[i])
 			}
 			return d, nil
@@ -124,25 +124,45 @@ func ParseSchedule(s string) (Schedule, error) {
 			if err != nil {
 				return sch, err
 			}
-			if n := math.Abs(b-a) / st; n > 10000 {
+			n := math.Abs(b-a) / st
+			if n > 10000 {
 				return sch, fmt.Errorf("schedule %q: %.0f steps is too many", tok, n)
 			}
 			dir := 1.0
 			if b < a {
 				dir = -1
 			}
-			for i := 0; ; i++ {
+			// a, a+step, ... up to b; counted, not compared with b, so a
+			// step below b's precision cannot loop for ever.
+			for i := range int(n+1e-9) + 1 {
 				r := a + dir*float64(i)*st
-				if dir*(b-r) < -1e-9 {
-					break
-				}
 				sch.segs = append(sch.segs, segment{From: r, To: r, Dur: d})
 			}
 		default:
 			return sch, fmt.Errorf("schedule %q: unknown segment %q (use line, const or step)", tok, name)
 		}
+		if sch.tooLong() {
+			return sch, fmt.Errorf("schedule %q: longer than %v in all", s, maxScheduleLength)
+		}
 	}
 	return sch, nil
+}
+
+// maxScheduleLength bounds a schedule's total length, so that no offset
+// into it overflows a time.Duration.
+const maxScheduleLength = 10 * 365 * 24 * time.Hour
+
+// tooLong reports whether the segments add up to more than
+// maxScheduleLength (each is at most that: the sum cannot overflow).
+func (s Schedule) tooLong() bool {
+	var total time.Duration
+	for _, g := range s.segs {
+		if g.Dur > maxScheduleLength-total {
+			return true
+		}
+		total += g.Dur
+	}
+	return false
 }
 
 // ConstSchedule is a constant rate for d (-R with -T).
@@ -189,6 +209,9 @@ func splitSegments(s string) ([]string, error) {
 // parseSeconds reads "30s", "5m", "1h30m" or a bare number of seconds.
 func parseSeconds(s string) (time.Duration, error) {
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if !(math.Abs(v) < float64(math.MaxInt64)/float64(time.Second)) {
+			return 0, fmt.Errorf("%s seconds is out of range", s)
+		}
 		return time.Duration(v * float64(time.Second)), nil
 	}
 	return time.ParseDuration(s)

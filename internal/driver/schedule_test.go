@@ -146,6 +146,12 @@ func TestParseScheduleErrors(t *testing.T) {
 		"const(-1,10s)":      `rate "-1" is not a rate`,
 		"step(1,10,0,10s)":   "step must be positive",
 		"const(10,10s) junk": "expected name(arguments)",
+		// found by FuzzParseSchedule: lengths that overflowed time.Duration
+		"const(1,5e9) const(1,5e9)": `duration "5e9" is not a positive duration`,
+		"const(1,2e8) const(1,2e8)": "longer than 87600h0m0s in all",
+		"step(1,10000,1,2562047h)":  `duration "2562047h" is not a positive duration`,
+		"step(1,10000,1,87599h)":    "longer than 87600h0m0s in all",
+		"const(1,1e10)":             `duration "1e10" is not a positive duration`,
 	} {
 		_, err := ParseSchedule(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -172,6 +178,7 @@ func TestParseRule(t *testing.T) {
 		"errors.nosuch>1/s for 1s": `unknown error class "nosuch"`,
 		"cpu>90 for 10s":           `unknown metric "cpu"`,
 		"p95>5ms for never":        `"never" is not a duration`,
+		"tps<1 for 1e300":          `"1e300" is not a duration`, // past time.Duration
 	} {
 		if _, err := ParseRule(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseRule(%q) = %v, want %q", in, err, want)
@@ -435,5 +442,21 @@ func TestSampledRule(t *testing.T) {
 	}
 	if _, err := ParseRule("host.cpu.busy_pct>90% for 10s"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStepBelowPrecision: a step too small to move the rate (found by
+// FuzzParseSchedule: the segments were appended for ever) gives the one
+// rate, held once.
+func TestStepBelowPrecision(t *testing.T) {
+	for _, in := range []string{"step(0,0,1e-300,1s)", "step(1e20,1e20,1,1s)"} {
+		s := mustSchedule(t, in)
+		if len(s.segs) != 1 || s.Duration() != time.Second {
+			t.Errorf("%s: %d segments over %v, want 1 over 1s", in, len(s.segs), s.Duration())
+		}
+	}
+	if s := mustSchedule(t, "step(100,1000,100,30s) step(1,10,4,1s) step(0.1,0.3,0.1,1s)"); s.String() !=
+		"const(100,30s) const(200,30s) const(300,30s) const(400,30s) const(500,30s) const(600,30s) const(700,30s) const(800,30s) const(900,30s) const(1000,30s) const(1,1s) const(5,1s) const(9,1s) const(0.1,1s) const(0.2,1s) const(0.30000000000000004,1s)" {
+		t.Errorf("steps: %s", s)
 	}
 }

@@ -326,8 +326,15 @@ func TestInitStopsOnCancel(t *testing.T) {
 		_, err := Init(ctx, d.dial, tpcbWorkload(t, "-s", "100"), Options{Workers: 2, Progress: p})
 		done <- err
 	}()
-	for p.rows.Load() == 0 {
-		time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); p.rows.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("Init ended before it loaded a row: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no row loaded within 30 s")
+		}
 	}
 	cancel()
 	start := time.Now()

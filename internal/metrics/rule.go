@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -77,6 +78,9 @@ func ParseRule(s string) (Rule, error) {
 	d, err := time.ParseDuration(m[5])
 	if n, nerr := strconv.ParseFloat(m[5], 64); nerr == nil {
 		d, err = time.Duration(n*float64(time.Second)), nil // bare seconds
+		if n*float64(time.Second) >= math.MaxInt64 {
+			err = fmt.Errorf("out of range") // the conversion is undefined
+		}
 	}
 	if err != nil || d <= 0 {
 		return Rule{}, fmt.Errorf("autostop %q: %q is not a duration (10s, 1m)", s, m[5])

@@ -31,7 +31,7 @@ type Hold struct {
 // virtual machine an exit each way, about a third of the client's CPU at
 // two clients), but what a wait delays is delayed by at most this: with 11
 // ms a script of 4 ms statements at -c 2 -j 2 had a p99.9 latency of 16 ms
-// where 1 ms gave 5.5 (docs/benchmarks.md, part 10).
+// where 1 ms gave 5.5 (docs/benchmarks.md, "Few clients").
 const holdFor = time.Millisecond
 
 // NewHold returns a Hold for up to max waiting clients; nil if max < 1.

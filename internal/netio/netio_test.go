@@ -195,6 +195,25 @@ func waitSleeping(t *testing.T, admin *pgx.Conn, pid uint32) {
 	}
 }
 
+// waitGone waits until the backend pid has exited, so the server's last
+// message and its close are on the way to the client.
+func waitGone(t *testing.T, admin *pgx.Conn, pid uint32) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		var n int
+		err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where pid = $1", pid).Scan(&n)
+		if err != nil {
+			t.Fatalf("backend %d still there: %v", pid, err)
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestInterruptBlockedRead is how a run ends statements in flight: a
 // deadline in the past, set from another goroutine, on the connection's
 // net.Conn.
@@ -281,7 +300,7 @@ func TestServerTerminates(t *testing.T) {
 
 		idle := connect(t, dsn, tr, m)
 		terminate(idle)
-		time.Sleep(200 * time.Millisecond)
+		waitGone(t, admin, idle.PgConn().PID())
 		var err error
 		for range 3 { // the first query may still be written before the close is seen
 			if _, err = idle.Exec(ctx, "select 1"); err != nil {

@@ -365,7 +365,7 @@ func (c *rawConn) readFd(fd uintptr) bool {
 // than the reads they save (at 1,000 clients 25-35% fewer
 // transactions per second and 40% more client CPU per transaction, and a
 // guess from probes never left waiting first: see docs/benchmarks.md,
-// part 10).
+// "Many clients").
 func (c *rawConn) guessHit() bool { return c.hitRate >= 256/2 }
 
 // errStuck: the socket's send buffer is full.

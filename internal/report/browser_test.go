@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -128,11 +129,17 @@ func TestHTMLInChromium(t *testing.T) {
 	)
 	listenCtx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
+	const endMarker = "pgarena-test: end of pages"
+	sawEnd := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for m, err := range chromedp.Console(listenCtx) {
 			if err != nil {
 				return
+			}
+			if m.Type == chromedp.ConsoleLog && m.Text == endMarker {
+				close(sawEnd)
+				continue
 			}
 			if m.Type == chromedp.ConsoleError || m.IsException() {
 				mu.Lock()
@@ -196,8 +203,16 @@ func TestHTMLInChromium(t *testing.T) {
 		}
 		t.Logf("screenshot: %s", png)
 	}
-	// Let late console events arrive, then stop listening.
-	time.Sleep(200 * time.Millisecond)
+	// Console messages arrive in order: once a last one is seen, every
+	// message the pages logged before it has been looked at.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`console.log(`+strconv.Quote(endMarker)+`)`)); err != nil {
+		t.Fatalf("log the end marker: %v", err)
+	}
+	select {
+	case <-sawEnd:
+	case <-time.After(10 * time.Second):
+		t.Error("the end marker logged to the console did not arrive within 10 s")
+	}
 	stopListening()
 	wg.Wait()
 	mu.Lock()

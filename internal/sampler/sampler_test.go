@@ -128,7 +128,12 @@ func TestUnderLoad(t *testing.T) {
 	for range clients {
 		<-ready
 	}
-	time.Sleep(time.Second) // a few samples with every client connected
+	// Until the samples show every client connected (10 s at most).
+	for deadline := time.Now().Add(10 * time.Second); maxOf(c.run().Series("pg.connections.total")) < clients; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			break
+		}
+	}
 	peak.Store(int64(maxOf(c.run().Series("pg.connections.total"))))
 	wg.Wait()
 	time.Sleep(600 * time.Millisecond) // closed connections flush their statistics
@@ -245,7 +250,7 @@ func TestDeadlock(t *testing.T) {
 	mustExec(b, "update d set n = 1 where id = 2")
 	errs := make(chan error, 2)
 	go func() { _, err := a.Exec(ctx, "update d set n = 2 where id = 2"); errs <- err }()
-	time.Sleep(50 * time.Millisecond)
+	waitLocked(t, ctx, dsn, a.PgConn().PID())
 	go func() { _, err := b.Exec(ctx, "update d set n = 2 where id = 1"); errs <- err }()
 	var deadlocks int
 	for range 2 {
@@ -260,16 +265,20 @@ func TestDeadlock(t *testing.T) {
 	}
 	a.Close(ctx) // closing flushes each backend's statistics
 	b.Close(ctx)
-	time.Sleep(500 * time.Millisecond)
-	findings := s.Stop()
-	r := c.run()
 	sum := func(name string) float64 {
 		n := 0.0
-		for _, p := range r.Series(name) {
+		for _, p := range c.run().Series(name) {
 			n += p.Value
 		}
 		return n
 	}
+	// Until the samples show the deadlock in both places (10 s at most).
+	for deadline := time.Now().Add(10 * time.Second); sum("pg.deadlocks") < 1 || sum("log.deadlock") < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	findings := s.Stop()
 	if n := sum("pg.deadlocks"); n != 1 {
 		t.Errorf("pg.deadlocks summed to %v, want 1", n)
 	}
@@ -278,6 +287,28 @@ func TestDeadlock(t *testing.T) {
 	}
 	if !hasFinding(findings, "deadlocks", "1 deadlock") || !hasFinding(findings, "server_log", "1 'deadlock'") {
 		t.Errorf("findings %+v", findings)
+	}
+}
+
+// waitLocked waits (10 s at most) until backend pid waits for a lock.
+func waitLocked(t *testing.T, ctx context.Context, dsn string, pid uint32) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := conn.QueryRow(ctx, "select count(*) from pg_stat_activity where pid = $1 and wait_event_type = 'Lock'", pid).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %d not waiting for a lock within 10 s", pid)
+		}
 	}
 }
 

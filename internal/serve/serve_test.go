@@ -164,42 +164,65 @@ func TestCompareAndDownloads(t *testing.T) {
 	}
 }
 
-// events reads server-sent events of a run until want arrives or the
-// deadline passes; it returns the event names seen.
-func events(t *testing.T, url string, want string, during func()) []string {
+// eventStream follows the server-sent events of a run.
+type eventStream struct {
+	got  chan string
+	seen []string
+}
+
+func followEvents(t *testing.T, url string) *eventStream {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	got := make(chan string, 100)
+	t.Cleanup(func() { resp.Body.Close() })
+	s := &eventStream{got: make(chan string, 100)}
 	go func() {
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
 			if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-				got <- ev
+				s.got <- ev
 			}
 		}
-		close(got)
+		close(s.got)
 	}()
-	var seen []string
-	deadline := time.After(10 * time.Second)
+	return s
+}
+
+// next returns the next event within d: "" if none came, ok false if the
+// stream ended.
+func (s *eventStream) next(d time.Duration) (ev string, ok bool) {
+	select {
+	case ev, ok = <-s.got:
+		if ok {
+			s.seen = append(s.seen, ev)
+		}
+		return ev, ok
+	case <-time.After(d):
+		return "", true
+	}
+}
+
+// events reads server-sent events of a run until want arrives, calling
+// during after the first; it returns the event names seen. The stream
+// ending or 10 s without want fail the test.
+func events(t *testing.T, url string, want string, during func()) []string {
+	t.Helper()
+	s := followEvents(t, url)
+	deadline := time.Now().Add(10 * time.Second)
 	for first := true; ; first = false {
-		select {
-		case ev, ok := <-got:
-			if !ok {
-				return seen
-			}
-			seen = append(seen, ev)
-			if first {
-				during()
-			}
-			if ev == want {
-				return seen
-			}
-		case <-deadline:
-			t.Fatalf("no %q event within 10 s; saw %v", want, seen)
+		ev, ok := s.next(time.Until(deadline))
+		switch {
+		case !ok:
+			return s.seen
+		case ev == "":
+			t.Fatalf("no %q event within 10 s; saw %v", want, s.seen)
+		case first:
+			during()
+		}
+		if ev == want {
+			return s.seen
 		}
 	}
 }
@@ -211,18 +234,24 @@ func TestLiveEvents(t *testing.T) {
 	ts := newTestServer(t, store.OpenReadOnly(dir), Options{})
 	_, body := get(t, ts.URL+"/run/"+l.w.ID())
 	mustContain(t, "live page", body, `src="/static/live.js"`, "still running")
-	seen := events(t, ts.URL+"/run/"+l.w.ID()+"/events", "end", func() {
-		go func() {
-			for range 3 {
-				time.Sleep(120 * time.Millisecond)
-				l.tick(t)
-			}
-			time.Sleep(120 * time.Millisecond)
-			l.finish(t)
-		}()
-	})
-	if !strings.Contains(strings.Join(seen, " "), "update") {
-		t.Errorf("events %v: no update while the run grew", seen)
+	s := followEvents(t, ts.URL+"/run/"+l.w.ID()+"/events")
+	// The server reports changes after its first read of the run, which
+	// an interval written at once may precede: write until it reports one.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		l.tick(t)
+		if ev, ok := s.next(500 * time.Millisecond); ev == "update" {
+			break
+		} else if !ok || time.Now().After(deadline) {
+			t.Fatalf("no update while the run grew; events %v", s.seen)
+		}
+	}
+	l.finish(t)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if ev, ok := s.next(time.Until(deadline)); ev == "end" {
+			break
+		} else if !ok || ev == "" {
+			t.Fatalf("no end once the run finished; events %v", s.seen)
+		}
 	}
 	_, body = get(t, ts.URL+"/run/"+l.w.ID())
 	if strings.Contains(body, "live.js") {

@@ -81,8 +81,8 @@ func (b *blockedStacks) Write(r Record) error {
 
 // TestClientStackStaysSmall guards the size of a client goroutine's stack,
 // the largest share of a client's memory at 10,000 clients (see
-// docs/benchmarks.md, "Client cost at 1,000 and 10,000 clients after
-// wait-first reads"). A client's deepest stack is just under Go's 4 KB
+// docs/benchmarks.md, "Many clients: 1,000 and 10,000"). A client's
+// deepest stack is just under Go's 4 KB
 // step; one more frame on that path, or a larger one, makes Go double every
 // client's stack to 8 KB. It runs 200 clients of tpcb select-only (the
 // script engine) and sysbench point select under each query protocol, with
@@ -178,7 +178,7 @@ func TestClientStackStaysSmall(t *testing.T) {
 			if per > limit {
 				t.Errorf("%s under -M %s: a client blocked in its statement uses %d bytes of goroutine stack; with Go's %d-byte guard\n"+
 					"that is past a step of Go's stack sizes (limit %d), so every client's stack doubles (4 to 8 KB: 40 MB more at\n"+
-					"10,000 clients; see docs/benchmarks.md, \"Client cost at 1,000 and 10,000 clients after wait-first reads\")).\n"+
+					"10,000 clients; see docs/benchmarks.md, \"Many clients: 1,000 and 10,000\")).\n"+
 					"Look for a frame added to, or grown on, the client's read path: the statement, pgconn's reader, chunkReader,\n"+
 					"poll.FD.RawRead and netio's readFd (go build -gcflags=-S shows each function's frame size).",
 					k.name, qm, per, stackGuard, limit)

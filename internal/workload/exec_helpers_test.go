@@ -45,7 +45,7 @@ func interruptEnds(t *testing.T, pc *pgconn.PgConn, sleep func() error) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- sleep() }()
-	time.Sleep(300 * time.Millisecond)
+	waitSleeping(t, pc.PID())
 	pc.Conn().SetDeadline(time.Unix(1, 0))
 	select {
 	case err := <-done:
@@ -57,5 +57,29 @@ func interruptEnds(t *testing.T, pc *pgconn.PgConn, sleep func() error) {
 	}
 	if !pc.IsClosed() {
 		t.Error("connection open after an interrupted statement")
+	}
+}
+
+// waitSleeping waits (10 s at most) until backend pid runs pg_sleep: its
+// client has sent the statement and waits for the answer.
+func waitSleeping(t *testing.T, pid uint32) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, pgtest.Cluster(t).DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	for {
+		var n int
+		err := admin.QueryRow(ctx, "select count(*) from pg_stat_activity where pid = $1 and wait_event = 'PgSleep'", pid).Scan(&n)
+		if err != nil {
+			t.Fatalf("backend %d not seen in pg_sleep: %v", pid, err)
+		}
+		if n == 1 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -45,7 +45,19 @@ func TestPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin.Close(ctx)
-	time.Sleep(200 * time.Millisecond)
+	// The server has applied the new pg_hba.conf once it refuses bench
+	// without the password over TCP.
+	noPassword := mustParse(t, "host=127.0.0.1 port="+itoa(c.Port())+" user=bench dbname=postgres sslmode=disable")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		conn, err := target.Connect(ctx, noPassword, "test")
+		if err != nil {
+			break
+		}
+		conn.Close(ctx)
+		if time.Now().After(deadline) {
+			t.Fatal("pg_hba.conf not applied within 10 s of pg_reload_conf()")
+		}
+	}
 	cfg := mustParse(t, "host=127.0.0.1 port="+itoa(c.Port())+" user=bench dbname=postgres sslmode=disable password='S3cr3t-pw\\'x'")
 	if cfg.Password != pw {
 		t.Fatalf("password parsed as %q", cfg.Password)

@@ -138,8 +138,21 @@ func testLagAndCatchUp(t *testing.T, kind string, hold func(*testing.T, context.
 	if took[0] < held-200*time.Millisecond || took[0] > held+2*time.Second {
 		t.Errorf("catch-up took %s; the replica was held %s after the load", took[0], held)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if after := mon.Stats(time.Now().Add(-300*time.Millisecond), time.Now())[0]; after.Max > 0.3 {
+	// The lag read over 300 ms that start after the catch-up.
+	caughtUp := time.Now()
+	var after replica.LagStats
+	for deadline := caughtUp.Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		now := time.Now()
+		if from := now.Add(-300 * time.Millisecond); from.After(caughtUp) {
+			if after = mon.Stats(from, now)[0]; after.Reads > 0 {
+				break
+			}
+		}
+		if now.After(deadline) {
+			t.Fatal("no lag read within 10 s after the catch-up")
+		}
+	}
+	if after.Max > 0.3 {
 		t.Errorf("lag after catch-up: %.2fs, want about 0", after.Max)
 	}
 	var primary, copy int

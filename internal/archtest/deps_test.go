@@ -1,0 +1,88 @@
+package archtest
+
+// The import allow list: for every package of the module, everything it may
+// reach through its non-test files, directly or through other module
+// packages (checked transitively, as cockroach's pkg/workload/dep_test.go
+// does). The standard library is always allowed. An entry names module
+// packages by their path in the module ("internal/metrics"; "internal/..."
+// covers every package under internal) and third-party code by its module
+// (pgx covers pgconn, pgproto3 and pgtype). A new import, or a new package,
+// fails TestImportAllowList until its entry here says so: a dependency is
+// a decision made in review, not a default.
+var allowed = map[string][]string{
+	// main and the command line: everything but the test helpers.
+	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
+	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
+
+	// one run end to end, and what it runs
+	"internal/session": {"internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
+		"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
+		"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys},
+	"internal/driver":  {"internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
+	"internal/loader":  {"internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr, xsync},
+	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, procfs, xsys},
+	"internal/netio":   {pgx, xsys},
+	"internal/clock":   {},
+	"internal/metrics": {hdr},
+	"internal/pgerr":   {"internal/metrics", pgx, hdr},
+
+	// targets: a target knows nothing of workloads, the driver or the store
+	"internal/target":         {"internal/metrics", "internal/pgerr", pgx, hdr},
+	"internal/target/local":   {"internal/metrics", "internal/pgerr", "internal/target", pgx, hdr},
+	"internal/target/pooler":  {"internal/metrics", "internal/pgerr", "internal/target", pgx, hdr},
+	"internal/target/replica": {"internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", pgx, hdr},
+
+	// workloads own SQL, never time, measurement or storage
+	"internal/workload":            {pflag, pgx},
+	"internal/workload/all":        {"internal/workload/...", "internal/randgen", pflag, pgx},
+	"internal/workload/analytic":   {"internal/workload", pflag, pgx},
+	"internal/workload/chbench":    {"internal/workload", "internal/workload/analytic", "internal/workload/tpcc", "internal/randgen", pflag, pgx},
+	"internal/workload/script":     {"internal/workload", pflag, pgx},
+	"internal/workload/sysbench":   {"internal/workload", pflag, pgx},
+	"internal/workload/tpcb":       {"internal/workload", "internal/workload/script", pflag, pgx},
+	"internal/workload/tpcc":       {"internal/workload", "internal/randgen", pflag, pgx},
+	"internal/workload/tpch":       {"internal/workload", "internal/workload/analytic", "internal/workload/tpch/dbgen", "internal/workload/tpch/qgen", pflag, pgx},
+	"internal/workload/tpch/dbgen": {},
+	"internal/workload/tpch/qgen":  {"internal/workload/tpch/dbgen"},
+	"internal/workload/ycsb":       {"internal/workload", pflag, pgx},
+	"internal/randgen":             {},
+
+	// results: files on disk, never a database
+	"internal/store":  {"internal/metrics", hdr, xsys},
+	"internal/merge":  {"internal/metrics", "internal/store", hdr, xsys},
+	"internal/report": {"internal/metrics", "internal/store", hdr, xsys, gonum, plot},
+	"internal/serve":  {"internal/metrics", "internal/plan", "internal/report", "internal/store", hdr, xsys, gonum, plot, yaml},
+	"internal/plan":   {"internal/metrics", "internal/store", hdr, xsys, yaml},
+	"internal/k8sjob": {yaml},
+
+	// tests of the design (no code of its own)
+	"internal/archtest": {},
+
+	// test helpers: imported by _test.go files only (TestHelpersOnlyInTests)
+	"internal/pgtest":            {"internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", "internal/target/pooler", pgx, hdr},
+	"internal/golden":            {},
+	"internal/loader/loadertest": {"internal/loader", "internal/metrics", "internal/pgerr", "internal/pgtest", "internal/target", "internal/target/local", "internal/target/pooler", "internal/workload", pflag, pgx, hdr, xsync},
+	"internal/report/reporttest": {"internal/metrics", "internal/store", hdr, xsys},
+
+	// the benchmarks' own programs (not parts of pgarena)
+	"bench/floor": {pgx},
+}
+
+// Third-party modules (go.mod).
+const (
+	cobra  = "github.com/spf13/cobra"
+	pflag  = "github.com/spf13/pflag"
+	pgx    = "github.com/jackc/pgx/v5"
+	hdr    = "github.com/HdrHistogram/hdrhistogram-go"
+	procfs = "github.com/prometheus/procfs"
+	xsync  = "golang.org/x/sync"
+	xsys   = "golang.org/x/sys"
+	gonum  = "gonum.org/v1/gonum"
+	plot   = "gonum.org/v1/plot"
+	yaml   = "gopkg.in/yaml.v3"
+)
+
+// testHelpers are the packages that exist for tests: only _test.go files
+// (and other test helpers) may import them. A package named *test other
+// than archtest is one too.
+var testHelpers = []string{"internal/pgtest", "internal/golden", "internal/loader/loadertest", "internal/report/reporttest"}
