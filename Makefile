@@ -5,8 +5,12 @@ GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/pgarena/pgarena/internal/cli.Version=$(VERSION)
 BIN       := bin/pgarena
+# make image: the container image `pgarena k8s` names by default (pgarena:VERSION).
+IMAGE     ?= pgarena:$(VERSION)
+REVISION  := $(shell git rev-parse HEAD 2>/dev/null)
+CREATED   := $(shell git log -1 --format=%ct 2>/dev/null)
 
-.PHONY: all deps test-deps build demo test test-short fuzz fuzz-short vet fmt bench clean
+.PHONY: all deps test-deps build demo test test-short fuzz fuzz-short vet fmt bench image clean
 
 all: build
 
@@ -19,6 +23,15 @@ test-deps:
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/pgarena
+
+# image: an OCI image without a Docker daemon (cmd/pgarena-image): bin/pgarena-image.tar
+# for docker/podman load and kind load image-archive, bin/pgarena-oci as an OCI layout;
+# PUSH=registry/name:tag also pushes it with docker's credentials.
+image:
+	CGO_ENABLED=0 GOOS=linux $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/pgarena-linux ./cmd/pgarena
+	$(GO) run ./cmd/pgarena-image --binary bin/pgarena-linux --version $(VERSION) --revision "$(REVISION)" \
+		--created "$(CREATED)" --tag $(IMAGE) --tar bin/pgarena-image.tar --layout bin/pgarena-oci \
+		$(if $(PUSH),--push $(PUSH))
 
 demo: deps build
 	./$(BIN) run tpcb -s 10 -c 8 -j 2 -T 30s -P 5

@@ -122,6 +122,8 @@ if [ "$WITH_TESTS" = 1 ]; then
 	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 	command -v pgpool >/dev/null 2>&1 || [ -x /usr/sbin/pgpool ] || missing+=(pgpool2)
 	command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
+	# a registry for the image push test (make image PUSH=...)
+	[ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
 	if [ -n "$major" ] && [ ! -f "/usr/share/postgresql/$major/extension/pglogical.control" ] &&
 		apt-cache show "postgresql-$major-pglogical" >/dev/null 2>&1; then
 		missing+=("postgresql-$major-pglogical")

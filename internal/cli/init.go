@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/loader"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/target"
@@ -25,6 +26,7 @@ func (a *app) initCommand() *cobra.Command {
 		seed    uint64
 		seeded  string // time or rand (--random-seed)
 		pgb     pgbenchInitFlags
+		segment string
 	)
 	cmd := &cobra.Command{
 		Use:   "init WORKLOAD",
@@ -49,12 +51,26 @@ same-named tables that pgarena did not create unless --force.`,
 		sub.Flags().IntVar(&workers, "load-workers", runtime.NumCPU(), "connections loading data in parallel")
 		sub.Flags().BoolVar(&force, "force", false, "replace same-named tables that pgarena did not create")
 		seedFlag(sub.Flags(), &seed, &seeded, "seed of the generated data (for workloads whose data is random)")
+		sub.Flags().StringVar(&segment, "segment", "", "load only slice i of N of the data (i/N; /N takes i from JOB_COMPLETION_INDEX, as pgarena k8s init's pods do); the loader completing the set builds the keys")
 		pgb.add(sub)
 	}, func(cmd *cobra.Command, w workload.Workload) error {
 		if err := pgb.validate(cmd, a.notef); err != nil {
 			return err
 		}
 		noteSeed(a.notef, seed, seeded)
+		if segment != "" {
+			sl, ok := w.(workload.Slicer)
+			if !ok {
+				return usagef("--segment: %s cannot be loaded in slices (tpcc and ycsb can)", w.Meta().Name)
+			}
+			seg, err := driver.ParseSegment(segment, a.getenv("JOB_COMPLETION_INDEX"))
+			if err != nil {
+				return usagef("%s", err)
+			}
+			if err := sl.SliceOf(seg.Index, seg.Count); err != nil {
+				return usagef("--segment %s: %s", segment, err)
+			}
+		}
 		if len(w.Tables()) == 0 {
 			return usagef("%s has no tables of its own to create: its scripts run on whatever the database holds", w.Meta().Name)
 		}

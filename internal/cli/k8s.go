@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,12 +40,13 @@ type k8sFlags struct {
 	cpu, memory                    string
 	dsnSecret, envSecret           string
 	startMargin                    time.Duration
+	legacyBackoff                  bool
 }
 
 // k8sOwnFlags are the flags of k8sFlags plus the run flags the manifest
 // sets itself: none of them is passed to the pods as given.
 var k8sOwnFlags = []string{"--image", "--namespace", "--name", "--results-pvc", "--results-size", "--storage-class",
-	"--cpu", "--memory", "--dsn-secret", "--env-secret", "--start-margin",
+	"--cpu", "--memory", "--dsn-secret", "--env-secret", "--start-margin", "--legacy-backoff",
 	"--agents", "--start-at", "--segment", "--segment-id-file", "--results", "--dsn"}
 
 func (k *k8sFlags) add(fl *pflag.FlagSet) {
@@ -53,12 +55,25 @@ func (k *k8sFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&k.name, "name", "", "name of the Job and of its results directory (default pgarena-WORKLOAD-TIME)")
 	fl.StringVar(&k.resultsPVC, "results-pvc", "", "existing ReadWriteMany PersistentVolumeClaim for the results, mounted at /results (default: the manifest claims NAME-results)")
 	fl.StringVar(&k.resultsSize, "results-size", "1Gi", "size of the claim the manifest writes (without --results-pvc)")
-	fl.StringVar(&k.class, "storage-class", "", "storage class of the claim the manifest writes (one offering ReadWriteMany)")
+	fl.StringVar(&k.class, "storage-class", "", "storage class of the claim the manifest writes: one offering ReadWriteMany (NFS, CephFS, EFS, Azure Files...), which many clusters' default class does not (the claim then stays Pending)")
 	fl.StringVar(&k.cpu, "cpu", "", "CPU request of each pod (default 250m + 25m per client of the pod)")
 	fl.StringVar(&k.memory, "memory", "", "memory request of each pod (default 64Mi + 64Ki per client of the pod)")
 	fl.StringVar(&k.dsnSecret, "dsn-secret", "", "Secret whose key \"dsn\" holds the target DSN (instead of --dsn)")
 	fl.StringVar(&k.envSecret, "env-secret", "", "Secret whose keys become the pods' environment, e.g. PGPASSWORD")
-	fl.DurationVar(&k.startMargin, "start-margin", 2*time.Minute, "start measuring this long after the manifest is written (unless --start-at): time to apply it, schedule the pods, pull the image and connect")
+	fl.DurationVar(&k.startMargin, "start-margin", 0, "start measuring this long after the manifest is written (unless --start-at): time to apply it, schedule the pods, pull the image and connect (default 2m, 3m when the manifest claims the results volume)")
+	fl.BoolVar(&k.legacyBackoff, "legacy-backoff", false, "for clusters older than Kubernetes 1.29 (no backoffLimitPerIndex): write backoffLimit instead, so a failed pod fails the Job rather than running again later")
+}
+
+// addLoad adds the flags k8s init shares with k8s WORKLOAD.
+func (k *k8sFlags) addLoad(fl *pflag.FlagSet) {
+	fl.StringVar(&k.image, "image", "pgarena:"+Version, "container image with the pgarena binary on PATH (make image builds pgarena:VERSION)")
+	fl.StringVar(&k.namespace, "namespace", "", "namespace of the Job (default: kubectl's)")
+	fl.StringVar(&k.name, "name", "", "name of the Job (default pgarena-load-WORKLOAD-TIME)")
+	fl.StringVar(&k.cpu, "cpu", "", "CPU request of each pod (default 250m + 25m per load worker)")
+	fl.StringVar(&k.memory, "memory", "", "memory request of each pod (default 256Mi)")
+	fl.StringVar(&k.dsnSecret, "dsn-secret", "", "Secret whose key \"dsn\" holds the target DSN (instead of --dsn)")
+	fl.StringVar(&k.envSecret, "env-secret", "", "Secret whose keys become the pods' environment, e.g. PGPASSWORD")
+	fl.BoolVar(&k.legacyBackoff, "legacy-backoff", false, "for clusters older than Kubernetes 1.29 (no backoffLimitPerIndex): write backoffLimit instead")
 }
 
 func (a *app) k8sCommand() *cobra.Command {
@@ -67,7 +82,95 @@ func (a *app) k8sCommand() *cobra.Command {
 	f, k := &runFlags{}, &k8sFlags{}
 	a.workloadCommands(cmd, "run", func(sub *cobra.Command) { f.add(sub); k.add(sub.Flags()) },
 		func(cmd *cobra.Command, w workload.Workload) error { return a.writeK8s(cmd, w, f, k) })
+	a.addK8sInit(cmd)
 	return cmd
+}
+
+const k8sInitLong = `Write the Kubernetes manifest of a load split over N pods: an Indexed Job
+whose pod i runs "pgarena init WORKLOAD ... --segment /N" and loads slice i of
+N of the data (tpcc: warehouses; ycsb: key numbers) into tables the slices
+share. The pod that completes the data set builds the keys and indexes once;
+a slice loaded again replaces its rows, so a failed pod is retried (twice).
+No volume is needed. Afterwards run pgarena check WORKLOAD.`
+
+// addK8sInit adds pgarena k8s init WORKLOAD (a load as an Indexed Job) to
+// k8s, before building its workload subcommands (see buildsWorkload).
+func (a *app) addK8sInit(k8s *cobra.Command) {
+	cmd := &cobra.Command{Use: "init WORKLOAD --agents N", Short: "Write a Kubernetes Indexed Job loading a workload's data in N slices",
+		Long: k8sInitLong, Example: "  pgarena k8s init tpcc -w 1000 --agents 8 --load-workers 4 --dsn 'host=db user=bench dbname=bench' --env-secret pg-password > load.yaml"}
+	k8s.AddCommand(cmd)
+	k := &k8sFlags{}
+	var (
+		agents, workers int
+		dsn             string
+	)
+	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {
+		k.addLoad(sub.Flags())
+		sub.Flags().IntVar(&agents, "agents", 0, "pods, each loading one slice")
+		sub.Flags().IntVar(&workers, "load-workers", 4, "connections each pod loads with")
+		sub.Flags().StringVar(&dsn, "dsn", "", "the database to load (without a password: give it in --env-secret or the whole DSN in --dsn-secret)")
+	}, func(cmd *cobra.Command, w workload.Workload) error {
+		name := w.Meta().Name
+		sl, ok := w.(workload.Slicer)
+		switch {
+		case !ok:
+			return usagef("pgarena k8s init: %s cannot be loaded in slices (tpcc and ycsb can): load it with pgarena init", name)
+		case agents < 1:
+			return usagef("pgarena k8s init needs --agents N, the number of pods (slices), at least 1 (got %d)", agents)
+		case workers < 1:
+			return usagef("--load-workers must be at least 1 (got %d)", workers)
+		case dsn != "" && k.dsnSecret != "":
+			return usagef("give either --dsn or --dsn-secret, not both")
+		case dsn == "" && k.dsnSecret == "" && k.envSecret == "":
+			return usagef("pgarena k8s init needs the pods' target: --dsn without a password (the password in a Secret given by --env-secret), or --dsn-secret NAME")
+		}
+		for _, arg := range a.args {
+			if target.RedactDSN(arg) != arg {
+				return usagef("a connection string holds a password, which the manifest would carry in plain text: put it in a Secret (--dsn-secret NAME or --env-secret NAME)")
+			}
+		}
+		if err := sl.SliceOf(agents-1, agents); err != nil { // every slice must exist
+			return usagef("%s: %s", name, err)
+		}
+		s := k8sjob.Spec{Verb: k8sjob.VerbInit, Name: k.name, Namespace: k.namespace, Image: k.image, Workload: name,
+			RunArgs: k8sInitArgs(a.args, workers), Agents: agents, DSN: dsn, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
+			CPU: k.cpu, Memory: k.memory, LegacyBackoff: k.legacyBackoff}
+		if s.Name == "" {
+			s.Name = "pgarena-load-" + nonLabel.ReplaceAllString(strings.ToLower(name), "-") + "-" + time.Now().UTC().Format("20060102-150405")
+		}
+		if s.CPU == "" {
+			s.CPU = fmt.Sprintf("%dm", 250+250*workers)
+		}
+		if s.Memory == "" {
+			s.Memory = "256Mi"
+		}
+		m, err := k8sjob.Manifest(s)
+		if err != nil {
+			return usagef("%s", err)
+		}
+		if _, err := a.Stdout.Write(m); err != nil {
+			return err
+		}
+		a.notef("Job %s: %d pods load %s, one slice each; its top comments say how to wait for it and check the data", s.Name, agents, name)
+		return nil
+	})
+}
+
+// k8sInitArgs is a load pod's command line after "pgarena": init and this
+// command's arguments after "k8s init", without the flags the manifest sets.
+func k8sInitArgs(args []string, workers int) []string {
+	out := []string{"init"}
+	for i := 2; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(args[i], "=")
+		if strings.HasPrefix(name, "--") && (slices.Contains(k8sOwnFlags, name) || name == "--load-workers") {
+			if !hasValue && name != "--legacy-backoff" {
+				i++
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return append(out, "--load-workers", fmt.Sprint(workers))
 }
 
 // writeK8s checks the flags and writes the manifest on stdout.
@@ -78,7 +181,11 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 	if err := a.checkK8s(cmd, f, k); err != nil {
 		return err
 	}
-	startAt := time.Now().Add(k.startMargin).Truncate(time.Second)
+	margin := k.startMargin
+	if margin == 0 {
+		margin = k8sjob.StartMargin(k.resultsPVC == "")
+	}
+	startAt := time.Now().Add(margin).Truncate(time.Second)
 	if f.seg.startAt != "" {
 		at, err := parseStartAt(f.seg.startAt, time.Now())
 		if err != nil {
@@ -89,7 +196,11 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 	s := k8sjob.Spec{Name: k.name, Namespace: k.namespace, Image: k.image, Workload: w.Meta().Name,
 		RunArgs: k8sRunArgs(a.args), Agents: f.seg.agents, StartAt: startAt,
 		DSN: f.target.dsn, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
-		ResultsPVC: k.resultsPVC, ResultsSize: k.resultsSize, StorageClass: k.class, CPU: k.cpu, Memory: k.memory}
+		ResultsPVC: k.resultsPVC, ResultsSize: k.resultsSize, StorageClass: k.class, CPU: k.cpu, Memory: k.memory,
+		LegacyBackoff: k.legacyBackoff}
+	if f.seg.startAt == "" {
+		s.StartMargin = margin
+	}
 	if s.Name == "" {
 		s.Name = "pgarena-" + nonLabel.ReplaceAllString(strings.ToLower(s.Workload), "-") + "-" + startAt.UTC().Format("20060102-150405")
 	}
@@ -137,7 +248,7 @@ func (a *app) checkK8s(cmd *cobra.Command, f *runFlags, k *k8sFlags) error {
 		return usagef("give either --dsn or --dsn-secret, not both")
 	case f.target.dsn == "" && k.dsnSecret == "" && k.envSecret == "":
 		return usagef("pgarena k8s needs the pods' target: --dsn without a password (the password in a Secret given by --env-secret), or --dsn-secret NAME")
-	case k.startMargin <= 0 || k.startMargin > maxStartWait:
+	case cmd.Flags().Changed("start-margin") && (k.startMargin <= 0 || k.startMargin > maxStartWait):
 		return usagef("--start-margin must be above 0 and at most %s (got %s)", maxStartWait, k.startMargin)
 	}
 	return nil

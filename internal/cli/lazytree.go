@@ -29,5 +29,30 @@ func (a *app) buildsWorkload(parent *cobra.Command, name string) bool {
 	if len(words) < 2 || words[0] == "help" || strings.HasPrefix(words[0], "__") {
 		return true
 	}
-	return words[0] == parent.Name() && words[1] == name
+	path := commandPath(parent)
+	if len(words) <= len(path) {
+		return true
+	}
+	for i, p := range path {
+		if words[i] != p {
+			return false
+		}
+	}
+	return words[len(path)] == name
+}
+
+// rootName is the root command's name.
+const rootName = "pgarena"
+
+// commandPath is the words that reach c from the root (k8s init: [k8s
+// init]); c's ancestors may not be attached to the root yet.
+func commandPath(c *cobra.Command) []string {
+	path := []string{c.Name()}
+	for p := c.Parent(); p != nil && p.HasParent(); p = p.Parent() {
+		path = append([]string{p.Name()}, path...)
+	}
+	if p := c.Parent(); p != nil && !p.HasParent() && p.Name() != rootName {
+		path = append([]string{p.Name()}, path...)
+	}
+	return path
 }

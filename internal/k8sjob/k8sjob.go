@@ -32,8 +32,16 @@ const DSNEnv = "PGARENA_DSN"
 // DSNSecretKey is the key of Spec.DSNSecret that holds the DSN.
 const DSNSecretKey = "dsn"
 
+// The verbs a manifest's pods run.
+const (
+	VerbRun  = "run"  // a benchmark: one segment of the run per pod (the default)
+	VerbInit = "init" // a load: one slice of the data per pod, keys built by the last
+)
+
 // Spec is what the manifest is built from.
 type Spec struct {
+	// Verb is VerbRun (empty) or VerbInit.
+	Verb      string
 	Name      string // Job name (and results subdirectory): a DNS label
 	Namespace string // empty: the namespace kubectl applies to
 	Image     string // a pgarena image with the binary on PATH as "pgarena"
@@ -54,6 +62,27 @@ type Spec struct {
 	// manifest claims Name-results, ResultsSize large, ReadWriteMany.
 	ResultsPVC, ResultsSize, StorageClass string
 	CPU, Memory                           string // each pod's requests (see Requests)
+	// StartMargin is how long after the manifest is written the run starts
+	// measuring (StartAt - now), named in the header with what it covers.
+	StartMargin time.Duration
+	// LegacyBackoff writes backoffLimit: 0 instead of backoffLimitPerIndex,
+	// for clusters older than Kubernetes 1.29: a failed pod then fails the
+	// Job and stops its other pods, rather than being run again later.
+	LegacyBackoff bool
+}
+
+// IsInit reports whether the manifest loads data rather than runs.
+func (s Spec) IsInit() bool { return s.Verb == VerbInit }
+
+// StartMargin is the default time between writing a run's manifest and
+// its start: a minute to apply it and schedule the pods, a minute to pull
+// the image, and a minute more when the manifest claims a new volume
+// (dynamic provisioning, then attaching it).
+func StartMargin(claimsVolume bool) time.Duration {
+	if claimsVolume {
+		return 3 * time.Minute
+	}
+	return 2 * time.Minute
 }
 
 // Requests sizes a pod's requests from its clients: 250m CPU plus 25m per
@@ -97,6 +126,13 @@ func Manifest(s Spec) ([]byte, error) {
 		}
 	}
 	var b bytes.Buffer
+	if s.IsInit() {
+		b.WriteString(initHeader(s))
+		if err := writeDoc(&b, job(s, "")); err != nil {
+			return nil, err
+		}
+		return b.Bytes(), nil
+	}
 	b.WriteString(header(s))
 	claim := s.ResultsPVC
 	if claim == "" {
@@ -121,22 +157,66 @@ func writeDoc(b *bytes.Buffer, v any) error {
 	return enc.Close()
 }
 
-// PodArgs is a pod's command line after "pgarena": s.RunArgs (with "$("
-// escaped, as Kubernetes expands $(VAR) in args), the target, the segment
-// from the completion index, the shared start and the results directory.
+// PodArgs is a pod's command line after "pgarena": s.RunArgs and the DSN
+// (with "$(" escaped, as Kubernetes expands $(VAR) in args), the segment
+// from the completion index and, for a run, the shared start and the
+// results directory.
 func PodArgs(s Spec) []string {
 	args := make([]string, 0, len(s.RunArgs)+8)
 	for _, a := range s.RunArgs {
-		args = append(args, strings.ReplaceAll(a, "$(", "$$("))
+		args = append(args, escapeArg(a))
 	}
 	switch {
 	case s.DSNSecret != "":
 		args = append(args, "--dsn", "$("+DSNEnv+")")
 	case s.DSN != "":
-		args = append(args, "--dsn", s.DSN)
+		args = append(args, "--dsn", escapeArg(s.DSN))
 	}
-	return append(args, "--segment", "/"+strconv.Itoa(s.Agents),
-		"--start-at", s.StartAt.UTC().Format(time.RFC3339), "--results", ResultsDir(s))
+	args = append(args, "--segment", "/"+strconv.Itoa(s.Agents))
+	if s.IsInit() {
+		return args
+	}
+	return append(args, "--start-at", s.StartAt.UTC().Format(time.RFC3339), "--results", ResultsDir(s))
+}
+
+// escapeArg keeps Kubernetes from expanding $(VAR) in a literal argument.
+func escapeArg(a string) string { return strings.ReplaceAll(a, "$(", "$$(") }
+
+// ExpandArgs expands $(VAR) in args as the kubelet does (a reference to a
+// variable not in env is left as written; $$ is a literal $), so tests can
+// run a manifest's pods as local processes.
+func ExpandArgs(args []string, env map[string]string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		var b strings.Builder
+		for j := 0; j < len(a); j++ {
+			if a[j] != '$' || j+1 >= len(a) {
+				b.WriteByte(a[j])
+				continue
+			}
+			switch a[j+1] {
+			case '$':
+				b.WriteByte('$')
+				j++
+			case '(':
+				if end := strings.IndexByte(a[j+2:], ')'); end >= 0 {
+					name := a[j+2 : j+2+end]
+					if v, ok := env[name]; ok {
+						b.WriteString(v)
+					} else {
+						b.WriteString(a[j : j+3+end])
+					}
+					j += 2 + end
+					continue
+				}
+				b.WriteByte('$')
+			default:
+				b.WriteByte('$')
+			}
+		}
+		out[i] = b.String()
+	}
+	return out
 }
 
 // ResultsDir is the pods' shared results directory: one per Job on the

@@ -165,3 +165,42 @@ func TestRequests(t *testing.T) {
 		t.Error("PerAgent")
 	}
 }
+
+func TestExpandArgsAsKubelet(t *testing.T) {
+	got := ExpandArgs([]string{"$(A)", "x$(A)y", "$$(A)", "$(MISSING)", "$$", "a$", "$(unclosed"},
+		map[string]string{"A": "1"})
+	want := []string{"1", "x1y", "$(A)", "$(MISSING)", "$", "a$", "$(unclosed"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ExpandArgs = %q, want %q", got, want)
+	}
+	// A DSN holding "$(" reaches the pod as written.
+	s := spec()
+	s.DSN = "host=db password_file=$(HOME)/x"
+	args := ExpandArgs(PodArgs(s), map[string]string{"HOME": "/root"})
+	if !slices.Contains(args, s.DSN) {
+		t.Fatalf("the DSN was expanded: %q", args)
+	}
+}
+
+func TestInitManifestHasNoVolume(t *testing.T) {
+	s := spec()
+	s.Verb, s.RunArgs = VerbInit, []string{"init", "tpcc", "-w", "8"}
+	m, err := Manifest(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pvc, job := decode(t, m)
+	if pvc != nil || len(job.Spec.Template.Spec.Volumes) != 0 {
+		t.Fatalf("a load's manifest claims a volume:\n%s", m)
+	}
+	args := job.Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "/4") || slices.Contains(args, "--start-at") || *job.Spec.BackoffLimitPerIndex != 2 {
+		t.Fatalf("args %q backoffLimitPerIndex %d", args, *job.Spec.BackoffLimitPerIndex)
+	}
+	s.LegacyBackoff = true
+	m, _ = Manifest(s)
+	_, job = decode(t, m)
+	if job.Spec.BackoffLimitPerIndex != nil || job.Spec.BackoffLimit == nil {
+		t.Fatalf("--legacy-backoff: per index %v, job %v", job.Spec.BackoffLimitPerIndex, job.Spec.BackoffLimit)
+	}
+}

@@ -371,6 +371,11 @@ type Distributor interface {
 // ok, Tables generates the slice's rows only.
 type Slicer interface {
 	Slice() (s Slice, ok bool)
+	// SliceOf selects the i-th of n slices of about equal size (0 <= i <
+	// n), for init --segment i/N (pgarena k8s init); an error when the
+	// data cannot be split so, or a slice was also given by the workload's
+	// own flags.
+	SliceOf(i, n int) error
 }
 
 // Slice is the part of a workload's data one loader makes.

@@ -187,6 +187,21 @@ var warehouseColumn = map[string]string{
 	"new_order": "no_w_id", "orders": "o_w_id", "order_line": "ol_w_id", "stock": "s_w_id",
 }
 
+// SliceOf implements workload.Slicer: warehouses split into n ranges
+// whose sizes differ by at most one.
+func (w *Workload) SliceOf(i, n int) error {
+	switch {
+	case w.sliceText != "":
+		return fmt.Errorf("give either --segment or --warehouse-range, not both")
+	case n > w.warehouses:
+		return fmt.Errorf("%d slices of %d warehouses: give at most %d pods, or more warehouses", n, w.warehouses, w.warehouses)
+	case i < 0 || i >= n:
+		return fmt.Errorf("slice %d of %d does not exist", i, n)
+	}
+	w.sliceFirst, w.sliceLast = i*w.warehouses/n+1, (i+1)*w.warehouses/n
+	return nil
+}
+
 // Slice implements workload.Slicer for --warehouse-range. The slices of
 // one database must not overlap; together they must cover 1..W.
 func (w *Workload) Slice() (workload.Slice, bool) {

@@ -45,6 +45,22 @@ func (w *Workload) validateInsertRange() error {
 	return nil
 }
 
+// SliceOf implements workload.Slicer: key numbers 0..records-1 split into
+// n ranges whose sizes differ by at most one.
+func (w *Workload) SliceOf(i, n int) error {
+	switch {
+	case w.flags.Changed("insert-start") || w.flags.Changed("insert-count"):
+		return fmt.Errorf("give either --segment or --insert-start/--insert-count, not both")
+	case n > w.records:
+		return fmt.Errorf("%d slices of %d records: give at most %d pods, or more records", n, w.records, w.records)
+	case i < 0 || i >= n:
+		return fmt.Errorf("slice %d of %d does not exist", i, n)
+	}
+	w.insertStart = i * w.records / n
+	w.insertCount = (i+1)*w.records/n - w.insertStart
+	return nil
+}
+
 // Slice implements workload.Slicer: with --insert-start/--insert-count
 // short of all the records, init loads that range, named
 // "FIRST-LAST" (key numbers, inclusive).
