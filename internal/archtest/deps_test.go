@@ -15,22 +15,23 @@ var allowed = map[string][]string{
 	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
 
 	// one run end to end, and what it runs
-	"internal/session": {"internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
+	"internal/session": {"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
 		"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
 		"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys},
-	"internal/driver":  {"internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
-	"internal/loader":  {"internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr, xsync},
+	"internal/driver":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
+	"internal/loader":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr, xsync},
 	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, procfs, xsys},
 	"internal/netio":   {pgx, xsys},
 	"internal/clock":   {},
+	"internal/await":   {"internal/clock"},
 	"internal/metrics": {hdr},
 	"internal/pgerr":   {"internal/metrics", pgx, hdr},
 
 	// targets: a target knows nothing of workloads, the driver or the store
-	"internal/target":         {"internal/metrics", "internal/pgerr", pgx, hdr},
-	"internal/target/local":   {"internal/metrics", "internal/pgerr", "internal/target", pgx, hdr},
-	"internal/target/pooler":  {"internal/metrics", "internal/pgerr", "internal/target", pgx, hdr},
-	"internal/target/replica": {"internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", pgx, hdr},
+	"internal/target":         {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", pgx, hdr},
+	"internal/target/local":   {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", pgx, hdr},
+	"internal/target/pooler":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", pgx, hdr},
+	"internal/target/replica": {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", pgx, hdr},
 
 	// workloads own SQL, never time, measurement or storage
 	"internal/workload":            {pflag, pgx},
@@ -55,13 +56,17 @@ var allowed = map[string][]string{
 	"internal/plan":   {"internal/metrics", "internal/store", hdr, xsys, yaml},
 	"internal/k8sjob": {yaml},
 
+	// the container image (make image): its own program and builder
+	"internal/ociimage": {ggcr},
+	"cmd/pgarena-image": {"internal/ociimage", ggcr},
+
 	// tests of the design (no code of its own)
 	"internal/archtest": {},
 
 	// test helpers: imported by _test.go files only (TestHelpersOnlyInTests)
-	"internal/pgtest":            {"internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", "internal/target/pooler", pgx, hdr},
+	"internal/pgtest":            {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", "internal/target/pooler", pgx, hdr},
 	"internal/golden":            {},
-	"internal/loader/loadertest": {"internal/loader", "internal/metrics", "internal/pgerr", "internal/pgtest", "internal/target", "internal/target/local", "internal/target/pooler", "internal/workload", pflag, pgx, hdr, xsync},
+	"internal/loader/loadertest": {"internal/await", "internal/clock", "internal/loader", "internal/metrics", "internal/pgerr", "internal/pgtest", "internal/target", "internal/target/local", "internal/target/pooler", "internal/workload", pflag, pgx, hdr, xsync},
 	"internal/report/reporttest": {"internal/metrics", "internal/store", hdr, xsys},
 
 	// the benchmarks' own programs (not parts of pgarena)
@@ -80,6 +85,7 @@ const (
 	gonum  = "gonum.org/v1/gonum"
 	plot   = "gonum.org/v1/plot"
 	yaml   = "gopkg.in/yaml.v3"
+	ggcr   = "github.com/google/go-containerregistry"
 )
 
 // testHelpers are the packages that exist for tests: only _test.go files

@@ -58,18 +58,8 @@ same-named tables that pgarena did not create unless --force.`,
 			return err
 		}
 		noteSeed(a.notef, seed, seeded)
-		if segment != "" {
-			sl, ok := w.(workload.Slicer)
-			if !ok {
-				return usagef("--segment: %s cannot be loaded in slices (tpcc and ycsb can)", w.Meta().Name)
-			}
-			seg, err := driver.ParseSegment(segment, a.getenv("JOB_COMPLETION_INDEX"))
-			if err != nil {
-				return usagef("%s", err)
-			}
-			if err := sl.SliceOf(seg.Index, seg.Count); err != nil {
-				return usagef("--segment %s: %s", segment, err)
-			}
+		if err := a.sliceSegment(w, segment); err != nil {
+			return err
 		}
 		if len(w.Tables()) == 0 {
 			return usagef("%s has no tables of its own to create: its scripts run on whatever the database holds", w.Meta().Name)
@@ -102,6 +92,25 @@ same-named tables that pgarena did not create unless --force.`,
 		return a.load(cmd.Context(), cfg, w, workers, force)
 	})
 	return cmd
+}
+
+// sliceSegment selects init --segment i/N's slice of w's data ("" for all).
+func (a *app) sliceSegment(w workload.Workload, segment string) error {
+	if segment == "" {
+		return nil
+	}
+	sl, ok := w.(workload.Slicer)
+	if !ok {
+		return usagef("--segment: %s cannot be loaded in slices (tpcc and ycsb can)", w.Meta().Name)
+	}
+	seg, err := driver.ParseSegment(segment, a.getenv("JOB_COMPLETION_INDEX"))
+	if err != nil {
+		return usagef("%s", err)
+	}
+	if err := sl.SliceOf(seg.Index, seg.Count); err != nil {
+		return usagef("--segment %s: %s", segment, err)
+	}
+	return nil
 }
 
 // requireTarget reaches an explicit target; init, check and drop make no
