@@ -256,9 +256,18 @@ func checkOther(ctx context.Context, primary, rep *pgx.ConnConfig) error {
 	}
 	errR := conn.QueryRow(cctx, `select system_identifier from pg_control_system()`).Scan(&rid)
 	errP := pconn.QueryRow(cctx, `select system_identifier from pg_control_system()`).Scan(&pid)
+	// A logical subscriber in another database of the primary's own server
+	// is a replica all the same.
+	var db string
+	var subscriptions int
+	if err := conn.QueryRow(cctx, `select current_database(), (select count(*) from pg_subscription
+		where subdbid = (select oid from pg_database where datname = current_database()))`).Scan(&db, &subscriptions); err != nil {
+		return err
+	}
+	subscriber := db != primary.Database && subscriptions > 0
 	if errR == nil && errP == nil {
-		if rid == pid && !recovery {
-			return fmt.Errorf("this is the primary itself (system identifier %d, not a standby): name a replica of it", rid)
+		if rid == pid && !recovery && !subscriber {
+			return fmt.Errorf("this is the primary itself (system identifier %d, not a standby, no subscription in database %s): name a replica of it", rid, db)
 		}
 		return nil
 	}
@@ -267,7 +276,7 @@ func checkOther(ctx context.Context, primary, rep *pgx.ConnConfig) error {
 		pidOnReplica, probe).Scan(&same); err != nil {
 		return err
 	}
-	if same {
+	if same && !subscriber {
 		return fmt.Errorf("this is the primary itself: name a replica of it")
 	}
 	return nil
