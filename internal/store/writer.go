@@ -53,8 +53,11 @@ type RunSpec struct {
 
 	// Segment is "i/N" when the run is segment i of a run split over N
 	// processes (--segment): Clients are then this segment's share and
-	// WholeClients the whole run's. StartAt is the shared start (--start-at).
+	// WholeClients the whole run's. SegmentOf is the whole run's identity,
+	// the same in each of its segments (--segment-of, set by --agents and
+	// pgarena k8s); StartAt is the shared start (--start-at).
 	Segment      string    `json:"segment,omitempty"`
+	SegmentOf    string    `json:"segment_of,omitempty"`
 	WholeClients int       `json:"whole_clients,omitempty"`
 	StartAt      time.Time `json:"start_at,omitzero"`
 	// MergedFrom lists the runs a merged run was made of (pgarena merge),
