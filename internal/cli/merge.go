@@ -16,10 +16,16 @@ const mergeLong = `Merge the runs of a benchmark's segments (run --segment i/N o
 machines, pods or local agents, with the same --start-at) into one new run:
 intervals aligned on the shared tick boundaries, counts and errors summed, HDR
 histograms merged exactly, the summary recomputed from the merged intervals.
-show, report and compare work on the merged run like on any run. A missing
-segment, or one that did not finish, makes the merged run partial (exit code
-1), saying which. Database figures (TPC-C NOPM, TPM) are taken once, from the
-first segment, not summed.
+show, report and compare work on the merged run like on any run.
+
+Only segments of one run merge: the same --segment-of (set by --agents and
+pgarena k8s; by hand, the --start-at time), workload and parameters, clients,
+seed, load model, duration and --start-at. A run that was not a segment, a
+merged run, or segments of different runs are refused (exit code 2). A
+missing segment, one that did not finish, or one that started measuring more
+than 1s after --start-at makes the merged run partial (exit code 1), saying
+which. Database figures (TPC-C NOPM, TPM) are taken once, from the first
+segment, not summed.
 
 Collect the segments' run directories into one results directory first (copy
 them: each is self-contained), then merge there.`
