@@ -25,7 +25,7 @@ merged run, or segments of different runs are refused (exit code 2). A
 missing segment, one that did not finish, or one that started measuring more
 than 1s after --start-at makes the merged run partial (exit code 1), saying
 which. Database figures (TPC-C NOPM, TPM) are taken once, from the first
-segment, not summed.
+segment, not summed, and checked against the summed client counts.
 
 Collect the segments' run directories into one results directory first (copy
 them: each is self-contained), then merge there.`

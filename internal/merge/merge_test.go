@@ -255,3 +255,33 @@ func TestLateSegmentMakesPartialMerge(t *testing.T) {
 		t.Fatalf("status %s: %s", res.Summary.Status, res.Summary.StopReason)
 	}
 }
+
+// The merged NOPM (the database's, once) agrees with the summed client
+// counts: segment 0's own comparison (its clients are half the run) is not
+// kept; a real disagreement is noted.
+func TestMergedFiguresCrossChecked(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs := func(db, clients float64) []metrics.Figure {
+		return []metrics.Figure{
+			{Name: "nopm", Value: db, Note: "from the database: sum(d_next_o_id) delta (every segment's new orders)", CrossCheck: "nopm_clients"},
+			{Name: "nopm_clients", Value: clients, Note: "counted by pgarena's clients, rollbacks excluded"},
+		}
+	}
+	for _, c := range []struct {
+		c0, c1 float64
+		differ bool
+	}{{500, 502, false}, {500, 600, true}} {
+		s0, s1 := writeRun(t, st, segSpec("0/2"), t0, figs(1000, c.c0)...), writeRun(t, st, segSpec("1/2"), t0, figs(1000, c.c1)...)
+		res, err := Runs(st, []string{s0, s1}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nopm := res.Summary.Figures[0]
+		if got := strings.Contains(nopm.Note, "differ"); nopm.Value != 1000 || got != c.differ || res.Summary.Figures[1].Value != c.c0+c.c1 {
+			t.Errorf("clients %g+%g: %+v, want differ=%v", c.c0, c.c1, res.Summary.Figures, c.differ)
+		}
+	}
+}

@@ -171,7 +171,7 @@ func (fw *figureWindow) end(notef func(string, ...any), start, end time.Time) []
 		start = fw.start
 	}
 	for _, f := range figs(fw.before, fw.after, end.Sub(start), fw.committed) {
-		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx})
+		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx, CrossCheck: f.CrossCheck})
 	}
 	return out
 }
