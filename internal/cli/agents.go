@@ -80,9 +80,18 @@ func (a *app) runAgents(ctx context.Context, f *runFlags) error {
 		}
 	}
 	if len(refs) == 0 {
+		if ctx.Err() != nil {
+			return &exitError{code: ExitInterrupted, msg: "interrupted before any agent recorded a run"}
+		}
 		return &exitError{code: ExitFailed, msg: "--agents: no agent recorded a run"}
 	}
-	return a.mergeRuns(st, refs, f.label, n)
+	err = a.mergeRuns(st, refs, f.label, n, f.jsonOut)
+	if ctx.Err() != nil && !isUsage(err) {
+		// An interrupt exits 130, as a run does; what the agents recorded
+		// is merged (partial) first.
+		return &exitError{code: ExitInterrupted, msg: "interrupted: the agents' runs so far are merged"}
+	}
+	return err
 }
 
 // runAgent runs one child and copies its stderr, each line prefixed.

@@ -44,7 +44,7 @@ func (a *app) mergeCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.mergeRuns(st, args, label, expect)
+			return a.mergeRuns(st, args, label, expect, false)
 		},
 	}
 	cmd.Flags().StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
@@ -53,9 +53,10 @@ func (a *app) mergeCommand() *cobra.Command {
 	return cmd
 }
 
-// mergeRuns merges refs, prints the merged run's summary and returns the
-// exit status: partial is a failure (exit 1).
-func (a *app) mergeRuns(st *store.Store, refs []string, label string, expect int) error {
+// mergeRuns merges refs, prints the merged run's summary (as JSON on
+// stdout with jsonOut, the text then on stderr) and returns the exit
+// status: partial is a failure (exit 1).
+func (a *app) mergeRuns(st *store.Store, refs []string, label string, expect int, jsonOut bool) error {
 	res, err := merge.Runs(st, refs, merge.Options{Label: label, CommandLine: redactArgs(a.args), Version: Version, Expect: expect})
 	switch {
 	case errors.Is(err, merge.ErrIncompatible), errors.Is(err, store.ErrNoRun), errors.Is(err, store.ErrAmbiguous):
@@ -67,7 +68,14 @@ func (a *app) mergeRuns(st *store.Store, refs []string, label string, expect int
 	for _, n := range res.Notes {
 		a.notef("%s", n)
 	}
-	report.SummaryText(a.Stdout, &res.Summary)
+	if jsonOut {
+		report.SummaryText(a.Stderr, &res.Summary)
+		if err := writeJSON(a.Stdout, res.Summary); err != nil {
+			return err
+		}
+	} else {
+		report.SummaryText(a.Stdout, &res.Summary)
+	}
 	if res.Summary.Status == metrics.StatusPartial {
 		return &exitError{code: ExitFailed, msg: "merged run is partial: " + res.Summary.StopReason}
 	}

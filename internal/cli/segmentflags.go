@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -113,6 +114,16 @@ func checkSegmentOf(v string) error {
 		return usagef("--segment-of %q: give one word of at most 100 characters", v)
 	}
 	return nil
+}
+
+// share describes the first line's clients ("8 clients") for a segment:
+// its share of the whole run's ("segment 0/4: 2 of 8 clients").
+func (s *segmentFlags) share(st session.Step) string {
+	if s.parsed.Whole() {
+		return st.String()
+	}
+	lo, hi := s.parsed.Block(st.Clients)
+	return fmt.Sprintf("segment %s: %d of %s", s.parsed, hi-lo, st)
 }
 
 // parseStartAt parses --start-at: RFC 3339, ahead of now by at most

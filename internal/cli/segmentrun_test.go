@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,5 +212,108 @@ func TestFourMachinesSegmentsCopiedTogether(t *testing.T) {
 	}
 	if r := pgarena(t, nil, append([]string{"merge", "--results", all}, refs...)...); r.code != 0 {
 		t.Fatalf("merge:\n%s", r)
+	}
+}
+
+// --agents: with --json the merged summary is JSON on stdout; each agent's
+// first line names its own share of the clients; Ctrl-C exits 130 as a run
+// does, after merging what the agents recorded.
+func TestAgentsJSONHeaderAndInterrupt(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	results := t.TempDir()
+	r := pgarena(t, agentsEnv(), "run", "tpcb", "-c", "5", "-T", "1s", "--interval", "500ms", "-P", "0", "--agents", "2",
+		"--dsn", dsn, "--results", results, "--json")
+	if r.code != 0 {
+		t.Fatalf("run --agents --json:\n%s", r)
+	}
+	var sum metrics.Summary
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.Clients != 5 || sum.Transactions == 0 {
+		t.Fatalf("stdout is not the merged summary as JSON (%v):\n%s", err, r)
+	}
+	for _, want := range []string{"[agent 0] run ", "tpcb, segment 0/2: 2 of 5 clients", "[agent 1] run ", "tpcb, segment 1/2: 3 of 5 clients"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	interrupted := t.TempDir()
+	go func() {
+		done <- pgarenaCtx(t, ctx, agentsEnv(), "run", "tpcb", "-c", "2", "-T", "60s", "--interval", "250ms", "-P", "0", "--agents", "2",
+			"--dsn", dsn, "--results", interrupted)
+	}()
+	waitFor(t, 60*time.Second, "both agents measuring", func() bool {
+		entries, _ := os.ReadDir(interrupted)
+		n := 0
+		for _, e := range entries {
+			if intervalsOf(filepath.Join(interrupted, e.Name())) > 0 {
+				n++
+			}
+		}
+		return n == 2
+	})
+	cancel() // Ctrl-C
+	r = <-done
+	if r.code != ExitInterrupted {
+		t.Fatalf("interrupted --agents: exit %d, want %d\n%s", r.code, ExitInterrupted, r)
+	}
+	m, err := store.OpenReadOnly(interrupted).Load("last")
+	if err != nil || len(m.Spec.MergedFrom) != 2 || m.Status != metrics.StatusPartial || m.Summary.Transactions == 0 {
+		t.Fatalf("merged run after the interrupt: %+v %v", m, err)
+	}
+}
+
+// NOPM is the d_next_o_id delta over the measured window, within 1%, for a
+// plain run, a segment that waited for --start-at and a merge of --agents
+// (which wait for their start too); the merged NOPM agrees with the summed
+// client counts, so segment 0's own comparison is not kept.
+func TestNOPMOverTheMeasuredWindow(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcc", "-w", "1", "--dsn", dsn)
+	conn := connect(t, dsn)
+	nextOID := func() float64 {
+		var n float64
+		if err := conn.QueryRow(context.Background(), "select sum(d_next_o_id)::float8 from district").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	results := t.TempDir()
+	base := []string{"run", "tpcc", "-c", "2", "-T", "4s", "-P", "0", "--dsn", dsn, "--results", results, "--json"}
+	for _, c := range []struct {
+		name string
+		args func() []string
+	}{
+		{"plain run", func() []string { return nil }},
+		{"segment with a start wait", func() []string { return []string{"--segment", "0/2", "--start-at", startIn(4 * time.Second)} }},
+		{"merge of --agents", func() []string { return []string{"--agents", "2"} }},
+	} {
+		before := nextOID()
+		r := pgarena(t, agentsEnv(), append(base, c.args()...)...)
+		if r.code != 0 {
+			t.Fatalf("%s:\n%s", c.name, r)
+		}
+		delta := nextOID() - before
+		var sum metrics.Summary
+		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, r)
+		}
+		figs := map[string]metrics.Figure{}
+		for _, f := range sum.Figures {
+			figs[f.Name] = f
+		}
+		want := delta / (sum.DurationS / 60)
+		nopm := figs["nopm"]
+		t.Logf("%s: nopm %.0f, d_next_o_id delta %.0f over %.3f s = %.0f/min; %s", c.name, nopm.Value, delta, sum.DurationS, want, nopm.Note)
+		if delta == 0 || math.Abs(nopm.Value-want)/want > 0.01 {
+			t.Errorf("%s: nopm %.0f, want %.0f (within 1%%)", c.name, nopm.Value, want)
+		}
+		if strings.Contains(nopm.Note, "differ") {
+			t.Errorf("%s: merged nopm %.0f, clients %.0f, yet the note says %q", c.name, nopm.Value, figs["nopm_clients"].Value, nopm.Note)
+		}
 	}
 }
