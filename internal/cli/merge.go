@@ -37,7 +37,7 @@ func (a *app) mergeCommand() *cobra.Command {
 		Use:     "merge RUN... --label LABEL",
 		Short:   "Merge the runs of a run's segments into one run",
 		Long:    mergeLong,
-		Example: "  pgarena merge 20261201-100000-tpcc 20261201-100000-tpcc-2 --label tpcc-2x64",
+		Example: "  pgarena merge 20261201-095958-tpcc-0of2-k3f9 20261201-095958-tpcc-1of2-x7q2 --label tpcc-2x64",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := store.Open(a.resultsDir(results))
