@@ -178,7 +178,7 @@ func TestFourMachinesSegmentsCopiedTogether(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
 	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
-	start := startIn(2 * time.Second)
+	start := startIn(4 * time.Second) // four runs connect and prepare before it
 	machines := make([]string, 4)
 	var wg sync.WaitGroup
 	for i := range machines {
