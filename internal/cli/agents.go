@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -52,11 +53,15 @@ func (a *app) runAgents(ctx context.Context, f *runFlags) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	a.notef("%d agents start at %s", n, startAt.UTC().Format(time.RFC3339))
+	if err := checkSegmentOf(f.seg.segmentOf); err != nil {
+		return err
+	}
+	runOf := cmp.Or(f.seg.segmentOf, segmentRunID(startAt, randomTag()))
+	a.notef("%d agents start at %s (run %s)", n, startAt.UTC().Format(time.RFC3339), runOf)
 	var wg sync.WaitGroup
 	var mu sync.Mutex // the agents' lines, one at a time
 	for i := range n {
-		args := agentArgs(a.args, i, n, startAt, filepath.Join(tmp, strconv.Itoa(i)))
+		args := agentArgs(a.args, i, n, startAt, runOf, filepath.Join(tmp, strconv.Itoa(i)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -75,9 +80,18 @@ func (a *app) runAgents(ctx context.Context, f *runFlags) error {
 		}
 	}
 	if len(refs) == 0 {
+		if ctx.Err() != nil {
+			return &exitError{code: ExitInterrupted, msg: "interrupted before any agent recorded a run"}
+		}
 		return &exitError{code: ExitFailed, msg: "--agents: no agent recorded a run"}
 	}
-	return a.mergeRuns(st, refs, f.label, n)
+	err = a.mergeRuns(st, refs, f.label, n, f.jsonOut)
+	if ctx.Err() != nil && !isUsage(err) {
+		// An interrupt exits 130, as a run does; what the agents recorded
+		// is merged (partial) first.
+		return &exitError{code: ExitInterrupted, msg: "interrupted: the agents' runs so far are merged"}
+	}
+	return err
 }
 
 // runAgent runs one child and copies its stderr, each line prefixed.
@@ -110,14 +124,14 @@ func (a *app) runAgent(ctx context.Context, exe string, args []string, i int, mu
 }
 
 // agentArgs is the command line of agent i: this one without --agents,
-// --start-at and --json, with its segment, the shared start and the file
-// for its run id.
-func agentArgs(args []string, i, n int, startAt time.Time, idFile string) []string {
+// --start-at, --segment-of and --json, with its segment, the shared start,
+// the whole run's identity and the file for its run id.
+func agentArgs(args []string, i, n int, startAt time.Time, runOf, idFile string) []string {
 	var out []string
 	for k := 0; k < len(args); k++ {
 		name, _, hasValue := strings.Cut(args[k], "=")
 		switch name {
-		case "--agents", "--start-at":
+		case "--agents", "--start-at", "--segment-of":
 			if !hasValue {
 				k++
 			}
@@ -127,5 +141,6 @@ func agentArgs(args []string, i, n int, startAt time.Time, idFile string) []stri
 		}
 		out = append(out, args[k])
 	}
-	return append(out, "--segment", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt.UTC().Format(time.RFC3339Nano), "--segment-id-file", idFile)
+	return append(out, "--segment", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt.UTC().Format(time.RFC3339Nano),
+		"--segment-of", runOf, "--segment-id-file", idFile)
 }

@@ -72,6 +72,15 @@ func (a *app) splitGroups(spec *session.Spec, w workload.Workload) {
 	spec.Figures, _ = w.(workload.FigureReporter)
 	spec.Hooks.Created = func(id, dir string) {
 		a.plan.runID = id
-		fmt.Fprintf(a.Stderr, "run %s: %s, %s clients, results in %s\n", id, w.Meta().Name, strings.Join(desc, " + "), dir)
+		what := strings.Join(desc, " + ") + " clients"
+		if seg := spec.Segment; !seg.Whole() { // set by applySegment, before the run
+			desc = desc[:0]
+			for _, p := range gr.Groups() {
+				lo, hi := seg.Block(p.Clients)
+				desc = append(desc, fmt.Sprintf("%d of %d %s", hi-lo, p.Clients, p.Name))
+			}
+			what = "segment " + seg.String() + ": " + strings.Join(desc, " + ") + " clients"
+		}
+		fmt.Fprintf(a.Stderr, "run %s: %s, %s, results in %s\n", id, w.Meta().Name, what, dir)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -47,7 +48,7 @@ type k8sFlags struct {
 // sets itself: none of them is passed to the pods as given.
 var k8sOwnFlags = []string{"--image", "--namespace", "--name", "--results-pvc", "--results-size", "--storage-class",
 	"--cpu", "--memory", "--dsn-secret", "--env-secret", "--start-margin", "--legacy-backoff",
-	"--agents", "--start-at", "--segment", "--segment-id-file", "--results", "--dsn"}
+	"--agents", "--start-at", "--segment", "--segment-of", "--segment-id-file", "--results", "--dsn"}
 
 func (k *k8sFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&k.image, "image", "pgarena:"+Version, "container image with the pgarena binary on PATH")
@@ -193,9 +194,13 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 		}
 		startAt = at
 	}
+	if err := checkSegmentOf(f.seg.segmentOf); err != nil {
+		return err
+	}
 	s := k8sjob.Spec{Name: k.name, Namespace: k.namespace, Image: k.image, Workload: w.Meta().Name,
 		RunArgs: k8sRunArgs(a.args), Agents: f.seg.agents, StartAt: startAt,
-		DSN: f.target.dsn, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
+		SegmentOf: cmp.Or(f.seg.segmentOf, segmentRunID(startAt, randomTag())),
+		DSN:       f.target.dsn, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
 		ResultsPVC: k.resultsPVC, ResultsSize: k.resultsSize, StorageClass: k.class, CPU: k.cpu, Memory: k.memory,
 		LegacyBackoff: k.legacyBackoff}
 	if f.seg.startAt == "" {

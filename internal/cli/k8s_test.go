@@ -58,10 +58,21 @@ func TestK8sManifest(t *testing.T) {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
 	c := job.Spec.Template.Spec.Containers[0]
+	// Every pod gets one identity of the whole run (--segment-of); a
+	// second manifest for the same start gets another.
+	runOf := segmentOfArg(t, c.Args)
 	want := []string{"run", "tpcb", "-c", "64", "-T", "10m", "-M", "prepared", "--label", "k", "--dsn", "host=db user=bench",
-		"--segment", "/4", "--start-at", start, "--results", "/results/tpcb-4"}
+		"--segment", "/4", "--start-at", start, "--segment-of", runOf, "--results", "/results/tpcb-4"}
 	if !slices.Equal(c.Args, want) {
 		t.Errorf("args\n%q\nwant\n%q", c.Args, want)
+	}
+	again := pgarena(t, nil, "k8s", "tpcb", "-c", "64", "--agents", "4", "--dsn", "host=db", "--name", "tpcb-4", "--start-at", start)
+	var job2 batchv1.Job
+	if err := yaml.Unmarshal([]byte(again.stdout[strings.LastIndex(again.stdout, "\n---\n"):]), &job2); err != nil {
+		t.Fatal(err)
+	}
+	if other := segmentOfArg(t, job2.Spec.Template.Spec.Containers[0].Args); other == runOf {
+		t.Errorf("two manifests share the run identity %q: their segments would merge", runOf)
 	}
 	if *job.Spec.Completions != 4 || *job.Spec.Parallelism != 4 || c.Image != "reg/pgarena:1" || c.Resources.Requests.Cpu().String() != "3" {
 		t.Errorf("job %+v", job.Spec)
@@ -84,4 +95,14 @@ func TestK8sManifest(t *testing.T) {
 	if !strings.HasPrefix(job.Name, "pgarena-tpcb-") {
 		t.Errorf("default name %q", job.Name)
 	}
+}
+
+// segmentOfArg is the value of --segment-of in a pod's args.
+func segmentOfArg(t *testing.T, args []string) string {
+	t.Helper()
+	i := slices.Index(args, "--segment-of")
+	if i < 0 || i+1 >= len(args) || args[i+1] == "" {
+		t.Fatalf("no --segment-of in the pods' args %q", args)
+	}
+	return args[i+1]
 }

@@ -189,7 +189,7 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 		Notef: a.notef,
 		Created: func(id, dir string) {
 			a.plan.runID = id
-			fmt.Fprintf(a.Stderr, "run %s: %s, %s, results in %s\n", id, w.Meta().Name, f.steps[0], dir)
+			fmt.Fprintf(a.Stderr, "run %s: %s, %s, results in %s\n", id, w.Meta().Name, f.seg.share(f.steps[0]), dir)
 		},
 		Load: func(ctx context.Context, t *target.Target, w workload.Workload) error {
 			return a.load(ctx, t.Config, w, f.loadWorkers, false)

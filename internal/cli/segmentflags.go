@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 
@@ -11,47 +16,62 @@ import (
 )
 
 // segmentFlags split a run over several processes: --segment i/N runs one
-// share here, --start-at aligns the segments on the wall clock, --agents N
-// runs all N as child processes of this one and merges them.
+// share here, --start-at aligns the segments on the wall clock, --segment-of
+// names the whole run, --agents N runs all N as child processes of this one
+// and merges them.
 type segmentFlags struct {
-	segment string
-	startAt string
-	agents  int
-	idFile  string // hidden: where a child of --agents writes its run id
+	segment   string
+	startAt   string
+	segmentOf string
+	agents    int
+	idFile    string         // hidden: where a child of --agents writes its run id
+	parsed    driver.Segment // --segment, once applySegment has parsed it
 }
 
 // maxStartWait bounds how far ahead --start-at may be: a wait has a deadline.
 const maxStartWait = 24 * time.Hour
 
 func (s *segmentFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&s.segment, "segment", "", "run only segment i of N of the run (i/N; /N takes i from JOB_COMPLETION_INDEX): its share of the clients and open-loop arrivals; merge the segments' runs with pgarena merge")
-	fl.StringVar(&s.startAt, "start-at", "", "start measuring at this time (RFC 3339, e.g. 2026-12-01T10:00:00Z; at most 24h ahead), so segments on several machines share interval boundaries")
+	fl.StringVar(&s.segment, "segment", "", "run only segment i of N of the run (i/N; /N takes i from JOB_COMPLETION_INDEX), with --start-at: its share of the clients and open-loop arrivals; merge the segments' runs with pgarena merge")
+	fl.StringVar(&s.startAt, "start-at", "", "start measuring at this time (RFC 3339, e.g. 2026-12-01T10:00:00Z; ahead, at most 24h), so segments on several machines share interval boundaries")
+	fl.StringVar(&s.segmentOf, "segment-of", "", "the whole run's identity, the same on every segment, recorded so that pgarena merge joins only segments of one run (default: the --start-at time; --agents and pgarena k8s set a unique one)")
 	fl.IntVar(&s.agents, "agents", 0, "run as N local child processes, each a --segment, merged into one run at the end")
 	fl.StringVar(&s.idFile, "segment-id-file", "", "write the run id to this file once the run is recorded (used by --agents)")
 	_ = fl.MarkHidden("segment-id-file")
 }
 
-// applySegment puts --segment and --start-at into spec (bad input: exit 2).
+// applySegment puts --segment, --segment-of and --start-at into spec (bad
+// input: exit 2).
 func (a *app) applySegment(spec *session.Spec, f *runFlags) error {
 	s := &f.seg
+	if s.segmentOf != "" && s.segment == "" {
+		return usagef("--segment-of names the whole run a segment belongs to: give --segment i/N too")
+	}
+	var at time.Time
+	if s.startAt != "" {
+		var err error
+		if at, err = parseStartAt(s.startAt, time.Now()); err != nil {
+			return err
+		}
+		spec.StartAt = at
+	}
 	if s.segment != "" {
 		seg, err := driver.ParseSegment(s.segment, a.getenv("JOB_COMPLETION_INDEX"))
 		if err != nil {
 			return usagef("%s", err)
+		}
+		if at.IsZero() {
+			return usagef("--segment %s needs --start-at: the segments of a run start together (give each the same time)", s.segment)
 		}
 		for _, st := range f.steps {
 			if st.Clients < seg.Count {
 				return usagef("--segment %s: %d clients cannot be split into %d segments: give -c %d or more", s.segment, st.Clients, seg.Count, seg.Count)
 			}
 		}
-		spec.Segment = seg
-	}
-	if s.startAt != "" {
-		at, err := parseStartAt(s.startAt, time.Now())
-		if err != nil {
+		if err := checkSegmentOf(s.segmentOf); err != nil {
 			return err
 		}
-		spec.StartAt = at
+		spec.Segment, spec.SegmentOf, s.parsed = seg, cmp.Or(s.segmentOf, segmentRunID(at, "")), seg
 	}
 	if s.idFile != "" {
 		created := spec.Hooks.Created
@@ -67,13 +87,55 @@ func (a *app) applySegment(spec *session.Spec, f *runFlags) error {
 	return nil
 }
 
-// parseStartAt parses --start-at: RFC 3339, at most maxStartWait ahead.
+// segmentRunID is a whole run's identity (--segment-of): its start, and a
+// random tag from --agents and pgarena k8s, which make one run each call
+// (segments started by hand share only the time).
+func segmentRunID(at time.Time, tag string) string {
+	id := at.UTC().Format("20060102T150405.999999999Z")
+	if tag != "" {
+		id += "-" + tag
+	}
+	return id
+}
+
+// randomTag is eight random letters and digits.
+func randomTag() string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 8)
+	for i := range b {
+		b[i] = letters[rand.IntN(len(letters))]
+	}
+	return string(b)
+}
+
+// checkSegmentOf checks a --segment-of value: printable, one word.
+func checkSegmentOf(v string) error {
+	if len(v) > 100 || strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) >= 0 {
+		return usagef("--segment-of %q: give one word of at most 100 characters", v)
+	}
+	return nil
+}
+
+// share describes the first line's clients ("8 clients") for a segment:
+// its share of the whole run's ("segment 0/4: 2 of 8 clients").
+func (s *segmentFlags) share(st session.Step) string {
+	if s.parsed.Whole() {
+		return st.String()
+	}
+	lo, hi := s.parsed.Block(st.Clients)
+	return fmt.Sprintf("segment %s: %d of %s", s.parsed, hi-lo, st)
+}
+
+// parseStartAt parses --start-at: RFC 3339, ahead of now by at most
+// maxStartWait.
 func parseStartAt(v string, now time.Time) (time.Time, error) {
 	at, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
+	switch {
+	case err != nil:
 		return time.Time{}, usagef("--start-at %q: expected an RFC 3339 time such as 2026-12-01T10:00:00Z", v)
-	}
-	if at.Sub(now) > maxStartWait {
+	case at.Before(now):
+		return time.Time{}, usagef("--start-at %s is %s in the past: give a time ahead, the same for every segment", v, now.Sub(at).Round(time.Millisecond))
+	case at.Sub(now) > maxStartWait:
 		return time.Time{}, usagef("--start-at %s is more than %s ahead: give a nearer time", v, maxStartWait)
 	}
 	return at, nil

@@ -131,6 +131,10 @@ type Config struct {
 	// StartAt, when set, is when measuring starts (after connecting): the
 	// wall-clock start shared by every segment (--start-at).
 	StartAt time.Time
+	// BeforeStart, when set, is called once the clients are connected and
+	// StartAt has come, just before measuring starts: a database snapshot
+	// taken there brackets the measured window (figures of merit).
+	BeforeStart func()
 
 	stmtCtx context.Context // never cancelled; see client.run
 }
@@ -364,6 +368,9 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	if !waitForStart(ctx, cfg.Clock, cfg.StartAt, cfg.Notef) {
 		closeAll(clients)
 		return res, ctx.Err()
+	}
+	if cfg.BeforeStart != nil {
+		cfg.BeforeStart()
 	}
 	start := cfg.Clock.Now()
 	rec.Begin(start)

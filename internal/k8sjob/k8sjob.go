@@ -52,6 +52,9 @@ type Spec struct {
 	RunArgs []string
 	Agents  int
 	StartAt time.Time
+	// SegmentOf is the whole run's identity, passed to every pod
+	// (--segment-of): pgarena merge joins only segments of one run.
+	SegmentOf string
 	// The target: DSN is passed as --dsn (it must hold no password);
 	// DSNSecret names a Secret whose key "dsn" is the DSN (passed as
 	// --dsn $(PGARENA_DSN)); EnvSecret names a Secret whose keys become
@@ -159,8 +162,8 @@ func writeDoc(b *bytes.Buffer, v any) error {
 
 // PodArgs is a pod's command line after "pgarena": s.RunArgs and the DSN
 // (with "$(" escaped, as Kubernetes expands $(VAR) in args), the segment
-// from the completion index and, for a run, the shared start and the
-// results directory.
+// from the completion index and, for a run, the shared start, the whole
+// run's identity and the results directory.
 func PodArgs(s Spec) []string {
 	args := make([]string, 0, len(s.RunArgs)+8)
 	for _, a := range s.RunArgs {
@@ -176,7 +179,11 @@ func PodArgs(s Spec) []string {
 	if s.IsInit() {
 		return args
 	}
-	return append(args, "--start-at", s.StartAt.UTC().Format(time.RFC3339), "--results", ResultsDir(s))
+	args = append(args, "--start-at", s.StartAt.UTC().Format(time.RFC3339))
+	if s.SegmentOf != "" {
+		args = append(args, "--segment-of", s.SegmentOf)
+	}
+	return append(args, "--results", ResultsDir(s))
 }
 
 // escapeArg keeps Kubernetes from expanding $(VAR) in a literal argument.

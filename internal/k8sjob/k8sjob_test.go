@@ -20,7 +20,7 @@ func spec() Spec {
 	cpu, mem := Requests(PerAgent(256, 4))
 	return Spec{Name: "tpcc-4x64", Image: "pgarena:0.1.0", Workload: "tpcc",
 		RunArgs: []string{"run", "tpcc", "-c", "256", "-T", "10m", "--label", "tpcc $(x)"},
-		Agents:  4, StartAt: start, DSN: "host=db.bench user=bench dbname=bench", EnvSecret: "pg-password",
+		Agents:  4, StartAt: start, SegmentOf: "20261201T100000Z-k3f9x2qa", DSN: "host=db.bench user=bench dbname=bench", EnvSecret: "pg-password",
 		CPU: cpu, Memory: mem}
 }
 
@@ -79,7 +79,7 @@ func TestManifestDecodesIntoJob(t *testing.T) {
 	}
 	c := pod.Containers[0]
 	want := []string{"run", "tpcc", "-c", "256", "-T", "10m", "--label", "tpcc $$(x)", "--dsn", "host=db.bench user=bench dbname=bench",
-		"--segment", "/4", "--start-at", "2026-12-01T10:00:00Z", "--results", "/results/tpcc-4x64"}
+		"--segment", "/4", "--start-at", "2026-12-01T10:00:00Z", "--segment-of", "20261201T100000Z-k3f9x2qa", "--results", "/results/tpcc-4x64"}
 	if !slices.Equal(c.Args, want) {
 		t.Errorf("args\n%q\nwant\n%q", c.Args, want)
 	}

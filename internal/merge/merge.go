@@ -12,6 +12,7 @@ package merge
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,8 +41,10 @@ type Result struct {
 	Notes   []string // what makes it partial, and where figures came from
 }
 
-// ErrIncompatible marks runs that are not segments of one run (different
-// workloads or interval lengths, the same segment twice): bad input.
+// ErrIncompatible marks runs that are not segments of one run: a run that
+// was not a segment, a merged run, segments of different runs (--segment-of)
+// or with different parameters (workload, clients, seed, load model,
+// duration, --start-at), the same segment twice. Bad input.
 var ErrIncompatible = errors.New("runs cannot be merged")
 
 // Runs merges the runs refs name into a new run of st.
@@ -84,9 +87,23 @@ func segmentOf(r *store.Run) (i, n int) {
 	return i, max(n, 1)
 }
 
-// order sorts runs by segment, checks they belong together, and names what
-// makes the merge partial: segments missing, runs not finished.
+// LateStart is how long after --start-at a segment may start measuring:
+// one that started later missed part of the window the others measured, so
+// the merged run is partial.
+const LateStart = time.Second
+
+// order sorts runs by segment, checks they are segments of one run, and
+// names what makes the merge partial: segments missing, late or not
+// finished.
 func order(runs []*store.Run, expect int) (notes []string, err error) {
+	for _, r := range runs {
+		switch {
+		case len(r.Spec.MergedFrom) > 0:
+			return nil, fmt.Errorf("%w: %s is itself a merged run (of %s): merge the segments, once", ErrIncompatible, r.ID, strings.Join(r.Spec.MergedFrom, ", "))
+		case r.Spec.Segment == "":
+			return nil, fmt.Errorf("%w: %s is not a segment (it ran the whole run): merge joins the segments of one run (run --segment, --agents or pgarena k8s)", ErrIncompatible, r.ID)
+		}
+	}
 	slices.SortStableFunc(runs, func(a, b *store.Run) int {
 		ai, _ := segmentOf(a)
 		bi, _ := segmentOf(b)
@@ -100,33 +117,81 @@ func order(runs []*store.Run, expect int) (notes []string, err error) {
 	seen := map[int]string{}
 	for _, r := range runs {
 		i, rn := segmentOf(r)
+		if what, a, b := differ(&first.Spec, &r.Spec); what != "" {
+			return nil, fmt.Errorf("%w: %s and %s are not segments of one run: their %s differ (%s vs %s)", ErrIncompatible, first.ID, r.ID, what, a, b)
+		}
 		switch {
-		case r.Spec.Workload != first.Spec.Workload:
-			return nil, fmt.Errorf("%w: %s ran %s, %s ran %s", ErrIncompatible, first.ID, first.Spec.Workload, r.ID, r.Spec.Workload)
-		case r.Spec.TickS != first.Spec.TickS:
-			return nil, fmt.Errorf("%w: %s has %gs intervals, %s %gs", ErrIncompatible, first.ID, first.Spec.TickS, r.ID, r.Spec.TickS)
-		case r.Spec.Segment != "" && rn != n:
+		case rn != n:
 			return nil, fmt.Errorf("%w: %s is segment %s, not of %d segments", ErrIncompatible, r.ID, r.Spec.Segment, n)
-		case r.Spec.Segment != "" && seen[i] != "":
+		case seen[i] != "":
 			return nil, fmt.Errorf("%w: %s and %s are both segment %s", ErrIncompatible, seen[i], r.ID, r.Spec.Segment)
 		}
-		if r.Spec.Segment != "" {
-			seen[i] = r.ID
-		}
+		seen[i] = r.ID
 		switch r.Status {
 		case metrics.StatusComplete, metrics.StatusDegraded:
 		default:
-			notes = append(notes, fmt.Sprintf("segment %s (run %s) is %s", cmpOr(r.Spec.Segment, "?"), r.ID, r.Status))
+			notes = append(notes, fmt.Sprintf("segment %s (run %s) is %s", r.Spec.Segment, r.ID, r.Status))
+		}
+		if late := lateBy(r); late > LateStart {
+			notes = append(notes, fmt.Sprintf("segment %s (run %s) started %s after --start-at (more than %s): it missed part of the window",
+				r.Spec.Segment, r.ID, late.Round(time.Millisecond), LateStart))
 		}
 	}
-	if len(seen) > 0 {
-		for i := range n {
-			if seen[i] == "" {
-				notes = append(notes, fmt.Sprintf("segment %d/%d is missing", i, n))
-			}
+	for i := range n {
+		if seen[i] == "" {
+			notes = append(notes, fmt.Sprintf("segment %d/%d is missing", i, n))
 		}
 	}
 	return notes, nil
+}
+
+// lateBy is how long after its --start-at a segment started measuring.
+func lateBy(r *store.Run) time.Duration {
+	start := r.Summary.Start
+	if start.IsZero() && len(r.Intervals) > 0 {
+		start = r.Intervals[0].Start
+	}
+	if r.Spec.StartAt.IsZero() || start.IsZero() {
+		return 0
+	}
+	return start.Sub(r.Spec.StartAt)
+}
+
+// differ names what two segments' specs disagree on that segments of one
+// run share (the whole run's identity, workload and parameters, clients,
+// seed, load model, duration, start), with the two values; "" if nothing.
+func differ(a, b *store.RunSpec) (what, va, vb string) {
+	for _, c := range []struct {
+		what   string
+		va, vb any
+	}{
+		{"whole runs (--segment-of)", a.SegmentOf, b.SegmentOf},
+		{"workloads", a.Workload, b.Workload},
+		{"workload parameters", a.Params, b.Params},
+		{"whole-run clients", a.WholeClients, b.WholeClients},
+		{"seeds", a.Seed, b.Seed},
+		{"load models", loadModel(a.Load), loadModel(b.Load)},
+		{"durations (s)", a.DurationS, b.DurationS},
+		{"transactions per client", a.Transactions, b.Transactions},
+		{"--start-at times", a.StartAt.UTC(), b.StartAt.UTC()},
+		{"interval lengths (s)", a.TickS, b.TickS},
+		{"query modes", a.QueryMode, b.QueryMode},
+		{"--max-tries", a.MaxTries, b.MaxTries},
+		{"--connect settings", a.ConnectPerTx, b.ConnectPerTx},
+	} {
+		if sa, sb := fmt.Sprint(c.va), fmt.Sprint(c.vb); sa != sb {
+			return c.what, sa, sb
+		}
+	}
+	return "", "", ""
+}
+
+// loadModel is a spec's load model without what is each process's own (the
+// paths of pgbench's logs).
+func loadModel(m map[string]string) map[string]string {
+	out := maps.Clone(m)
+	delete(out, "pgbench_logs")
+	return out
 }
 
 func cmpOr(s, def string) string {

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -150,5 +151,137 @@ func TestSameSegmentTwiceIsRefused(t *testing.T) {
 	ids, _ := segmentRuns(t, st, 2, 2, 3, nil)
 	if _, err := Runs(st, []string{ids[0], ids[0]}, Options{}); err == nil || !strings.Contains(err.Error(), "both segment 0/2") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// writeRun records a run of spec whose two one-second intervals start at
+// start, with figs as its figures of merit.
+func writeRun(t *testing.T, st *store.Store, spec store.RunSpec, start time.Time, figs ...metrics.Figure) string {
+	t.Helper()
+	rec := metrics.NewRecorder([]string{"a"}, start)
+	h := rec.NewHandle()
+	w, err := st.Create(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := &metrics.Accumulator{}
+	for k := 1; k <= 2; k++ {
+		end := start.Add(time.Duration(k) * time.Second)
+		h.Record(0, end.Add(-time.Millisecond), end.Add(-time.Millisecond), end.Add(-time.Microsecond), metrics.ClassNone)
+		iv := rec.Tick(end)
+		acc.Add(iv)
+		if err := w.AppendIntervals(iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := metrics.Summary{Status: metrics.StatusComplete, Workload: spec.Workload, Start: start, End: start.Add(2 * time.Second), Figures: figs}
+	acc.Fill(&sum)
+	if err := w.Finish(sum, acc); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.ID()
+}
+
+// segSpec is segment seg of a tpcc run of 4 clients starting at t0.
+func segSpec(seg string) store.RunSpec {
+	return store.RunSpec{Workload: "tpcc", Params: map[string]string{"warehouses": "1"}, Seed: 7, Clients: 2, WholeClients: 4,
+		DurationS: 2, TickS: 1, QueryMode: "prepared", MaxTries: 1, Load: map[string]string{"model": "closed"},
+		Segment: seg, SegmentOf: "20261201T100000Z-abcdefgh", StartAt: t0}
+}
+
+// Only segments of one run merge: anything else is refused with the
+// reason (the CLI's exit 2).
+func TestMergeRefusesWhatIsNotOneRun(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg0, seg1 := writeRun(t, st, segSpec("0/2"), t0), writeRun(t, st, segSpec("1/2"), t0)
+	plain := segSpec("")
+	plain.SegmentOf, plain.StartAt = "", time.Time{}
+	p1, p2 := writeRun(t, st, plain, t0), writeRun(t, st, plain, t0)
+	merged, err := Runs(st, []string{seg0, seg1}, Options{})
+	if err != nil || merged.Summary.Status != metrics.StatusComplete {
+		t.Fatalf("segments of one run: %v %+v", err, merged)
+	}
+	other := func(change func(*store.RunSpec)) string {
+		s := segSpec("1/2")
+		change(&s)
+		return writeRun(t, st, s, s.StartAt)
+	}
+	for _, c := range []struct {
+		name string
+		refs []string
+		want string
+	}{
+		{"two plain runs", []string{p1, p2}, p1 + " is not a segment"},
+		{"a plain run and segments", []string{seg0, p1, seg1}, p1 + " is not a segment"},
+		{"a merged run", []string{merged.ID}, merged.ID + " is itself a merged run"},
+		{"a merged run and a segment", []string{merged.ID, seg0}, "is itself a merged run"},
+		{"segments of two runs", []string{seg0, other(func(s *store.RunSpec) { s.SegmentOf = "20261201T100000Z-zzzzzzzz" })},
+			"whole runs (--segment-of) differ (20261201T100000Z-abcdefgh vs 20261201T100000Z-zzzzzzzz)"},
+		{"another seed", []string{seg0, other(func(s *store.RunSpec) { s.Seed = 8 })}, "seeds differ (7 vs 8)"},
+		{"other parameters", []string{seg0, other(func(s *store.RunSpec) { s.Params = map[string]string{"warehouses": "2"} })}, "workload parameters differ"},
+		{"other clients", []string{seg0, other(func(s *store.RunSpec) { s.WholeClients = 8 })}, "whole-run clients differ (4 vs 8)"},
+		{"another load model", []string{seg0, other(func(s *store.RunSpec) { s.Load = map[string]string{"model": "open", "rate": "100"} })}, "load models differ"},
+		{"another duration", []string{seg0, other(func(s *store.RunSpec) { s.DurationS = 3 })}, "durations (s) differ (2 vs 3)"},
+		{"another start", []string{seg0, other(func(s *store.RunSpec) { s.StartAt = t0.Add(time.Minute) })}, "--start-at times differ"},
+	} {
+		_, err := Runs(st, c.refs, Options{})
+		if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrIncompatible saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A segment that started measuring 10.8 s after --start-at missed part of
+// the window: the merged run is partial and says so.
+func TestLateSegmentMakesPartialMerge(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	onTime := writeRun(t, st, segSpec("0/2"), t0.Add(20*time.Millisecond))
+	late := writeRun(t, st, segSpec("1/2"), t0.Add(10800*time.Millisecond))
+	res, err := Runs(st, []string{onTime, late}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Status != metrics.StatusPartial || !strings.Contains(res.Summary.StopReason, "segment 1/2 (run "+late+") started 10.8s after --start-at") ||
+		strings.Contains(res.Summary.StopReason, "segment 0/2") {
+		t.Fatalf("status %s: %s", res.Summary.Status, res.Summary.StopReason)
+	}
+}
+
+// The merged NOPM (the database's, once) agrees with the summed client
+// counts: segment 0's own comparison (its clients are half the run) is not
+// kept; a real disagreement is noted.
+func TestMergedFiguresCrossChecked(t *testing.T) {
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs := func(db, clients float64) []metrics.Figure {
+		return []metrics.Figure{
+			{Name: "nopm", Value: db, Note: "from the database: sum(d_next_o_id) delta (every segment's new orders)", CrossCheck: "nopm_clients"},
+			{Name: "nopm_clients", Value: clients, Note: "counted by pgarena's clients, rollbacks excluded"},
+		}
+	}
+	for _, c := range []struct {
+		c0, c1 float64
+		differ bool
+	}{{500, 502, false}, {500, 600, true}} {
+		s0, s1 := writeRun(t, st, segSpec("0/2"), t0, figs(1000, c.c0)...), writeRun(t, st, segSpec("1/2"), t0, figs(1000, c.c1)...)
+		res, err := Runs(st, []string{s0, s1}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nopm := res.Summary.Figures[0]
+		if got := strings.Contains(nopm.Note, "differ"); nopm.Value != 1000 || got != c.differ || res.Summary.Figures[1].Value != c.c0+c.c1 {
+			t.Errorf("clients %g+%g: %+v, want differ=%v", c.c0, c.c1, res.Summary.Figures, c.differ)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -103,7 +104,30 @@ func figures(runs []*store.Run) ([]metrics.Figure, string) {
 			}
 		}
 	}
+	crossCheck(out)
 	return out, fmt.Sprintf("database figures (NOPM, TPM) from run %s's snapshots, taken once; client-counted figures summed", from)
+}
+
+// FigureAgreement is how far apart (a share of the clients' figure) a
+// database figure and the client-counted figure it is cross-checked with
+// may be before the merged run notes it; a segment does not compare them
+// (its database figure counts every segment's work).
+const FigureAgreement = 0.01
+
+// crossCheck notes, on each database figure with a CrossCheck, whether the
+// merged figures disagree.
+func crossCheck(figs []metrics.Figure) {
+	for i, f := range figs {
+		if f.CrossCheck == "" {
+			continue
+		}
+		for _, c := range figs {
+			if c.Name == f.CrossCheck && c.Tx == "" && c.Value > 0 && math.Abs(f.Value-c.Value)/c.Value > FigureAgreement {
+				figs[i].Note += fmt.Sprintf("; database %.0f vs clients %.0f (%s): they differ by more than %g%% (other writers, or a segment missing)",
+					f.Value, c.Value, c.Name, 100*FigureAgreement)
+			}
+		}
+	}
 }
 
 // write records the merged run: spec (marked merged, sources listed),

@@ -182,6 +182,9 @@ type Figure struct {
 	Unit  string  `json:"unit"`
 	Note  string  `json:"note,omitempty"`
 	Tx    string  `json:"tx,omitempty"` // the transaction type it belongs to; empty: the run
+	// CrossCheck names the client-counted figure this database figure
+	// should agree with (workload.Figure.CrossCheck).
+	CrossCheck string `json:"cross_check,omitempty"`
 }
 
 // StepSummary is one step of a sweep. The fields after Status came later

@@ -14,7 +14,8 @@ import (
 
 // figureWindow measures the first group's (or Spec.Figures') figures of merit (TPC-C NOPM,
 // TPM) over the measured part of a run: a database snapshot when warm-up
-// ends (or at the start), another at the end, and the clients' committed
+// ends (or as measuring starts, after connecting and any --start-at wait),
+// another at the end, and the clients' committed
 // counts in between. It is an Output, so its snapshots never hold up the
 // clock. The window ends when the clients stop (stop), before anything that
 // follows the load (a replica's catch-up, the heartbeat's commits) can move
@@ -31,6 +32,7 @@ type figureWindow struct {
 	mu        sync.Mutex
 	before    map[string]float64
 	start     time.Time
+	warmedUp  bool // start is the warm-up's end (a re-snapshot)
 	committed map[string]int64
 	times     map[string]workload.TxTimes // for a TimedFigureReporter
 	after     map[string]float64          // set by stop
@@ -50,12 +52,13 @@ func newFigureWindow(spec Spec, conn *pgx.Conn) *figureWindow {
 		times: map[string]workload.TxTimes{}}
 }
 
-// begin snapshots before the run.
+// begin snapshots as measuring starts; the window starts when the
+// snapshot is read.
 func (fw *figureWindow) begin(ctx context.Context) error {
-	if fw.rep == nil {
+	if fw.reporter() == nil {
 		return nil
 	}
-	return fw.snapshot(ctx, time.Now())
+	return fw.snapshot(ctx, time.Time{})
 }
 
 // snapshotWait bounds one figures snapshot: the run must not hang on it.
@@ -67,6 +70,9 @@ func (fw *figureWindow) snapshot(ctx context.Context, at time.Time) error {
 	fw.snapMu.Lock()
 	snap, err := fw.rep.Snapshot(ctx, fw.conn)
 	fw.snapMu.Unlock()
+	if at.IsZero() {
+		at = time.Now()
+	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	if err != nil {
@@ -88,7 +94,11 @@ func (fw *figureWindow) Write(r Record) error {
 		// The warm-up ends within half a tick of this interval's end:
 		// measure from here.
 		if fw.warmup > 0 && iv.End.Add(fw.tick/2).Sub(iv.Start.Add(-time.Duration(iv.Seq-1)*fw.tick)) >= fw.warmup {
-			_ = fw.snapshot(context.Background(), iv.End)
+			if fw.snapshot(context.Background(), iv.End) == nil {
+				fw.mu.Lock()
+				fw.warmedUp = true
+				fw.mu.Unlock()
+			}
 		}
 		return nil
 	}
@@ -133,16 +143,18 @@ func (fw *figureWindow) stop(ctx context.Context) {
 	fw.mu.Unlock()
 }
 
-// end computes the figures over the window stop closed; call it after the
-// outputs are drained (the committed counts of the last intervals are in).
-func (fw *figureWindow) end(notef func(string, ...any)) []metrics.Figure {
+// end computes the figures over the measured window, from start (or the
+// warm-up's end) to end, the run's: the snapshots bracket it (begin just
+// before start, stop just after end). Call it after the outputs are
+// drained (the committed counts of the last intervals are in).
+func (fw *figureWindow) end(notef func(string, ...any), start, end time.Time) []metrics.Figure {
 	rep := fw.reporter()
 	if rep == nil {
 		return nil
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	if fw.stopErr != nil || fw.stopped.IsZero() {
+	if fw.stopErr != nil || fw.stopped.IsZero() || fw.start.IsZero() { // start: measuring never began
 		if fw.stopErr != nil {
 			notef("figures of merit: %v", fw.stopErr)
 		}
@@ -155,8 +167,11 @@ func (fw *figureWindow) end(notef func(string, ...any)) []metrics.Figure {
 			return tr.TimedFigures(before, after, elapsed, committed, fw.times)
 		}
 	}
-	for _, f := range figs(fw.before, fw.after, fw.stopped.Sub(fw.start), fw.committed) {
-		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx})
+	if fw.warmedUp {
+		start = fw.start
+	}
+	for _, f := range figs(fw.before, fw.after, end.Sub(start), fw.committed) {
+		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx, CrossCheck: f.CrossCheck})
 	}
 	return out
 }

@@ -38,7 +38,8 @@ func TestFigureWindowEndsWhenClientsStop(t *testing.T) {
 	fw.stop(t.Context())
 	ran := time.Since(t0)
 	time.Sleep(100 * time.Millisecond) // catch-up, draining
-	figs := fw.end(t.Errorf)
+	// The measured window: the driver's start and end.
+	figs := fw.end(t.Errorf, t0, t0.Add(ran))
 	if len(figs) != 2 {
 		t.Fatalf("figures %+v", figs)
 	}
@@ -82,7 +83,7 @@ func TestTimedFigures(t *testing.T) {
 		}
 	}
 	fw.stop(t.Context())
-	fw.end(t.Errorf)
+	fw.end(t.Errorf, time.Now().Add(-time.Second), time.Now())
 	got := rep.times["power/q1"]
 	near := func(d, want time.Duration) bool { return d > want-want/1000 && d < want+want/1000 }
 	if !near(got.Total, 450*time.Millisecond) || !near(got.Min, 50*time.Millisecond) {

@@ -54,8 +54,12 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	defer stop(nil)
 	rec := &storeOutput{w: r.writer, notef: r.notef, diskFull: func(err error) { stop(err) }}
 	figs := newFigureWindow(r.spec, r.conn)
-	if err := figs.begin(ctx); err != nil {
-		r.notef("%v", err)
+	// The first snapshot is taken when measuring starts (after connecting
+	// and any --start-at wait), so the figures' window is the measured one.
+	beginFigures := func() {
+		if err := figs.begin(ctx); err != nil {
+			r.notef("%v", err)
+		}
 	}
 	// The outputs are fixed before anything publishes: the store first.
 	fan := newFanout(r.notef, append([]Output{rec, figs}, outs...)...)
@@ -81,7 +85,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		}
 		return res, err
 	}
-	sr, err := r.runSteps(runCtx, fan, latest.get, markStep)
+	sr, err := r.runSteps(runCtx, fan, latest.get, markStep, beginFigures)
 	// The logs are complete once the clients have stopped (a normal end,
 	// an interrupt or a failure alike).
 	if cerr := closeObs(); cerr != nil {
@@ -106,7 +110,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	fan.close()
 	if err == nil {
-		r.sum.Figures = figs.end(r.notef)
+		r.sum.Figures = figs.end(r.notef, r.sum.Start, r.sum.End)
 		r.explainSlowest(ctx)
 	}
 	if err != nil {

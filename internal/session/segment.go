@@ -33,6 +33,7 @@ func (s *Spec) recordSegment(rs *store.RunSpec) {
 		return
 	}
 	rs.Segment = s.Segment.String()
+	rs.SegmentOf = s.SegmentOf
 	rs.StartAt = s.StartAt
 	rs.WholeClients = s.totalClients()
 	rs.Clients = s.segmentClients()

@@ -55,6 +55,10 @@ type Spec struct {
 	// the first step of a sweep).
 	Segment driver.Segment
 	StartAt time.Time
+	// SegmentOf is the identity of the whole run a segment belongs to,
+	// the same in every segment (recorded; pgarena merge joins only
+	// segments of one run).
+	SegmentOf string
 	// StatementLatencies reports per-command latencies of script
 	// workloads (pgbench -r) in the summary.
 	StatementLatencies bool

@@ -19,8 +19,9 @@ type stepsResult struct {
 }
 
 // runSteps runs the load model, one driver run per step (one step unless
-// sweeping), publishing every interval, and fills the summary.
-func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled, markStep func(time.Time)) (stepsResult, error) {
+// sweeping), publishing every interval, and fills the summary. beforeStart
+// runs just before the first step measures (driver.Config.BeforeStart).
+func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled, markStep func(time.Time), beforeStart func()) (stepsResult, error) {
 	spec := &r.spec
 	res := stepsResult{acc: &metrics.Accumulator{}}
 	sweep := len(spec.Steps) > 1
@@ -78,7 +79,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 			dcfg.Duration = 0
 		}
 		if i == 0 {
-			dcfg.StartAt = spec.StartAt
+			dcfg.StartAt, dcfg.BeforeStart = spec.StartAt, beforeStart
 		}
 		var procs *netio.Procs // nil: GOMAXPROCS stays as the caller set it
 		if spec.AdaptProcs && hold == nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.ID() != "20261122-031512-tpcb" || w.Dir() != filepath.Join(s.Dir(), w.ID()) {
+	if !regexp.MustCompile(`^20261122-031512-tpcb-[a-z0-9]{4}$`).MatchString(w.ID()) || w.Dir() != filepath.Join(s.Dir(), w.ID()) {
 		t.Fatalf("id %q dir %q", w.ID(), w.Dir())
 	}
 	srv := ServerInfo{Version: "PostgreSQL 17.2", VersionNum: 170002, Settings: map[string]string{"shared_buffers": "128MB"}}
@@ -404,7 +405,9 @@ func TestRefs(t *testing.T) {
 	s := openStore(t)
 	var ids []string
 	for i, wl := range []string{"tpcb", "tpcc", "tpcb"} {
-		w, err := s.Create(testSpec(wl, t0.Add(time.Duration(i)*time.Second)))
+		spec := testSpec(wl, t0.Add(time.Duration(i)*time.Second))
+		spec.ID = spec.Created.UTC().Format(idTimeLayout) + "-" + wl // a fixture's id
+		w, err := s.Create(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +459,9 @@ func TestRefs(t *testing.T) {
 
 	// Collisions: same second, same workload.
 	for _, want := range []string{ids[0] + "-2", ids[0] + "-3"} {
-		w, err := s.Create(testSpec("tpcb", t0))
+		spec := testSpec("tpcb", t0)
+		spec.ID = ids[0]
+		w, err := s.Create(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -480,6 +485,47 @@ func TestRefs(t *testing.T) {
 	want := []string{ids[2], ids[1], ids[0] + "-3", ids[0] + "-2", ids[0]}
 	if strings.Join(order, " ") != strings.Join(want, " ") {
 		t.Errorf("List order %v, want %v", order, want)
+	}
+}
+
+// Four segments started in the same second on four machines, their runs
+// copied into one directory: the ids differ (each segment's is in its id,
+// with a random tag for machines that run the same segment) and still sort
+// by time.
+func TestRunIDsUniqueAcrossMachines(t *testing.T) {
+	seen := map[string]bool{}
+	for _, seg := range []string{"0/4", "1/4", "2/4", "3/4", "0/4", ""} {
+		spec := testSpec("tpcc", t0)
+		spec.Segment = seg
+		w, err := openStore(t).Create(spec) // another machine's results directory
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := w.ID()
+		w.Close()
+		if seen[id] || !strings.HasPrefix(id, "20261122-031512-tpcc-") {
+			t.Fatalf("id %q (seen: %v)", id, seen)
+		}
+		if seg != "" && !strings.Contains(id, "-"+strings.Replace(seg, "/", "of", 1)+"-") {
+			t.Errorf("segment %s's id %q does not name it", seg, id)
+		}
+		seen[id] = true
+	}
+	// A later second sorts after.
+	w, err := openStore(t).Create(testSpec("tpcc", t0.Add(time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for id := range seen {
+		if compareIDs(id, w.ID()) >= 0 {
+			t.Errorf("%s sorts after %s", id, w.ID())
+		}
+	}
+	spec := testSpec("tpcc", t0)
+	spec.ID = "../x"
+	if _, err := openStore(t).Create(spec); err == nil {
+		t.Error("an id with a '/' was accepted")
 	}
 }
 

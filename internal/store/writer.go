@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -52,8 +53,11 @@ type RunSpec struct {
 
 	// Segment is "i/N" when the run is segment i of a run split over N
 	// processes (--segment): Clients are then this segment's share and
-	// WholeClients the whole run's. StartAt is the shared start (--start-at).
+	// WholeClients the whole run's. SegmentOf is the whole run's identity,
+	// the same in each of its segments (--segment-of, set by --agents and
+	// pgarena k8s); StartAt is the shared start (--start-at).
 	Segment      string    `json:"segment,omitempty"`
+	SegmentOf    string    `json:"segment_of,omitempty"`
 	WholeClients int       `json:"whole_clients,omitempty"`
 	StartAt      time.Time `json:"start_at,omitzero"`
 	// MergedFrom lists the runs a merged run was made of (pgarena merge),
@@ -106,16 +110,28 @@ const idTimeLayout = "20060102-150405"
 // maxCollisions bounds the "-N" suffixes tried for one id.
 const maxCollisions = 10000
 
-// Create makes a new run directory and returns its Writer. The id is the UTC
-// creation time and the workload ("20261122-031512-tpcb"), with "-2", "-3"...
-// appended if taken; os.Mkdir makes the choice race-free between processes.
-// spec.Created defaults to now; spec.ID is set. Before spec.json appears the
-// run's lock is taken, so a reader never mistakes a starting run for a dead one.
+// idTagLen is how many random characters a run id ends with.
+const idTagLen = 4
+
+// Create makes a new run directory and returns its Writer. The id is
+// spec.ID when the caller gives one (a fixture's), else the UTC creation
+// time, the workload, a segment's "iofN" and four random characters
+// ("20261122-031512-tpcc-1of4-k3f9"): sorted by time, and unique across
+// machines, whose runs are copied into one directory (segments, then
+// pgarena merge). "-2", "-3"... are appended if the id is taken; os.Mkdir
+// makes the choice race-free between processes. spec.Created defaults to
+// now; spec.ID is set. Before spec.json appears the run's lock is taken, so
+// a reader never mistakes a starting run for a dead one.
 func (s *Store) Create(spec RunSpec) (*Writer, error) {
 	if spec.Created.IsZero() {
 		spec.Created = time.Now()
 	}
-	base := spec.Created.UTC().Format(idTimeLayout) + "-" + idWord(spec.Workload)
+	base := spec.ID
+	if base == "" {
+		base = newID(spec.Created, spec.Workload, spec.Segment)
+	} else if w := idWord(base); w != base || strings.Contains(base, "..") {
+		return nil, fmt.Errorf("create run: %q is not a run id (lower-case letters, digits, '.', '_' and '-')", base)
+	}
 	var id, dir string
 	for n := 1; ; n++ {
 		if n > maxCollisions {
@@ -177,6 +193,21 @@ func (s *Store) initRun(dir string, spec RunSpec) (*Writer, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// newID is a fresh run id: time, workload, segment ("i/N" as "iofN") and
+// a random tag.
+func newID(created time.Time, workload, segment string) string {
+	id := created.UTC().Format(idTimeLayout) + "-" + idWord(workload)
+	if segment != "" {
+		id += "-" + idWord(strings.Replace(segment, "/", "of", 1))
+	}
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	tag := make([]byte, idTagLen)
+	for i := range tag {
+		tag[i] = letters[rand.IntN(len(letters))]
+	}
+	return id + "-" + string(tag)
 }
 
 // idWord makes a workload name safe as part of a run id: lower case letters,

@@ -330,6 +330,10 @@ type Figure struct {
 	// Tx names the transaction type the figure belongs to ("rollbacks" of
 	// "new_order"); empty for a figure of the whole run.
 	Tx string `json:"tx,omitempty"`
+	// CrossCheck names the figure the clients counted that this one, read
+	// from the database, should agree with ("nopm_clients" for "nopm"):
+	// pgarena merge compares them on the merged run.
+	CrossCheck string `json:"cross_check,omitempty"`
 }
 
 // ProgressFigurer is implemented by workloads with a figure of merit worth

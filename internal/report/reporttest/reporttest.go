@@ -105,6 +105,7 @@ func write(st *store.Store, created time.Time, n int, fx Fixture) (string, error
 		settings = map[string]string{"shared_buffers": "1GB", "max_connections": "100"}
 	}
 	spec := store.RunSpec{
+		ID:             created.UTC().Format("20060102-150405") + "-" + fx.Workload, // fixed: golden files show it
 		Created:        created,
 		PgarenaVersion: "0.1.0-test",
 		CommandLine:    []string{"pgarena", "run", fx.Workload, "-s", fx.Scale, "-c", fmt.Sprint(fx.Clients), "--label", fx.Label},

@@ -256,6 +256,9 @@ func (w *Workload) Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]flo
 	return w.tpcc.Snapshot(ctx, conn)
 }
 
+// SetSegment implements workload.Segmenter for tpcc's figures.
+func (w *Workload) SetSegment(index, count int) { w.tpcc.SetSegment(index, count) }
+
 // ProgressFigure implements workload.ProgressFigurer: NOPM, as tpcc.
 func (w *Workload) ProgressFigure(committed map[string]int64, span time.Duration) workload.Figure {
 	return w.tpcc.ProgressFigure(baseNames(committed), span)

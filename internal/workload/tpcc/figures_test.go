@@ -29,3 +29,17 @@ func TestFigures(t *testing.T) {
 		t.Errorf("nopm note %q", figs[0].Note)
 	}
 }
+
+// In a segment the database counts every segment's new orders and the
+// clients only this one's: no disagreement is claimed (pgarena merge
+// compares the merged figures, through CrossCheck).
+func TestFiguresOfASegment(t *testing.T) {
+	w := &Workload{warehouses: 10}
+	w.SetSegment(0, 2)
+	before := map[string]float64{"d_next_o_id": 30100, "xacts": 1000, "rollbacks": 0}
+	after := map[string]float64{"d_next_o_id": 30100 + 1200, "xacts": 1000 + 6000, "rollbacks": 6}
+	figs := w.Figures(before, after, 2*time.Minute, map[string]int64{"new_order": 606})
+	if figs[0].Name != "nopm" || figs[0].Value != 600 || strings.Contains(figs[0].Note, "differ") || figs[0].CrossCheck != "nopm_clients" {
+		t.Errorf("nopm %+v", figs[0])
+	}
+}

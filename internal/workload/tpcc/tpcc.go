@@ -114,6 +114,9 @@ type Workload struct {
 	// keyingThinking turns on the keying and think times of clause 5.2.5
 	// (pacing.go).
 	keyingThinking bool
+	// segments is how many processes the run is split over (SetSegment;
+	// 0: the whole run here).
+	segments int
 
 	flags *pflag.FlagSet
 	// rollbacks counts new-orders rolled back by the 1% rule of clause
