@@ -215,7 +215,7 @@ func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, not
 		retry := class == metrics.ClassConnectRefused || class == metrics.ClassAdminShutdown ||
 			class == metrics.ClassStarting || class == metrics.ClassTooManyConnections || class == metrics.ClassConnectionLost
 		if !retry || time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err}
+			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err, Waited: wait}
 		}
 		if !noted && note != nil {
 			note(fmt.Sprintf("waiting up to %s for %s to accept connections (%s)", wait.Round(time.Second), cfg.Host, class))
@@ -224,7 +224,7 @@ func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, not
 		select {
 		case <-time.After(500 * time.Millisecond):
 		case <-ctx.Done():
-			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: ctx.Err()}
+			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: ctx.Err(), Waited: wait}
 		}
 	}
 }
@@ -234,6 +234,9 @@ type ConnectError struct {
 	Class  metrics.ErrorClass
 	Target string
 	Err    error
+	// Waited is the --wait-ready the connection was given (0: none): the
+	// hint suggests it only when it was not given
+	Waited time.Duration
 }
 
 func (e *ConnectError) Error() string {
@@ -245,6 +248,9 @@ func (e *ConnectError) Error() string {
 		hint = " (the host name does not resolve)"
 	case metrics.ClassConnectRefused:
 		hint = " (is the server running? --wait-ready DURATION waits for it)"
+		if e.Waited > 0 {
+			hint = fmt.Sprintf(" (is the server running? it did not accept connections within --wait-ready %s)", e.Waited)
+		}
 	case metrics.ClassTLS:
 		hint = " (" + metrics.ClassTLS.Advice() + ")"
 	case metrics.ClassStarting:
