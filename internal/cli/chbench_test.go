@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -34,6 +36,16 @@ func TestCHBench(t *testing.T) {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("run output lacks %q:\n%s", want, r.stderr)
 		}
+	}
+	// the rollbacks of new_order join the type's row, named as the summary
+	// names it (oltp/new_order), in JSON and in the per-type table
+	byType, _ := m["by_type"].(map[string]any)
+	no, _ := byType["oltp/new_order"].(map[string]any)
+	if _, ok := no["rollbacks"]; !ok || byType["new_order"] != nil {
+		t.Errorf("by_type: rollbacks not with oltp/new_order: %v", byType)
+	}
+	if !regexp.MustCompile(`(?m)^\s+oltp/new_order\s+\d+\s+\d+\s+` + fmt.Sprint(no["rollbacks"]) + `\s`).MatchString(r.stderr) {
+		t.Errorf("per-type table: oltp/new_order lacks its %v rollbacks:\n%s", no["rollbacks"], r.stderr)
 	}
 	if i, j := strings.Index(r.stderr, "\nnopm = "), strings.Index(r.stderr, "\nqphh = "); i < 0 || j < i {
 		t.Errorf("qphh is not printed after nopm:\n%s", r.stderr)

@@ -43,6 +43,19 @@ func (a *app) findMaxCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "find-max WORKLOAD --slo SLO [run flags]",
 		Short: "Find the highest open-loop rate that keeps an SLO", Long: findMaxLong, Example: findMaxExamples,
 		DisableFlagParsing: true}
+	// Its own flags are parsed by parseFindMax (the rest go to each run);
+	// they are defined here for --help.
+	d := newFindMaxFlags()
+	fl := cmd.Flags()
+	fl.StringVar(&d.slo, "slo", "", "the SLO each step must hold: latency percentiles and an error rate, e.g. 'p99<50ms,errors<0.1%' (required)")
+	fl.Float64Var(&d.start, "start", d.start, "the first rate tried, tx/s")
+	fl.Float64Var(&d.factor, "factor", d.factor, "the rate grows by this factor until the SLO breaks")
+	fl.Float64Var(&d.maxRate, "max-rate", d.maxRate, "the highest rate tried (0: no limit)")
+	fl.Float64Var(&d.precision, "precision", d.precision, "bisect until the bracket is within this fraction of the rate")
+	fl.DurationVar(&d.window, "window", d.window, "each step's run length: the SLO must hold over it")
+	fl.IntVar(&d.maxSteps, "max-steps", d.maxSteps, "stop after this many steps")
+	fl.StringVar(&d.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	fl.BoolVar(&d.jsonOut, "json", false, "print the result as JSON on stdout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		for _, s := range args {
 			if s == "-h" || s == "--help" {
@@ -58,10 +71,15 @@ func (a *app) findMaxCommand() *cobra.Command {
 	return cmd
 }
 
+// newFindMaxFlags has find-max's defaults.
+func newFindMaxFlags() *findMaxFlags {
+	return &findMaxFlags{start: 100, factor: 2, precision: 0.05, window: 30 * time.Second, maxSteps: 24}
+}
+
 // parseFindMax takes find-max's flags out of args (--name=value or --name
 // value); the workload and run flags are left in f.runArgs.
 func parseFindMax(args []string) (*findMaxFlags, error) {
-	f := &findMaxFlags{start: 100, factor: 2, precision: 0.05, window: 30 * time.Second, maxSteps: 24}
+	f := newFindMaxFlags()
 	own := map[string]func(string) error{
 		"slo":       func(v string) error { f.slo = v; return nil },
 		"results":   func(v string) error { f.results = v; return nil },

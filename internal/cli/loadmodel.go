@@ -66,8 +66,8 @@ func (l *loadFlags) plan(duration time.Duration, transactions int) ([]session.St
 		}
 	}
 	open := len(rates) > 0 || l.schedule != ""
-	if open && transactions > 0 {
-		return nil, nil, usagef("an open-loop run lasts -T (or its --schedule), not -t")
+	if l.schedule != "" && transactions > 0 {
+		return nil, nil, usagef("a --schedule run lasts its schedule, not -t")
 	}
 	if l.arrival != driver.ArrivalPoisson && l.arrival != driver.ArrivalUniform {
 		return nil, nil, usagef("--arrival %q: use poisson or uniform", l.arrival)
@@ -88,7 +88,13 @@ func (l *loadFlags) plan(duration time.Duration, transactions int) ([]session.St
 	case len(rates) > 0:
 		for _, c := range clients {
 			for _, r := range rates {
-				steps = append(steps, session.Step{Clients: int(c), Rate: r, Schedule: driver.ConstSchedule(r, l.warmup+duration)})
+				length := l.warmup + duration
+				if transactions > 0 {
+					// -t with -R, as pgbench: the rate until each client
+					// has run its transactions (the driver stops there)
+					length = openEnded
+				}
+				steps = append(steps, session.Step{Clients: int(c), Rate: r, Schedule: driver.ConstSchedule(r, length)})
 			}
 		}
 	case l.schedule != "":
@@ -102,6 +108,10 @@ func (l *loadFlags) plan(duration time.Duration, transactions int) ([]session.St
 	}
 	return steps, rules, nil
 }
+
+// openEnded is the length of a -R schedule under -t: longer than any run
+// (ten years), ended by the transaction count.
+const openEnded = 10 * 365 * 24 * time.Hour
 
 // maxClients is the largest client count of the plan.
 func maxClients(steps []session.Step) int {

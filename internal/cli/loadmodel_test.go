@@ -29,7 +29,7 @@ func TestLoadModelBadInput(t *testing.T) {
 		{"zero in sweep", []string{"-c", "1,0,4"}, []string{"clients must be at least 1 (got 0)"}},
 		{"negative rate", []string{"-R", "-5"}, []string{"rate must be positive"}},
 		{"rate and schedule", []string{"-R", "10", "--schedule", "const(10,1s)"}, []string{"either -R or --schedule"}},
-		{"open loop with -t", []string{"-R", "100", "-t", "10"}, []string{"not -t"}},
+		{"schedule with -t", []string{"--schedule", "const(100,10s)", "-t", "10"}, []string{"not -t"}},
 		{"unknown arrival", []string{"-R", "10", "--arrival", "zipf"}, []string{"--arrival", "poisson or uniform"}},
 		{"latency limit in closed loop", []string{"-L", "50"}, []string{"--latency-limit applies to open-loop runs"}},
 		{"two sweeps", []string{"-c", "1,2", "-R", "10,20"}, []string{"sweep either clients or rates"}},

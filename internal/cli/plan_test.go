@@ -269,3 +269,13 @@ func TestExamplePlansValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanValidateNamesEveryUnsetVariable: a plan whose targets take their
+// DSNs from the environment names every variable that is not set in one
+// line, not one per attempt.
+func TestPlanValidateNamesEveryUnsetVariable(t *testing.T) {
+	t.Parallel()
+	file := "../../examples/clouds.yaml"
+	env := append(cleanEnv(), "AZURE_DSN=postgres://bench@azure/bench")
+	wantUsage(t, pgarena(t, env, "plan", "validate", file), ": dsn: the environment variables AWS_DSN, GCP_DSN are not set")
+}

@@ -87,6 +87,9 @@ func TestViaEmbeddedQueues(t *testing.T) {
 	if !found {
 		t.Errorf("no pooler_queue finding: %+v", run.Findings)
 	}
+	if !strings.Contains(r.stderr, "findings:\n") || !strings.Contains(r.stderr, ": clients queued in the pooler for about ") {
+		t.Errorf("the text summary does not show the pooler queue:\n%s", r.stderr)
+	}
 	if run.Server.Pooler.PoolSize != 2 || run.Server.Pooler.Settings["pool_mode"] != "transaction" {
 		t.Errorf("pooler record %+v", run.Server.Pooler)
 	}

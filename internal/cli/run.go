@@ -224,11 +224,12 @@ func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer
 	return nil
 }
 
-// printFindings lists the samplers' end-of-run findings worth a look.
+// printFindings lists the samplers' end-of-run findings worth a look:
+// warnings, and the pooler queue (it changes what the latency means).
 func printFindings(w io.Writer, fs []store.Finding) {
 	shown := 0
 	for _, f := range fs {
-		if f.Severity == "info" {
+		if f.Severity == "info" && f.Kind != "pooler_queue" {
 			continue
 		}
 		if shown == 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +69,7 @@ func (a *app) serve(ctx context.Context, results, addr, token string, plans []st
 	}
 	srv := &http.Server{Handler: serve.New(st, serve.Options{Token: token, Plans: plans}),
 		ReadHeaderTimeout: 10 * time.Second}
-	url := "http://" + ln.Addr().String() + "/"
+	url := "http://" + reachableAddr(ln.Addr().(*net.TCPAddr)) + "/"
 	if token != "" {
 		url += "?token=" + token
 	}
@@ -88,4 +89,23 @@ func (a *app) serve(ctx context.Context, results, addr, token string, plans []st
 		return err
 	}
 	return nil
+}
+
+// reachableAddr is host:port to reach a listener at: for one on every
+// interface (0.0.0.0, ::) an address of this host that other machines may
+// reach (its first non-loopback IPv4 address), or the loopback address.
+func reachableAddr(a *net.TCPAddr) string {
+	if !a.IP.IsUnspecified() {
+		return a.String()
+	}
+	host := "127.0.0.1"
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, ad := range addrs {
+			if n, ok := ad.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+				host = n.IP.String()
+				break
+			}
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(a.Port))
 }

@@ -266,7 +266,7 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 			return class, false, err
 		}
 		if class.Retryable() && try < c.group.MaxTries && ctx.Err() == nil {
-			c.handle.Retry(c.txBase+int(tx), class)
+			c.handle.Retry(c.txBase+int(tx), class, c.retries == 0)
 			c.statementFailed(tx, err, true)
 			c.retries++
 			if r, ok := c.worker.(workload.Retrier); ok {

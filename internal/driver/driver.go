@@ -246,8 +246,6 @@ func (c *Config) validate(groups []Group) error {
 			return fmt.Errorf("%sclients must be at least 1 (got %d)", name, g.Clients)
 		case g.Schedule.Empty() && c.Duration == 0 && c.Transactions == 0:
 			return errors.New("give a duration (-T) or a transaction count (-t)")
-		case !g.Schedule.Empty() && c.Transactions > 0:
-			return errors.New("an open-loop schedule runs for its own length: -t does not apply")
 		case g.Arrival != "" && g.Arrival != ArrivalPoisson && g.Arrival != ArrivalUniform:
 			return fmt.Errorf("%sunknown arrival process %q (use poisson or uniform)", name, g.Arrival)
 		case g.LatencyLimit < 0:
@@ -411,7 +409,8 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 			continue
 		}
 		queues[gi] = make(chan time.Time, cfg.QueueCap)
-		go dispatch(cfg.Clock, start, g.Schedule, g.Arrival, cfg.Seed+uint64(gi)*0x9e3779b97f4a7c15, cfg.Segment, queues[gi], stopNew)
+		go dispatch(cfg.Clock, start, g.Schedule, g.Arrival, cfg.Seed+uint64(gi)*0x9e3779b97f4a7c15, cfg.Segment,
+			int64(cfg.Transactions)*int64(g.Clients), queues[gi], stopNew)
 	}
 
 	finished := groupEnds(groups, clients)
@@ -422,7 +421,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		c.model = closedLoop{cfg: &cfg}
 		gi := groupIndex(groups, c.group)
 		if q := queues[gi]; q != nil {
-			c.model = openLoop{queue: q}
+			c.model = openLoop{queue: q, limit: cfg.Transactions}
 		}
 		if after := c.group.After; after != "" {
 			c.gate = finished[slices.IndexFunc(groups, func(g Group) bool { return g.Name == after })].done

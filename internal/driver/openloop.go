@@ -11,13 +11,14 @@ import (
 // client has that wait in its latency (no coordinated omission). If the
 // queue is full the dispatcher blocks, and the arrivals it then sends late
 // still carry their scheduled times. It closes the queue when the schedule
-// ends.
-func dispatch(clk clock.Clock, start time.Time, s Schedule, process string, seed uint64, seg Segment, queue chan<- time.Time, stop <-chan struct{}) {
+// ends, or after limit arrivals (-t with -R: each client's transactions;
+// 0: no limit).
+func dispatch(clk clock.Clock, start time.Time, s Schedule, process string, seed uint64, seg Segment, limit int64, queue chan<- time.Time, stop <-chan struct{}) {
 	defer close(queue)
 	arr := &segmentArrivals{all: newArrivals(s, process, seed), seg: seg}
 	timer := clk.NewTimer(time.Hour)
 	timer.Stop()
-	for {
+	for sent := int64(0); limit == 0 || sent < limit; sent++ {
 		off, ok := arr.next()
 		if !ok {
 			return
@@ -45,9 +46,13 @@ func dispatch(clk clock.Clock, start time.Time, s Schedule, process string, seed
 // client (no coordinated omission).
 type openLoop struct {
 	queue <-chan time.Time
+	limit int // -t: the client's transactions (0: until the schedule ends)
 }
 
-func (l openLoop) next(stopNew <-chan struct{}, _ int) (time.Time, bool) {
+func (l openLoop) next(stopNew <-chan struct{}, done int) (time.Time, bool) {
+	if l.limit > 0 && done >= l.limit {
+		return time.Time{}, false
+	}
 	// A stopping run wins over queued arrivals: a select between the two
 	// would pick at random and keep starting transactions after the stop.
 	select {

@@ -229,6 +229,24 @@ func (s Schedule) Duration() time.Duration {
 // Empty reports whether the schedule has no segment (a closed loop).
 func (s Schedule) Empty() bool { return len(s.segs) == 0 }
 
+// Constant lists the stretches of s at one unchanging rate (its const
+// segments, or all of -R's), as offsets [from, to) from its start.
+func (s Schedule) Constant() [][2]time.Duration {
+	var out [][2]time.Duration
+	var at time.Duration
+	for _, g := range s.segs {
+		if g.From == g.To && g.From > 0 {
+			if n := len(out); n > 0 && out[n-1][1] == at {
+				out[n-1][1] = at + g.Dur // adjoining: one stretch
+			} else {
+				out = append(out, [2]time.Duration{at, at + g.Dur})
+			}
+		}
+		at += g.Dur
+	}
+	return out
+}
+
 // RateAt is the target rate at offset t from the start; 0 after the end.
 func (s Schedule) RateAt(t time.Duration) float64 {
 	for _, g := range s.segs {

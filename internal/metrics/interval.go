@@ -36,6 +36,7 @@ type TxStats struct {
 	// SQLSTATE and message.
 	Examples ErrorExamples
 	Retries  int64
+	Retried  int64          // transactions retried at least once
 	Skipped  int64          // not started: already later than the latency limit
 	Late     int64          // committed, but later than the latency limit
 	Latency  *hdr.Histogram // µs, end − intended start, committed only
@@ -95,6 +96,7 @@ func (t *TxStats) add(o *TxStats) {
 	t.Errors.Add(&o.Errors)
 	t.Examples.Merge(o.Examples)
 	t.Retries += o.Retries
+	t.Retried += o.Retried
 	t.Skipped += o.Skipped
 	t.Late += o.Late
 	t.Statements = addStmts(t.Statements, o.Statements)
@@ -237,6 +239,7 @@ type txJSON struct {
 	// their text (absent when nothing failed).
 	ErrorExamples ErrorExamples `json:"error_examples,omitempty"`
 	Retries       int64         `json:"retries"`
+	Retried       int64         `json:"retried,omitempty"`
 	Skipped       int64         `json:"skipped,omitempty"`
 	Late          int64         `json:"late,omitempty"`
 	LatencyMS     LatencyStats  `json:"latency_ms"`
@@ -268,7 +271,7 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("encode service histogram: %w", err)
 		}
 		j.Tx[i] = txJSON{Name: t.Name, Group: t.Group, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
-			ErrorExamples: t.Examples, Retries: t.Retries, Skipped: t.Skipped, Late: t.Late, LatencyMS: statsOf(lat, latB), LatencyHist: le, ServiceHist: se,
+			ErrorExamples: t.Examples, Retries: t.Retries, Retried: t.Retried, Skipped: t.Skipped, Late: t.Late, LatencyMS: statsOf(lat, latB), LatencyHist: le, ServiceHist: se,
 			Statements: t.Statements}
 	}
 	if iv.TargetRate > 0 {
@@ -299,7 +302,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("interval %d %s: service histogram: %w", j.Seq, t.Name, err)
 		}
-		iv.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Count: t.Count, Errors: t.Errors, Examples: t.ErrorExamples, Retries: t.Retries,
+		iv.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Count: t.Count, Errors: t.Errors, Examples: t.ErrorExamples, Retries: t.Retries, Retried: t.Retried,
 			Skipped: t.Skipped, Late: t.Late, Latency: lat, Service: svc, Statements: t.Statements}
 	}
 	return nil

@@ -18,7 +18,7 @@ func TestRecordTickCounts(t *testing.T) {
 		h.Record(0, start, start, start.Add(time.Duration(i+1)*time.Millisecond), ClassNone)
 	}
 	h.Record(1, t0, t0, t0.Add(time.Millisecond), ClassDeadlock)
-	h.Retry(1, ClassSerialization)
+	h.Retry(1, ClassSerialization, true)
 	iv := r.Tick(t0.Add(time.Second))
 	if iv.Seq != 1 || !iv.Start.Equal(t0) || iv.Duration() != time.Second {
 		t.Fatalf("interval bounds: %+v", iv)

@@ -119,6 +119,7 @@ type txBuffer struct {
 	errors   ErrorCounts
 	examples ErrorExamples // first and last failure per class
 	retries  int64
+	retried  int64 // transactions retried at least once
 	skipped  int64
 	late     int64
 	stmts    []StmtStat // per-command times (-r)
@@ -136,7 +137,7 @@ func (b *buffer) reset() {
 		t.samples = t.samples[:0]
 		t.errors = ErrorCounts{}
 		t.examples = t.examples[:0]
-		t.retries, t.skipped, t.late = 0, 0, 0
+		t.retries, t.retried, t.skipped, t.late = 0, 0, 0, 0
 		clear(t.stmts)
 	}
 }
@@ -179,10 +180,16 @@ func (h *Handle) Fail(tx int, class ErrorClass, d ErrorDetail) {
 }
 
 // Retry counts one retried attempt of a transaction of type tx that failed
-// with class (a serialization failure or deadlock under --max-tries).
-func (h *Handle) Retry(tx int, class ErrorClass) {
+// with class (a serialization failure or deadlock under --max-tries);
+// first says it is the transaction's first retry (pgbench counts the
+// transactions retried apart from the retries).
+func (h *Handle) Retry(tx int, class ErrorClass, first bool) {
 	h.seq.Add(1)
-	h.cur.Load().tx[tx].retries++
+	t := &h.cur.Load().tx[tx]
+	t.retries++
+	if first {
+		t.retried++
+	}
 	h.seq.Add(1)
 }
 
@@ -286,6 +293,7 @@ func (r *Recorder) Tick(now time.Time) Interval {
 			s.Errors.Add(&t.errors)
 			s.Examples.Merge(t.examples)
 			s.Retries += t.retries
+			s.Retried += t.retried
 			s.Skipped += t.skipped
 			s.Late += t.late
 			if len(t.stmts) > 0 {

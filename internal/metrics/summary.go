@@ -34,11 +34,14 @@ type Summary struct {
 	// user can do about it (ErrorClass.Advice), keyed by class name.
 	ErrorAdvice map[string]string `json:"error_advice,omitempty"`
 	Retries     int64             `json:"retries"`
-	Skipped     int64             `json:"skipped,omitempty"` // open loop: not started, later than --latency-limit
-	Late        int64             `json:"late,omitempty"`    // committed later than --latency-limit
-	TPS         float64           `json:"tps"`               // committed per second of measured time
-	Latency     LatencyStats      `json:"latency_ms"`
-	Service     LatencyStats      `json:"service_ms"`
+	// Retried is the transactions retried at least once (pgbench's
+	// "number of transactions retried"); Retries counts every retry.
+	Retried int64        `json:"retried,omitempty"`
+	Skipped int64        `json:"skipped,omitempty"` // open loop: not started, later than --latency-limit
+	Late    int64        `json:"late,omitempty"`    // committed later than --latency-limit
+	TPS     float64      `json:"tps"`               // committed per second of measured time
+	Latency LatencyStats `json:"latency_ms"`
+	Service LatencyStats `json:"service_ms"`
 	// InitialConnectMS is the mean time to open a client's first
 	// connection; it is not part of DurationS (pgbench's "tps without
 	// initial connection time").
@@ -406,6 +409,7 @@ func (a *Accumulator) Fill(s *Summary) {
 		}
 	}
 	s.Retries = total.Retries
+	s.Retried = total.Retried
 	s.Skipped = total.Skipped
 	s.Late = total.Late
 	s.TPS = rate(total.Count)

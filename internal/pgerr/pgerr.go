@@ -157,7 +157,20 @@ func Detail(err error, at time.Time) metrics.ErrorDetail {
 }
 
 // oneLine joins a multi-line message (pgx puts the cause of a failed
-// connection on its own line) into one line.
+// connection on its own line) into one line. A line that repeats an
+// earlier one is left out: pgx tries a host once with TLS and once
+// without (sslmode prefer), and a refused dial says the same twice.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	seen := map[string]bool{}
+	for _, l := range lines {
+		l = strings.Join(strings.Fields(l), " ")
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		out = append(out, l)
+	}
+	return strings.Join(out, " ")
 }

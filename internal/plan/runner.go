@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,9 @@ func Validate(p *Plan, ex Executor, getenv func(string) string) (map[string]stri
 	keys := map[string]string{}
 	seen := map[string]string{}
 	alone := map[string]error{}
+	// every unset variable is named at once, at the first target's line
+	var unset []string
+	unsetLine := 0
 	for _, c := range p.Cells() {
 		if c.Repeat != 1 {
 			continue
@@ -49,6 +53,18 @@ func Validate(p *Plan, ex Executor, getenv func(string) string) (map[string]stri
 		}
 		seen[c.ID] = c.Name
 		args, err := expandArgs(c.Args(false), getenv)
+		var ue *unsetError
+		if errors.As(err, &ue) {
+			for _, n := range ue.names {
+				if !slices.Contains(unset, n) {
+					unset = append(unset, n)
+				}
+			}
+			if unsetLine == 0 || c.Target.Line < unsetLine {
+				unsetLine = c.Target.Line
+			}
+			continue
+		}
 		if err != nil {
 			return nil, &Error{Path: p.Path, Line: c.Target.Line, Msg: err.Error()}
 		}
@@ -58,7 +74,21 @@ func Validate(p *Plan, ex Executor, getenv func(string) string) (map[string]stri
 		}
 		keys[c.ID] = c.InitKey(params)
 	}
+	if len(unset) > 0 {
+		slices.Sort(unset) // cells may be shuffled: one order whatever theirs
+		return nil, &Error{Path: p.Path, Line: unsetLine, Msg: (&unsetError{unset}).Error()}
+	}
 	return keys, nil
+}
+
+// unsetError names the environment variables a dsn uses that are not set.
+type unsetError struct{ names []string }
+
+func (e *unsetError) Error() string {
+	if len(e.names) == 1 {
+		return "dsn: the environment variable " + e.names[0] + " is not set"
+	}
+	return "dsn: the environment variables " + strings.Join(e.names, ", ") + " are not set"
 }
 
 // locate finds the line a failed check is about: the first of the cell's
@@ -103,7 +133,7 @@ func expandArgs(args []string, getenv func(string) string) ([]string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("dsn: the environment variable %s is not set", strings.Join(missing, ", "))
+		return nil, &unsetError{missing}
 	}
 	return out, nil
 }

@@ -203,7 +203,10 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 			p("    %s", l)
 		}
 	}
-	p("number of transactions retried: %d (%.3f%%)", s.Retries, pct(s.Retries, processed))
+	p("number of transactions retried: %d (%.3f%%)", s.Retried, pct(s.Retried, processed))
+	if s.Retries > 0 || s.MaxTries > 1 {
+		p("total number of retries: %d", s.Retries)
+	}
 	l := s.Latency
 	p("latency average = %.3f ms", l.Avg)
 	p("latency stddev = %.3f ms", l.Stddev)

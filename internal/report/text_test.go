@@ -31,7 +31,7 @@ func fixedIntervals() []metrics.Interval {
 			SQLState: "40P01", Message: "deadlock detected",
 			Detail: fmt.Sprintf("Process %d waits for ShareLock on transaction %d; blocked by process 77.", 100+s, 900+s),
 			Hint:   "See server log for query details."})
-		h.Retry(0, metrics.ClassSerialization)
+		h.Retry(0, metrics.ClassSerialization, true)
 		iv := rec.Tick(base.Add(time.Second))
 		iv.Connected = 8
 		out = append(out, iv)

@@ -59,6 +59,10 @@ type analyzer struct {
 	// stepStarts are the starts of a sweep's steps (Sampler.MarkStep), in
 	// order: steadiness is judged within each step.
 	stepStarts []time.Time
+	// steady are the windows of constant load (Sampler.MarkSteady); when
+	// steadySet, steadiness is judged within them only
+	steady    []Window
+	steadySet bool
 
 	active, lockWaits float64 // sums over samples
 	waits             map[string]float64
@@ -323,6 +327,18 @@ func (a *analyzer) waitFindings(add addFunc) {
 // and after it ends. In a sweep each step is judged on its own: the rise
 // from one step to the next is the sweep, not drift.
 func (a *analyzer) steadiness(add addFunc) {
+	if a.steadySet {
+		for _, w := range a.steady {
+			var seg []timedValue
+			for _, c := range a.commits {
+				if !c.at.Before(w.From) && !c.at.After(w.To) {
+					seg = append(seg, c)
+				}
+			}
+			a.steadySegment(add, w.Label, seg)
+		}
+		return
+	}
 	if len(a.stepStarts) == 0 {
 		a.steadySegment(add, "", a.commits)
 		return

@@ -288,3 +288,45 @@ func TestSteadinessPerStep(t *testing.T) {
 		t.Errorf("drifting step 2: got %q (found %v)", f.Message, ok)
 	}
 }
+
+// TestSteadinessWithinWindows: a ramp (or a warm-up) raises the commit
+// rate on purpose; with the windows of constant load marked, only they are
+// judged: a flat window is steady, a window that drifts is named, and no
+// window (a rising schedule) judges nothing.
+func TestSteadinessWithinWindows(t *testing.T) {
+	feed := func(a *analyzer, drift bool) {
+		for i := range 20 {
+			v := 100.0
+			if i < 6 {
+				v = 10 + 15*float64(i) // the ramp
+			} else if drift && i >= 14 {
+				v = 70
+			}
+			a.add(batch(i, 8, v, 4, 0, 20, 10))
+		}
+	}
+	after := Window{From: t0.Add(6 * time.Second), To: t0.Add(19 * time.Second)}
+	judge := func(drift bool, ws ...Window) (store.Finding, bool) {
+		a := newAnalyzer(false)
+		feed(a, drift)
+		s := &Sampler{an: a}
+		s.MarkSteady(ws...)
+		a.steady, a.steadySet = s.steady, s.steadySet // what Stop hands over
+		f, ok := kinds(a.findings(nil, nil))["not_steady"]
+		return f, ok
+	}
+	a := newAnalyzer(false)
+	feed(a, false)
+	if _, ok := kinds(a.findings(nil, nil))["not_steady"]; !ok {
+		t.Errorf("unmarked: want the whole-run view to call the ramp not steady")
+	}
+	if f, ok := judge(false, after); ok {
+		t.Errorf("steady after the ramp: unexpected %q", f.Message)
+	}
+	if f, ok := judge(true, Window{Label: "step 1: ", From: after.From, To: after.To}); !ok || !strings.HasPrefix(f.Message, "step 1: not steady") {
+		t.Errorf("drift after the ramp: got %q (found %v)", f.Message, ok)
+	}
+	if f, ok := judge(false); ok {
+		t.Errorf("no window of constant load: unexpected %q", f.Message)
+	}
+}

@@ -67,6 +67,9 @@ type Sampler struct {
 
 	marksMu sync.Mutex
 	marks   []time.Time // step starts, from MarkStep
+	steady  []Window    // from MarkSteady
+	// steadySet: MarkSteady was called (perhaps with no window)
+	steadySet bool
 }
 
 // MarkStep records that a step of a sweep starts at at (call it at each
@@ -77,6 +80,26 @@ type Sampler struct {
 func (s *Sampler) MarkStep(at time.Time) {
 	s.marksMu.Lock()
 	s.marks = append(s.marks, at)
+	s.marksMu.Unlock()
+}
+
+// Window is a stretch of a run under one constant load: all clients
+// started, warm-up over, and (open loop) one constant target rate. Label
+// begins the finding's message ("step 2: ").
+type Window struct {
+	Label    string
+	From, To time.Time
+}
+
+// MarkSteady gives windows of constant load (call it once a step has run;
+// none when the step had no such stretch, a rising --schedule). Once it is
+// called, "not steady" compares the thirds of each window only, like with
+// like: a ramp, a warm-up or a changing target rate is not drift. Safe to
+// call from any goroutine while sampling.
+func (s *Sampler) MarkSteady(ws ...Window) {
+	s.marksMu.Lock()
+	s.steady = append(s.steady, ws...)
+	s.steadySet = true
 	s.marksMu.Unlock()
 }
 
@@ -192,6 +215,13 @@ func (s *Sampler) Stop() []store.Finding {
 		}
 		s.marksMu.Lock()
 		s.an.stepStarts = append([]time.Time(nil), s.marks...)
+		s.an.steady, s.an.steadySet = nil, s.steadySet
+		for _, w := range s.steady {
+			// a sample's rate covers the interval before it: the first
+			// one wholly inside the window ends an interval after its start
+			w.From = w.From.Add(s.opts.Interval)
+			s.an.steady = append(s.an.steady, w)
+		}
 		s.marksMu.Unlock()
 		s.findings = s.an.findings(srvTotals, logTotals)
 		if s.pool != nil {

@@ -75,6 +75,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	var markStep func(time.Time)
 	if smp != nil {
 		markStep = smp.MarkStep
+		r.markSteady = smp.MarkSteady
 	}
 	closeObs, err := r.startObservers()
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/pgarena/pgarena/internal/loader"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/netio"
+	"github.com/pgarena/pgarena/internal/sampler"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -190,6 +191,9 @@ type run struct {
 	// without either.
 	observer driver.TxObserver
 	repl     *replication // nil without replicas
+	// markSteady gives the sampler a step's windows of constant load
+	// (nil without a sampler)
+	markSteady func(...sampler.Window)
 }
 
 // Run runs spec against the target p provides, recording it in st and

@@ -90,6 +90,9 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 		if err != nil {
 			return res, err
 		}
+		if r.markSteady != nil {
+			r.markSteady(steadyWindows(spec, st, stepNo, dr.Start, dr.End)...)
+		}
 		if !st.Schedule.Empty() {
 			// The target is the asked-for arrivals over the time the
 			// schedule ran (measured part only), not over the drain after.

@@ -34,7 +34,7 @@ func makeIntervals() []metrics.Interval {
 			h2.Record(1, start.Add(-time.Millisecond), start, start.Add(2*time.Millisecond+time.Duration(j*37*k)*time.Microsecond), metrics.ClassNone)
 		}
 		h2.Record(1, base, base, base.Add(time.Millisecond), metrics.ClassDeadlock)
-		h2.Retry(1, metrics.ClassSerialization)
+		h2.Retry(1, metrics.ClassSerialization, true)
 		iv := rec.Tick(base.Add(time.Second))
 		iv.Connected = 2
 		ivs = append(ivs, iv)

@@ -220,13 +220,13 @@ func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, not
 		retry := class == metrics.ClassConnectRefused || class == metrics.ClassAdminShutdown ||
 			class == metrics.ClassStarting || class == metrics.ClassTooManyConnections || class == metrics.ClassConnectionLost
 		if !retry || p.Expired() || ctx.Err() != nil {
-			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err}
+			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err, Waited: wait}
 		}
 		p.Report(fmt.Sprintf("%s: %s", class, pgerr.Describe(err)))
 		select {
 		case <-time.After(min(500*time.Millisecond, max(p.Left(), 0)+time.Millisecond)):
 		case <-ctx.Done():
-			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: ctx.Err()}
+			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: ctx.Err(), Waited: wait}
 		}
 	}
 }
@@ -236,6 +236,9 @@ type ConnectError struct {
 	Class  metrics.ErrorClass
 	Target string
 	Err    error
+	// Waited is the --wait-ready the connection was given (0: none): the
+	// hint suggests it only when it was not given
+	Waited time.Duration
 }
 
 func (e *ConnectError) Error() string {
@@ -247,6 +250,9 @@ func (e *ConnectError) Error() string {
 		hint = " (the host name does not resolve)"
 	case metrics.ClassConnectRefused:
 		hint = " (is the server running? --wait-ready DURATION waits for it)"
+		if e.Waited > 0 {
+			hint = fmt.Sprintf(" (is the server running? it did not accept connections within --wait-ready %s)", e.Waited)
+		}
 	case metrics.ClassTLS:
 		hint = " (" + metrics.ClassTLS.Advice() + ")"
 	case metrics.ClassStarting:

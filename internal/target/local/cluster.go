@@ -641,6 +641,25 @@ func (c *Cluster) Running() bool {
 	return err == nil && processAlive(pid)
 }
 
+// StopCommand is a shell command that stops the server, for the user to
+// run later: pg_ctl by its full path, under the server's account when
+// pgarena runs as root (pg_ctl refuses to run as root).
+func (c *Cluster) StopCommand() string {
+	cmd := shellQuote(c.bin.Path("pg_ctl")) + " -D " + shellQuote(c.dataDir) + " stop"
+	if c.acct != nil {
+		cmd = "su -s /bin/sh " + shellQuote(c.acct.name) + " -c " + shellQuote(cmd)
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // Stop stops the server: pg_ctl stop -m fast, then -m immediate, then
 // SIGKILL of the postmaster. Without a deadline in ctx it waits at most two
 // minutes. Stopping a stopped cluster is not an error.

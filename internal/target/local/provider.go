@@ -43,7 +43,7 @@ func (e *Ephemeral) Provision(ctx context.Context) (*target.Target, func(), erro
 	}
 	teardown := func() {
 		if e.Keep {
-			notef("keeping the embedded cluster: %s (data in %s); stop it with pg_ctl -D %s stop", c.DSN("postgres"), c.DataDir(), c.DataDir())
+			notef("keeping the embedded cluster: %s (data in %s); stop it with: %s", c.DSN("postgres"), c.DataDir(), c.StopCommand())
 			return
 		}
 		if err := c.Remove(); err != nil {

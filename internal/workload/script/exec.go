@@ -276,7 +276,27 @@ func (r *Runner) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) err
 		}
 		pc++
 	}
+	if r.conn.PgConn().TxStatus() != 'I' {
+		return r.leftOpen(ctx, s)
+	}
 	return nil
+}
+
+// ErrOpenAtEnd is a script that ended with its transaction still open:
+// pgbench aborts the client ("end of script reached without completing the
+// last transaction"); the transaction is rolled back and counted failed.
+var ErrOpenAtEnd = errors.New("end of script reached without completing the last transaction (rolled back)")
+
+// leftOpen fails the run of s that ended inside a transaction block.
+//
+//go:noinline
+func (r *Runner) leftOpen(ctx context.Context, s *Script) error {
+	workload.EndFailed(ctx, r.conn)
+	err := fmt.Errorf("%s: %w", s.Name, ErrOpenAtEnd)
+	if r.prog.errPrefix != "" {
+		err = fmt.Errorf("%s: %w", r.prog.errPrefix, err)
+	}
+	return err
 }
 
 // branch evaluates \if c at pc, and the \elif after it while they are
@@ -313,10 +333,14 @@ func (r *Runner) sleep(c *command) error {
 	if n <= 0 {
 		return nil
 	}
+	d, err := sleepTime(n, c.unit)
+	if err != nil {
+		return fmt.Errorf("\\sleep :%s: %w", r.st.names[c.sleepSlot], err)
+	}
 	if r.hooks.Sleep == nil {
 		return errors.New("\\sleep: the driver gives no clock")
 	}
-	if !r.hooks.Sleep(time.Duration(n) * c.unit) {
+	if !r.hooks.Sleep(d) {
 		return workload.ErrStopped
 	}
 	return nil
@@ -523,22 +547,24 @@ func (r *Runner) finish(c *command, rr *pgconn.ResultReader) error {
 	return nil
 }
 
-// assign reads one result of c. \aset assigns the first row of every
+// assign reads one result of c. \aset assigns the last row of every
 // result with rows; \gset keeps the result to assign the last one.
 func (r *Runner) assign(c *command, rr *pgconn.ResultReader, last bool) error {
 	rows := 0
 	r.out = r.out[:0]
 	var fields []pgconn.FieldDescription
 	for rr.NextRow() {
+		// pgbench assigns the last row (of \aset's results with rows)
 		if rows == 0 {
 			fields = rr.FieldDescriptions()
-			for _, v := range rr.Values() {
-				var cp []byte
-				if v != nil {
-					cp = append([]byte{}, v...)
-				}
-				r.out = append(r.out, cp)
+		}
+		r.out = r.out[:0]
+		for _, v := range rr.Values() {
+			var cp []byte
+			if v != nil {
+				cp = append([]byte{}, v...)
 			}
+			r.out = append(r.out, cp)
 		}
 		rows++
 	}

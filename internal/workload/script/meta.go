@@ -2,10 +2,51 @@ package script
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// maxSleep bounds \sleep: pgbench keeps the time in a C int of
+// microseconds, so it sleeps at most 2147483647 us (about 35 min 47 s) and
+// wraps a longer one; pgarena refuses it.
+const maxSleep = math.MaxInt32 * time.Microsecond
+
+// sleepTime is n units of \sleep, refused beyond maxSleep.
+func sleepTime(n int64, unit time.Duration) (time.Duration, error) {
+	if n > int64(maxSleep/unit) {
+		return 0, fmt.Errorf("sleep time %d %s is too long: at most %d us (%v)", n, unitName(unit), int64(maxSleep/time.Microsecond), maxSleep)
+	}
+	return time.Duration(n) * unit, nil
+}
+
+func unitName(u time.Duration) string {
+	switch u {
+	case time.Microsecond:
+		return "us"
+	case time.Millisecond:
+		return "ms"
+	}
+	return "s"
+}
+
+// splitSleep splits a \sleep argument as pgbench: an optional sign and the
+// digits (num, with its sign), then what follows them (a unit, or junk).
+func splitSleep(f string) (num, rest string) {
+	i := 0
+	if i < len(f) && (f[i] == '+' || f[i] == '-') {
+		i++
+	}
+	j := i
+	for j < len(f) && f[j] >= '0' && f[j] <= '9' {
+		j++
+	}
+	if j == i {
+		return "", f
+	}
+	return f[:j], f[j:]
+}
 
 // validName is pgbench's valid_variable_name: a letter, underscore or
 // non-ASCII byte, then those or digits.
@@ -119,28 +160,42 @@ func (s *Script) meta(sc *scanner, at int, syms *symbols) (int, error) {
 		if len(fields) > 2 {
 			return 0, sc.errAt(fieldOff(2), "too many arguments in \\sleep")
 		}
+		unit := ""
+		if len(fields) == 2 {
+			unit = fields[1]
+		}
 		if strings.HasPrefix(fields[0], ":") {
 			if !validName(fields[0][1:]) {
 				return 0, sc.errAt(fieldOff(0), "invalid variable name %q in \\sleep", fields[0])
 			}
 			c.sleepSlot = syms.slot(fields[0][1:])
 		} else {
-			n, perr := strconv.ParseInt(fields[0], 10, 64)
-			if perr != nil || n < 0 {
+			// pgbench: an optional sign, digits, and the unit may follow
+			// them in the same word ("2ms")
+			num, glued := splitSleep(fields[0])
+			if num == "" || glued != "" && unit != "" {
 				return 0, sc.errAt(fieldOff(0), "invalid sleep time %q: must be an integer or a :variable", fields[0])
 			}
-			c.sleepConst = n
-		}
-		if len(fields) == 2 {
-			switch strings.ToLower(fields[1]) {
-			case "us":
-				c.unit = time.Microsecond
-			case "ms":
-				c.unit = time.Millisecond
-			case "s":
-			default:
-				return 0, sc.errAt(fieldOff(1), "unrecognized time unit %q, must be us, ms or s", fields[1])
+			if glued != "" {
+				unit = glued
 			}
+			n, perr := strconv.ParseInt(num, 10, 64)
+			if perr != nil {
+				n = math.MaxInt64 // too long, refused below
+			}
+			c.sleepConst = max(n, 0) // pgbench does not sleep a negative time
+		}
+		switch strings.ToLower(unit) {
+		case "us":
+			c.unit = time.Microsecond
+		case "ms":
+			c.unit = time.Millisecond
+		case "s", "":
+		default:
+			return 0, sc.errAt(fieldOff(len(fields)-1), "unrecognized time unit %q, must be us, ms or s", unit)
+		}
+		if _, err := sleepTime(c.sleepConst, c.unit); err != nil {
+			return 0, sc.errAt(fieldOff(0), "%v", err)
 		}
 	case "setshell", "shell":
 		c.kind = cShell
@@ -249,6 +304,11 @@ func (s *Script) link(sc *scanner) error {
 			}
 			if c.kind == cEndPipeline {
 				pipeline = -1
+			}
+		case cSQL:
+			if pipeline >= 0 && c.assign != assignNone {
+				// pgbench aborts the client when it reaches one
+				return errAt(*c, "%s is not allowed in a pipeline", map[int]string{assignGset: "\\gset", assignAset: "\\aset"}[c.assign])
 			}
 		case cSleep, cShell, cSetShell:
 			if pipeline >= 0 {

@@ -336,6 +336,11 @@ func compileSQL(sc *scanner, start int, q string, syms *symbols, script, index i
 	h := fnv.New64a()
 	h.Write([]byte(c.ext))
 	c.name = fmt.Sprintf("pgarena_%016x", h.Sum64())
+	if usesCopyProtocol(q) {
+		// pgbench: "COPY is not supported in pgbench, aborting"; the
+		// copy sub-protocol would wait for data no script sends
+		return c, sc.errAt(start, "COPY FROM STDIN and COPY TO STDOUT are not supported in scripts (as in pgbench)")
+	}
 	if len(c.refs) > 255 {
 		return c, sc.errAt(start, "statement has too many arguments (maximum is 255)")
 	}
@@ -348,4 +353,67 @@ func firstLine(q string) string {
 		q = q[:117] + "..."
 	}
 	return q
+}
+
+// usesCopyProtocol reports whether one of the statements of q (several
+// when compound, "\\;") is a COPY FROM STDIN or TO STDOUT, which answers
+// with the copy sub-protocol. Quoted text, dollar quotes and comments are
+// skipped; a COPY to or from a server file is an ordinary command.
+func usesCopyProtocol(q string) bool {
+	first, copyStmt := "", false
+	word := func(w string) bool {
+		w = strings.ToLower(w)
+		if first == "" {
+			first = w
+			copyStmt = w == "copy"
+		}
+		return copyStmt && (w == "stdin" || w == "stdout")
+	}
+	for i := 0; i < len(q); {
+		ch := q[i]
+		switch {
+		case ch == ';':
+			first, copyStmt = "", false
+			i++
+		case ch == '-' && strings.HasPrefix(q[i:], "--"):
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+		case ch == '/' && strings.HasPrefix(q[i:], "/*"):
+			k := strings.Index(q[i+2:], "*/")
+			if k < 0 {
+				return false
+			}
+			i += k + 4
+		case ch == '\'' || ch == '"':
+			k := strings.IndexByte(q[i+1:], ch)
+			if k < 0 {
+				return false
+			}
+			i += k + 2
+		case ch == '$':
+			tag, ok := dollarTag(q[i:])
+			if !ok {
+				i++
+				continue
+			}
+			k := strings.Index(q[i+len(tag):], tag)
+			if k < 0 {
+				return false
+			}
+			i += len(tag) + k + len(tag)
+		case isIdentStart(ch):
+			j := i + 1
+			for j < len(q) && isIdentChar(q[j]) {
+				j++
+			}
+			if word(q[i:j]) {
+				return true
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package script
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -36,6 +37,7 @@ func tinyScript() string {
 type Workload struct {
 	files   []string
 	defines []string
+	scale   int
 	flags   *pflag.FlagSet
 
 	prog    *Program
@@ -51,6 +53,10 @@ func NewWorkload() *Workload {
 	w := &Workload{seed: 1, clients: 1, threads: 1}
 	fs := pflag.NewFlagSet("script", pflag.ContinueOnError)
 	AddFlags(fs, &w.files, &w.defines)
+	// pgbench's -s with custom scripts: only the value of :scale (pgbench
+	// reads pgbench_branches for its builtin scripts only)
+	fs.IntVarP(&w.scale, "scale", "s", 1, "the value of :scale in the scripts (unless -D scale=... gives it), as pgbench -s")
+	workload.ForVerbs(fs, []string{workload.VerbRun}, "scale")
 	w.flags = fs
 	return w
 }
@@ -109,6 +115,10 @@ func (w *Workload) Validate() error {
 	if err := DefineAll(p, w.defines); err != nil {
 		return err
 	}
+	if w.scale < 1 || w.scale > math.MaxInt32 {
+		return fmt.Errorf("-s/--scale must be in range 1..%d (got %d)", math.MaxInt32, w.scale)
+	}
+	p.DefineInt("scale", int64(w.scale))
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -182,7 +192,8 @@ func (w *Workload) Statements(tx workload.TxType) []string {
 
 // Params implements workload.Parameterizer.
 func (w *Workload) Params() map[string]string {
-	return map[string]string{"scripts": strings.Join(w.files, " "), "random_seed": strconv.FormatUint(w.seed, 10)}
+	return map[string]string{"scripts": strings.Join(w.files, " "), "random_seed": strconv.FormatUint(w.seed, 10),
+		"scale": strconv.Itoa(w.scale)}
 }
 
 // NewWorker implements workload.Workload. The driver's rng is not used:

@@ -66,6 +66,8 @@ func (w *Workload) Tables() []workload.Table {
 		if w.autoInc && size > 0 {
 			t.PostLoad = append(t.PostLoad, fmt.Sprintf("SELECT setval(pg_get_serial_sequence('%s', 'id'), %d)", name, size))
 		}
+		// what was loaded, for runs and check without --table-size
+		t.PostLoad = append(t.PostLoad, fmt.Sprintf("COMMENT ON COLUMN %s.id IS '%s%d'", name, loadMark, size))
 		out[i] = t
 	}
 	return out

@@ -1,7 +1,7 @@
 \set aid random(1, 100000 * :scale)
+SELECT 1 AS one \gset
 \startpipeline
 SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-SELECT 1 AS one \gset
 \syncpipeline
 SELECT 2;
 \endpipeline
