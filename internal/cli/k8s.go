@@ -89,7 +89,8 @@ func (a *app) k8sCommand() *cobra.Command {
 
 const k8sInitLong = `Write the Kubernetes manifest of a load split over N pods: an Indexed Job
 whose pod i runs "pgarena init WORKLOAD ... --segment /N" and loads slice i of
-N of the data (tpcc: warehouses; ycsb: key numbers) into tables the slices
+N of the data (tpcc: warehouses; ycsb: key numbers; sysbench: ids of
+every table) into tables the slices
 share. The pod that completes the data set builds the keys and indexes once;
 a slice loaded again replaces its rows, so a failed pod is retried (twice).
 No volume is needed. Afterwards run pgarena check WORKLOAD.`
@@ -115,7 +116,7 @@ func (a *app) addK8sInit(k8s *cobra.Command) {
 		sl, ok := w.(workload.Slicer)
 		switch {
 		case !ok:
-			return usagef("pgarena k8s init: %s cannot be loaded in slices (tpcc and ycsb can): load it with pgarena init", name)
+			return usagef("pgarena k8s init: %s cannot be loaded in slices (tpcc, ycsb and sysbench can): load it with pgarena init", name)
 		case agents < 1:
 			return usagef("pgarena k8s init needs --agents N, the number of pods (slices), at least 1 (got %d)", agents)
 		case workers < 1:

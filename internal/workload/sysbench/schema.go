@@ -53,7 +53,7 @@ func (w *Workload) Tables() []workload.Table {
 			Create: []string{fmt.Sprintf("CREATE TABLE %s(\n  id %s,\n  k INTEGER DEFAULT '0' NOT NULL,\n"+
 				"  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL\n)", name, idDef)},
 			Columns: []string{"id", "k", "c", "pad"},
-			Rows:    rows(w.seed, n, size, int64(w.tableSize), &dist),
+			Rows:    w.sliceRows(rows(w.seed, n, size, int64(w.tableSize), &dist)),
 		}
 		if w.secondary {
 			t.PostLoad = append(t.PostLoad, fmt.Sprintf("CREATE INDEX xid_%d ON %s(id)", n, name))

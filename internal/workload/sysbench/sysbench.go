@@ -97,6 +97,10 @@ type Workload struct {
 	// loaded is the rows init loaded per table, from its mark (-1: not
 	// marked, tables sysbench made)
 	loaded int64
+	// sliced: init loads batches [sliceLo, sliceHi) of every table
+	// (slice.go)
+	sliced           bool
+	sliceLo, sliceHi int
 }
 
 // loadMark begins the comment init puts on sbtestN.id, followed by the
