@@ -161,7 +161,8 @@ func TestUnderLoad(t *testing.T) {
 	}
 	for _, name := range []string{"host.cpu.user_pct", "host.cpu.sys_pct", "host.cpu.busy_pct", "host.load1",
 		"host.pgarena.cpu_pct", "host.mem.used_bytes", "pg.wal_bytes_per_s", "pg.locks.total", "pg.connections.max",
-		"pg.checkpoints_req", "log.error"} {
+		"pg.checkpoints_req", "pg.checkpoints_timed", "pg.buffers_checkpoint_per_s", "pg.buffers_clean_per_s",
+		"pg.buffers_backend_per_s", "pg.wal_fpi_per_s", "pg.cache_hit_pct", "log.error"} {
 		if len(r.Series(name)) == 0 {
 			t.Errorf("no series %s", name)
 		}
