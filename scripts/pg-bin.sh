@@ -82,6 +82,11 @@ else
 		[ -e "$tmp/bin/$p" ] || $SUDO ln -s "$clients/$p" "$tmp/bin/$p"
 	done
 fi
-$SUDO mv "$tmp" "$dir"
+if [ -e "$dir" ]; then
+	# Another pg-bin.sh installed it meanwhile, or something else is there.
+	[ -x "$bin/postgres" ] || die "$dir exists but holds no $bin/postgres: remove it and run again"
+else
+	$SUDO mv "$tmp" "$dir"
+fi
 "$bin/postgres" --version >&2
 echo "$bin"
