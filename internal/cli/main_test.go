@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/pgtest"
+	"github.com/pgarena/pgarena/internal/target/local"
 )
 
 // cliMainEnv makes the test binary behave as pgarena (for tests that must
@@ -46,12 +47,14 @@ func (r result) String() string {
 }
 
 // cleanEnv is the process environment without anything that names a
-// target or a results directory, so that tests decide those themselves.
+// target or a results directory, so that tests decide those themselves;
+// PGARENA_PG_BIN stays (the lane of `make test` for another PostgreSQL
+// version sets it).
 func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "PG") || k == cliMainEnv {
+		if (strings.HasPrefix(k, "PG") && k != local.BinEnv) || k == cliMainEnv {
 			continue
 		}
 		env = append(env, kv)

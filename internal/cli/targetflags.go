@@ -30,7 +30,7 @@ func (t *targetFlags) add(cmd *cobra.Command, embedded bool) {
 	f.StringVar(&t.cluster, "cluster", "", "use the local cluster `NAME`, as started by 'pgarena cluster start --name NAME'")
 	f.DurationVar(&t.waitReady, "wait-ready", 0, "wait up to this long for the server to accept connections")
 	if embedded {
-		f.StringVar(&t.pgBin, "pg-bin", "", "PostgreSQL server binaries for the embedded cluster (default: highest version found)")
+		f.StringVar(&t.pgBin, "pg-bin", "", "PostgreSQL server binaries for the embedded cluster (default: $PGARENA_PG_BIN, else the highest version found)")
 		f.StringArrayVar(&t.pgSet, "pg-set", nil, "server setting for the embedded cluster, key=value (repeatable)")
 		f.BoolVar(&t.keepCluster, "keep-cluster", false, "keep the embedded cluster (running) after the run and print how to reach it")
 	}

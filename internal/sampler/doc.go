@@ -45,9 +45,10 @@
 //	                  (PostgreSQL 14+); skipped on a standby
 //	checkpoints       pg.checkpoints_timed pg.checkpoints_req pg.checkpoint_write_ms
 //	                  pg.checkpoint_sync_ms pg.buffers_checkpoint_per_s
-//	                  pg.buffers_clean_per_s pg.maxwritten_clean and, up to
-//	                  PostgreSQL 16, pg.buffers_backend_per_s (pg_stat_bgwriter,
-//	                  or pg_stat_checkpointer from 17 on)
+//	                  pg.buffers_clean_per_s pg.maxwritten_clean
+//	                  pg.buffers_backend_per_s (pg_stat_bgwriter; from 17 on
+//	                  pg_stat_checkpointer, and pg_stat_io's relation writes
+//	                  by backends for buffers_backend)
 //	locks             pg.locks.waiting pg.locks.total
 //	replication       pg.replication.standbys and per standby
 //	                  pg.replication.<name>.{lag_bytes,write_lag_s,flush_lag_s,replay_lag_s}

@@ -164,9 +164,14 @@ func TestUnderLoad(t *testing.T) {
 	if p := peak.Load(); p < clients {
 		t.Errorf("peak connections %d, want at least %d", p, clients)
 	}
-	for _, name := range []string{"host.cpu.user_pct", "host.cpu.sys_pct", "host.cpu.busy_pct", "host.load1",
+	want := []string{"host.cpu.user_pct", "host.cpu.sys_pct", "host.cpu.busy_pct", "host.load1",
 		"host.pgarena.cpu_pct", "host.mem.used_bytes", "pg.wal_bytes_per_s", "pg.locks.total", "pg.connections.max",
-		"pg.checkpoints_req", "log.error"} {
+		"pg.checkpoints_req", "pg.checkpoints_timed", "pg.buffers_checkpoint_per_s", "pg.buffers_clean_per_s",
+		"pg.buffers_backend_per_s", "pg.cache_hit_pct", "log.error"}
+	if cluster.Binaries().Major >= 14 {
+		want = append(want, "pg.wal_fpi_per_s", "pg.wal_buffers_full") // pg_stat_wal
+	}
+	for _, name := range want {
 		if len(r.Series(name)) == 0 {
 			t.Errorf("no series %s", name)
 		}

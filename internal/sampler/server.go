@@ -428,8 +428,14 @@ func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time)
 		extract(epoch from pg_postmaster_start_time())::float8
 		from pg_stat_bgwriter`
 	if s.version >= 170000 {
+		// 17 moved the checkpointer's counters to pg_stat_checkpointer and
+		// dropped buffers_backend: pg_stat_io's relation writes by every
+		// process but the checkpointer and the background writer are what
+		// it counted.
 		query = `select c.num_timed::float8, c.num_requested::float8, c.write_time, c.sync_time,
-			c.buffers_written::float8, b.buffers_clean::float8, b.maxwritten_clean::float8, 0::float8,
+			c.buffers_written::float8, b.buffers_clean::float8, b.maxwritten_clean::float8,
+			(select coalesce(sum(writes), 0) from pg_stat_io where object = 'relation'
+				and backend_type not in ('checkpointer', 'background writer'))::float8,
 			extract(epoch from pg_postmaster_start_time())::float8
 			from pg_stat_checkpointer c, pg_stat_bgwriter b`
 	}
@@ -466,9 +472,6 @@ func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time)
 			}
 		}
 		for _, n := range []string{"buffers_checkpoint", "buffers_clean", "buffers_backend"} {
-			if n == "buffers_backend" && s.version >= 170000 {
-				continue // in pg_stat_io from 17 on
-			}
 			if v, ok := d[n]; ok {
 				out["pg."+n+"_per_s"] = v / secs
 			}

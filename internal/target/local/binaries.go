@@ -16,6 +16,11 @@ import (
 // server binaries": callers (pgtest) skip instead of failing on it.
 var ErrNoBinaries = errors.New("no PostgreSQL server binaries found")
 
+// BinEnv names the environment variable that stands for --pg-bin when
+// that is not given: the lane of `make test` for another PostgreSQL version
+// sets it, and so may a user with several installations.
+const BinEnv = "PGARENA_PG_BIN"
+
 // probeTimeout bounds each `postgres --version` and `pg_config --bindir`.
 const probeTimeout = 10 * time.Second
 
@@ -30,7 +35,8 @@ type Binaries struct {
 func (b Binaries) Path(program string) string { return filepath.Join(b.Dir, program) }
 
 // FindBinaries locates the PostgreSQL server binaries. When override is not
-// empty it must be a directory holding initdb, pg_ctl and postgres. Otherwise
+// empty it must be a directory holding initdb, pg_ctl and postgres; an empty
+// override stands for $PGARENA_PG_BIN (BinEnv) of env when that is set. Otherwise
 // it searches, in order, the directories on PATH, `pg_config --bindir`,
 // /usr/lib/postgresql/*/bin, /usr/local/pgsql/bin and /usr/pgsql-*/bin, and
 // picks the highest major version found (the first found among equals).
@@ -38,6 +44,11 @@ func (b Binaries) Path(program string) string { return filepath.Join(b.Dir, prog
 // PATH comes from env, which also gives `postgres --version` and pg_config
 // their environment.
 func FindBinaries(override string, env Env) (Binaries, error) {
+	hint := "pass --pg-bin the directory holding initdb, pg_ctl and postgres (see `pg_config --bindir`)"
+	if override == "" && env.Get(BinEnv) != "" {
+		override = env.Get(BinEnv)
+		hint = "set " + BinEnv + " to the directory holding initdb, pg_ctl and postgres (see `pg_config --bindir`), or unset it"
+	}
 	if override != "" {
 		dir, err := filepath.Abs(override)
 		if err != nil {
@@ -45,13 +56,13 @@ func FindBinaries(override string, env Env) (Binaries, error) {
 		}
 		fi, err := os.Stat(dir)
 		if err != nil {
-			return Binaries{}, fmt.Errorf("%w in %s: the directory does not exist; pass --pg-bin the directory holding initdb, pg_ctl and postgres (see `pg_config --bindir`)", ErrNoBinaries, dir)
+			return Binaries{}, fmt.Errorf("%w in %s: the directory does not exist; %s", ErrNoBinaries, dir, hint)
 		}
 		if !fi.IsDir() {
-			return Binaries{}, fmt.Errorf("%w in %s: not a directory; pass --pg-bin the directory holding initdb, pg_ctl and postgres (see `pg_config --bindir`)", ErrNoBinaries, dir)
+			return Binaries{}, fmt.Errorf("%w in %s: not a directory; %s", ErrNoBinaries, dir, hint)
 		}
 		if missing := missingPrograms(dir); len(missing) > 0 {
-			return Binaries{}, fmt.Errorf("%w in %s: %s missing; pass --pg-bin the directory holding initdb, pg_ctl and postgres (see `pg_config --bindir`)", ErrNoBinaries, dir, strings.Join(missing, ", "))
+			return Binaries{}, fmt.Errorf("%w in %s: %s missing; %s", ErrNoBinaries, dir, strings.Join(missing, ", "), hint)
 		}
 		return probe(dir, env)
 	}

@@ -60,8 +60,8 @@ type Options struct {
 	// connection (each separately; ctx may end sooner). Default 60s.
 	StartTimeout time.Duration
 	// BaseBackupFrom, when set, is a connection string of a primary: a new
-	// cluster is then a streaming standby, its data directory filled by
-	// pg_basebackup -R (standby.signal and primary_conninfo written)
+	// cluster is then a streaming standby of it, its data directory filled
+	// by pg_basebackup (standby.signal and primary_conninfo written)
 	// instead of initdb.
 	BaseBackupFrom string
 }
@@ -363,12 +363,18 @@ func (c *Cluster) initdb(ctx context.Context) error {
 	return nil
 }
 
-// baseBackup fills the data directory from a primary with pg_basebackup -R
-// (a standby: standby.signal and primary_conninfo), then makes sure
-// postgresql.conf includes pgarena.conf.
+// baseBackup fills the data directory from a primary with pg_basebackup
+// and makes it a standby of primary, then makes sure postgresql.conf
+// includes pgarena.conf. From PostgreSQL 12 on it writes standby.signal and
+// primary_conninfo (in postgresql.auto.conf, as -R) itself: -R writes every
+// connection option pg_basebackup's libpq knows, and a server older than
+// that libpq refuses them ("invalid connection option sslnegotiation").
 func (c *Cluster) baseBackup(ctx context.Context, primary string) error {
-	cmd := c.acct.command(ctx, c.env, c.bin.Path("pg_basebackup"),
-		"-D", c.dataDir, "-R", "-X", "stream", "-c", "fast", "--no-sync", "-d", primary)
+	args := []string{"-D", c.dataDir, "-X", "stream", "-c", "fast", "--no-sync", "-d", primary}
+	if c.bin.Major < 12 {
+		args = append(args, "-R") // recovery.conf
+	}
+	cmd := c.acct.command(ctx, c.env, c.bin.Path("pg_basebackup"), args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		msg := fmt.Sprintf("pg_basebackup (PostgreSQL %s) into %s failed: %v", c.bin.Version, c.dataDir, deadlineErr(ctx, err))
@@ -376,6 +382,14 @@ func (c *Cluster) baseBackup(ctx context.Context, primary string) error {
 			msg += "\n--- last lines of pg_basebackup output ---\n" + lastLines(s, logTailLines)
 		}
 		return errors.New(msg)
+	}
+	if c.bin.Major >= 12 {
+		if err := c.acct.writeFile(filepath.Join(c.dataDir, "standby.signal"), nil, 0o600); err != nil {
+			return err
+		}
+		if err := appendFile(filepath.Join(c.dataDir, "postgresql.auto.conf"), "primary_conninfo = "+confQuote(primary)+"\n"); err != nil {
+			return err
+		}
 	}
 	conf := filepath.Join(c.dataDir, "postgresql.conf")
 	b, err := os.ReadFile(conf)
@@ -385,11 +399,16 @@ func (c *Cluster) baseBackup(ctx context.Context, primary string) error {
 	if strings.Contains(string(b), "include = '"+confFile+"'") {
 		return nil
 	}
-	f, err := os.OpenFile(conf, os.O_WRONLY|os.O_APPEND, 0)
+	return appendFile(conf, fmt.Sprintf("\n# Added by pgarena: its settings, rewritten at every start.\ninclude = '%s'\n", confFile))
+}
+
+// appendFile appends text to an existing file (keeping its owner).
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(f, "\n# Added by pgarena: its settings, rewritten at every start.\ninclude = '%s'\n", confFile)
+	_, err = f.WriteString(text)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -5,10 +5,11 @@
 // Nothing here reads the process environment: callers pass an Env (the
 // CLI's Main.Env) for PATH, TMPDIR, PGARENA_HOME, XDG_DATA_HOME and HOME.
 //
-// FindBinaries locates an installation (PATH, pg_config --bindir, the usual
-// distribution directories; the highest major version wins). Start runs
-// initdb (superuser "pgarena", trust authentication, UTF8, C locale), writes
-// the server settings into pgarena.conf in the data directory (included from
+// FindBinaries locates an installation ($PGARENA_PG_BIN when --pg-bin is not
+// given, else PATH, pg_config --bindir, the usual distribution directories;
+// the highest major version wins). Start runs initdb (superuser "pgarena",
+// trust authentication, UTF8, C locale), writes the server settings into
+// pgarena.conf in the data directory (included from
 // postgresql.conf and rewritten at every start, so ALTER SYSTEM still wins),
 // starts the server with pg_ctl and waits until it accepts connections. The
 // server listens on 127.0.0.1 and on a unix socket in its data directory.

@@ -184,10 +184,22 @@ func TestFindBinaries(t *testing.T) {
 	if err != nil || again != b {
 		t.Errorf("FindBinaries(%s) = %+v, %v; want %+v", b.Dir, again, err, b)
 	}
-	// PATH comes from the Env given, not from the process.
+	// PATH comes from the Env given, not from the process; the highest
+	// version found wins (an installation in the usual directories may be
+	// higher than the one under test in a version lane).
 	onPath, err := FindBinaries("", Env{"PATH=" + b.Dir})
-	if err != nil || onPath.Dir != b.Dir {
+	if err != nil || onPath.Dir != b.Dir && onPath.Major <= b.Major {
 		t.Errorf("FindBinaries(PATH=%s) = %+v, %v", b.Dir, onPath, err)
+	}
+	// PGARENA_PG_BIN stands for --pg-bin, and only when that is empty.
+	if fromEnv, err := FindBinaries("", Env{"PATH=", BinEnv + "=" + b.Dir}); err != nil || fromEnv != b {
+		t.Errorf("FindBinaries(%s=%s) = %+v, %v", BinEnv, b.Dir, fromEnv, err)
+	}
+	if _, err := FindBinaries("", Env{BinEnv + "=" + bogus}); !errors.Is(err, ErrNoBinaries) || !strings.Contains(err.Error(), BinEnv) {
+		t.Errorf("FindBinaries(%s=empty dir) error = %v, want one naming %s", BinEnv, err, BinEnv)
+	}
+	if again, err := FindBinaries(b.Dir, Env{BinEnv + "=" + bogus}); err != nil || again != b {
+		t.Errorf("--pg-bin does not win over %s: %+v, %v", BinEnv, again, err)
 	}
 }
 

@@ -145,11 +145,14 @@ func renderConf(settings map[string]string) string {
 	var b strings.Builder
 	b.WriteString("# Written by pgarena at every start; edits are lost. ALTER SYSTEM still wins.\n")
 	for _, k := range names {
-		v := strings.ReplaceAll(settings[k], `\`, `\\`)
-		v = strings.ReplaceAll(v, `'`, `''`)
-		fmt.Fprintf(&b, "%s = '%s'\n", k, v)
+		fmt.Fprintf(&b, "%s = %s\n", k, confQuote(settings[k]))
 	}
 	return b.String()
+}
+
+// confQuote quotes a value for postgresql.conf.
+func confQuote(v string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), `'`, `''`) + "'"
 }
 
 func copySettings(m map[string]string) map[string]string {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,23 +97,40 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 	if err != nil {
 		return fmt.Errorf("%s replica: pg_dump --schema-only of the primary failed: %v: %s", l.kind, err, strings.TrimSpace(stderr.String()))
 	}
-	var sql strings.Builder
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(line, `\`) { // psql meta-commands (\restrict)
-			continue
-		}
-		sql.WriteString(line + "\n")
-	}
 	conn, err := target.Connect(ctx, l.replica, "pgarena-replica")
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
+	// pg_dump sets the settings its version knows (17 on:
+	// transaction_timeout); a subscriber of an older version refuses the
+	// ones it lacks, which the restore does not need.
+	rows, err := conn.Query(ctx, "select name from pg_settings", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return fmt.Errorf("%s replica: reading the subscriber's settings: %w", l.kind, err)
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("%s replica: reading the subscriber's settings: %w", l.kind, err)
+	}
+	var sql strings.Builder
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, `\`) { // psql meta-commands (\restrict)
+			continue
+		}
+		if m := dumpSet.FindStringSubmatch(line); m != nil && !slices.Contains(known, m[1]) {
+			continue
+		}
+		sql.WriteString(line + "\n")
+	}
 	if _, err := conn.Exec(ctx, sql.String(), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("%s replica: creating the tables on the subscriber: %w", l.kind, err)
 	}
 	return nil
 }
+
+// dumpSet is a SET line of pg_dump's preamble.
+var dumpSet = regexp.MustCompile(`^SET ([a-z_]+) = .*;$`)
 
 // subscribe publishes the tables (built-in logical replication) and
 // subscribes, copying their data.

@@ -16,8 +16,13 @@ import (
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// pgbenchBin is the pgbench the equivalence tests compare with.
-const pgbenchBin = "/usr/lib/postgresql/15/bin/pgbench"
+// pgbenchBin is the pgbench the equivalence tests compare with: the one
+// beside the test cluster's server (15's, or the version lane's), whose
+// version the test logs.
+func pgbenchBin(t *testing.T) string {
+	t.Helper()
+	return pgtest.Cluster(t).Binaries().Path("pgbench")
+}
 
 func docFiles(t *testing.T) []string {
 	t.Helper()
@@ -47,11 +52,14 @@ func connect(t *testing.T, dsn string, mode pgx.QueryExecMode) *pgx.Conn {
 
 func needPgbench(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(pgbenchBin); err != nil {
+	if _, err := os.Stat(pgbenchBin(t)); err != nil {
 		if pgtest.Required() {
 			t.Fatalf("pgbench is required: %v", err)
 		}
 		t.Skipf("pgbench not installed: %v", err)
+	}
+	if out, err := exec.Command(pgbenchBin(t), "--version").Output(); err == nil {
+		t.Logf("comparing with %s", strings.TrimSpace(string(out)))
 	}
 }
 
@@ -59,7 +67,7 @@ func pgbench(t *testing.T, dsn string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, pgbenchBin, append(args, dsn)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, pgbenchBin(t), append(args, dsn)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

@@ -63,7 +63,9 @@ func runDriver(t *testing.T, dsn string, mode pgx.QueryExecMode, args []string, 
 }
 
 // statementRows are the rows of -r in a summary's text (pgbench's, or
-// pgarena's), as printed after the mean time (its 14 columns).
+// pgarena's) after the mean time: failures, retries and the command, one
+// space between fields. pgarena prints pgbench 15's columns; pgbench 17 and
+// later print them one or two spaces narrower.
 func statementRows(text string) []string {
 	var out []string
 	in := false
@@ -72,8 +74,8 @@ func statementRows(text string) []string {
 			in = true
 			continue
 		}
-		if in && pgbenchStatementRow.MatchString(l) && len(l) > 14 {
-			out = append(out, l[14:])
+		if in && pgbenchStatementRow.MatchString(l) {
+			out = append(out, strings.Join(strings.Fields(l)[1:], " "))
 		}
 	}
 	return out

@@ -1,7 +1,10 @@
 package tpcb
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -17,7 +20,10 @@ const batchRows = 10000
 // The DDL is pgbench's: "tid int, bid int, ..." with "with (fillfactor=N)"
 // on tellers, accounts and branches (and on each partition, while the
 // partitioned parent has none), aid bigint from scale 20000 on, and
-// "unlogged" with --unlogged. Rows are pgbench's client-side generated data
+// "unlogged" with --unlogged (with --partitions on PostgreSQL 18 and later,
+// as pgbench 18, on the partitions only: 18 refuses an unlogged partitioned
+// table, and pgbench 18's initCreateTables then creates its four tables
+// logged). Rows are pgbench's client-side generated data
 // (initGenerateDataClientSide): balances 0, branches' and tellers' filler
 // NULL (not inserted), accounts' filler ” which char(84) pads with blanks;
 // teller t belongs to branch (t-1)/10+1, account a to branch
@@ -29,9 +35,12 @@ func (w *Workload) Tables() []workload.Table {
 	if w.scale >= bigintScale {
 		aidType = "bigint"
 	}
-	create := "create table "
+	create, partCreate := "create table ", "create table "
 	if w.unlogged {
-		create = "create unlogged table "
+		partCreate = "create unlogged table "
+		if w.partitions == 0 || w.serverNum < 180000 {
+			create = partCreate
+		}
 	}
 	ff := fmt.Sprintf(" with (fillfactor=%d)", w.fillfactor)
 
@@ -57,7 +66,7 @@ func (w *Workload) Tables() []workload.Table {
 				to = fmt.Sprint(p*partSize + 1)
 			}
 			name := fmt.Sprintf("pgbench_accounts_%d", p)
-			ddl := create + name + " partition of pgbench_accounts for values from (" + from + ") to (" + to + ")"
+			ddl := partCreate + name + " partition of pgbench_accounts for values from (" + from + ") to (" + to + ")"
 			ddl += ff
 			accounts.Create = append(accounts.Create, ddl)
 			accounts.Children = append(accounts.Children, name)
@@ -87,6 +96,15 @@ func (w *Workload) Tables() []workload.Table {
 			PostLoad: []string{"alter table pgbench_branches add primary key (bid)"},
 		},
 	}
+}
+
+// PrepareInit implements workload.InitPreparer: the server's version
+// decides the DDL of --unlogged with --partitions (Tables).
+func (w *Workload) PrepareInit(ctx context.Context, conn *pgx.Conn) error {
+	if err := conn.QueryRow(ctx, "select current_setting('server_version_num')::int").Scan(&w.serverNum); err != nil {
+		return fmt.Errorf("tpcb: read the server version: %w", err)
+	}
+	return nil
 }
 
 // batches splits total rows into batches of batchRows and calls row for

@@ -69,6 +69,7 @@ type Workload struct {
 	defines    []string // -D NAME=VALUE
 	partitions int
 	unlogged   bool
+	serverNum  int // server_version_num of the init target (PrepareInit); 0 = not known
 
 	flags *pflag.FlagSet
 

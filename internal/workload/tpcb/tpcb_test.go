@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +158,21 @@ func pgbench(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// pgbenchMajor is the major version of the pgbench that pgbench runs.
+func pgbenchMajor(t *testing.T) int {
+	t.Helper()
+	out := pgbench(t, "--version") // "pgbench (PostgreSQL) 18.6"
+	f := strings.Fields(out)
+	if len(f) < 3 {
+		t.Fatalf("pgbench --version: %q", out)
+	}
+	major, err := strconv.Atoi(strings.Split(f[2], ".")[0])
+	if err != nil {
+		t.Fatalf("pgbench --version: %q", out)
+	}
+	return major
+}
+
 // describe returns what must be equal between a pgbench database and a
 // pgarena one: columns, storage options, constraints, partitions and the
 // data itself.
@@ -206,6 +223,13 @@ func TestSchemaMatchesPgbench(t *testing.T) {
 		{[]string{"--partitions", "2", "--fillfactor", "80"}, []string{"--partitions", "2", "-F", "80"}},
 	} {
 		t.Run(strings.Join(tc.ours, " "), func(t *testing.T) {
+			if slices.Contains(tc.ours, "--unlogged") && slices.Contains(tc.ours, "--partitions") {
+				// pgarena follows the pgbench of the server's version here
+				// (18 changed it); a version lane may pair other versions.
+				if pb, srv := pgbenchMajor(t), pgtest.Cluster(t).Binaries().Major; (pb >= 18) != (srv >= 18) {
+					t.Skipf("pgbench %d and PostgreSQL %d make different --unlogged --partitions schemas", pb, srv)
+				}
+			}
 			theirs := pgtest.DSN(t)
 			pgbench(t, append(append([]string{"-i", "-q", "-s", "1"}, tc.theirs...), theirs)...)
 			ours := loadertest.Loaded(t, newWorkload(t, tc.ours...))
