@@ -40,8 +40,9 @@ func (w *Workload) Tables() []workload.Table {
 				w_state char(2), w_zip char(9))`},
 			Columns: []string{"w_id", "w_ytd", "w_tax", "w_name", "w_street_1", "w_street_2", "w_city", "w_state", "w_zip"},
 			Rows:    g.warehouseRows(),
-			// the functions of --stored-procs are created with the keys
-			PostLoad: append([]string{"alter table warehouse add constraint warehouse_i1 primary key (w_id)"}, procDDL...),
+			// the functions of --stored-procs and HammerDB's are created with the keys
+			PostLoad: append(append([]string{"alter table warehouse add constraint warehouse_i1 primary key (w_id)"},
+				procDDL...), hammerdbDDL...),
 		},
 		{
 			Name: "district",
