@@ -77,6 +77,18 @@ func TestHammerDBRoutines(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// HammerDB's NOT NULL constraints: all columns but o_carrier_id,
+	// ol_delivery_d, ol_amount, ol_dist_info and h_c_id.
+	t.Run("not null", func(t *testing.T) {
+		for table, want := range map[string]int64{"warehouse": 9, "district": 11, "customer": 21, "history": 7,
+			"new_order": 3, "orders": 7, "order_line": 7, "item": 5, "stock": 17} {
+			if n := count(t, hdb, `select count(*) from pg_attribute where attrelid = '`+table+
+				`'::regclass and attnum > 0 and attnotnull`); n != want {
+				t.Errorf("%s has %d NOT NULL columns, HammerDB's %d", table, n, want)
+			}
+		}
+	})
+
 	const ts = "localtimestamp"
 	for _, step := range []struct {
 		name string
