@@ -48,6 +48,10 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 
+	t.Run("functions only without tables", func(t *testing.T) {
+		wantUsage(t, pgarena(t, nil, "init", "tpcc", "--functions-only", "--dsn", dsn), "not initialised for tpcc", "pgarena init tpcc")
+	})
+
 	t.Run("init script", func(t *testing.T) {
 		wantUsage(t, pgarena(t, nil, "init", "script", "--dsn", dsn), "script has no tables of its own")
 	})
@@ -228,9 +232,9 @@ func TestVersionFlagAndVerbFlags(t *testing.T) {
 		{[]string{"run", "tpcb"}, []string{"--scale", "--fillfactor", "--select-only", "--builtin"}, nil},
 		{[]string{"check", "tpcb"}, []string{"--skip-some-updates", "--builtin"}, []string{"--scale", "--fillfactor", "--partitions"}},
 		{[]string{"drop", "tpcb"}, nil, []string{"--scale", "--builtin"}},
-		{[]string{"check", "tpcc"}, nil, []string{"--warehouses", "--stored-procs", "--warehouse-range", "--keying-thinking", "--citus"}},
-		{[]string{"init", "tpcc"}, []string{"--warehouses", "--warehouse-range", "--citus"}, []string{"--stored-procs", "--all-warehouses", "--keying-thinking"}},
-		{[]string{"run", "tpcc"}, []string{"--warehouses", "--stored-procs", "--keying-thinking"}, []string{"--warehouse-range"}},
+		{[]string{"check", "tpcc"}, nil, []string{"--warehouses", "--stored-procs", "--warehouse-range", "--keying-thinking", "--citus", "--functions-only"}},
+		{[]string{"init", "tpcc"}, []string{"--warehouses", "--warehouse-range", "--citus", "--functions-only"}, []string{"--stored-procs", "--all-warehouses", "--keying-thinking"}},
+		{[]string{"run", "tpcc"}, []string{"--warehouses", "--stored-procs", "--keying-thinking"}, []string{"--warehouse-range", "--functions-only"}},
 	} {
 		h := help(c.args...)
 		for _, f := range c.has {

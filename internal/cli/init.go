@@ -88,6 +88,10 @@ same-named tables that pgarena did not create unless --force.`,
 				return usagef("%s", oneLine(err.Error()))
 			}
 		}
+		if fi, ok := w.(workload.FunctionInstaller); ok && fi.FunctionsOnly() {
+			defer conn.Close(context.Background())
+			return a.createFunctions(cmd.Context(), conn, w)
+		}
 		conn.Close(context.Background())
 		return a.load(cmd.Context(), cfg, w, workers, force)
 	})
@@ -109,6 +113,23 @@ func (a *app) sliceSegment(w workload.Workload, segment string) error {
 	}
 	if err := sl.SliceOf(seg.Index, seg.Count); err != nil {
 		return usagef("--segment %s: %s", segment, err)
+	}
+	return nil
+}
+
+// createFunctions creates w's functions on a database it is loaded in,
+// leaving the data alone (tpcc --functions-only).
+func (a *app) createFunctions(ctx context.Context, conn *pgx.Conn, w workload.Workload) error {
+	if err := session.RequireInitialised(ctx, conn, w); err != nil {
+		return err
+	}
+	created, kept, err := loader.CreateFunctions(ctx, conn, w)
+	if err != nil {
+		return fmt.Errorf("init %s: %w", w.Meta().Name, err)
+	}
+	fmt.Fprintf(a.Stderr, "created %d functions and procedures, tables and data untouched: %s\n", len(created), strings.Join(created, ", "))
+	if len(kept) > 0 {
+		a.notef("left alone (not created by pgarena): %s", strings.Join(kept, ", "))
 	}
 	return nil
 }
@@ -170,11 +191,15 @@ func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload
 	if f, ok := w.(workload.Functioner); ok && (stats.Slice == nil || stats.Slice.KeysBuilt) {
 		// made with the keys, whether the runs will use them or not
 		var names []string
+		seen := map[string]bool{}
 		for _, sig := range f.Functions() {
 			name, _, _ := strings.Cut(sig, "(")
-			names = append(names, name)
+			if !seen[name] {
+				names = append(names, name)
+			}
+			seen[name] = true
 		}
-		fmt.Fprintf(a.Stderr, "created functions: %s (used by run --stored-procs)\n", strings.Join(names, ", "))
+		fmt.Fprintf(a.Stderr, "created functions and procedures: %s\n", strings.Join(names, ", "))
 	}
 	if stats.Slice != nil {
 		if stats.Slice.KeysBuilt {

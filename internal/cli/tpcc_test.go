@@ -23,7 +23,7 @@ func TestTPCC(t *testing.T) {
 	wantUsage(t, pgarena(t, nil, "init", "tpcc", "-w", "2", "--warehouse-range", "2-3", "--dsn", dsn), "--warehouse-range \"2-3\"")
 	r := mustRun(t, "init", "tpcc", "-w", "1", "--fillfactor", "90", "--load-workers", "2", "--dsn", dsn)
 	for _, want := range []string{"loaded stock ", "loaded item ", "loaded order_line ", "primary keys...", "init tpcc done: ",
-		"created functions: pgarena_tpcc_new_order, pgarena_tpcc_payment, pgarena_tpcc_order_status, pgarena_tpcc_delivery, pgarena_tpcc_stock_level (used by run --stored-procs)"} {
+		"created functions and procedures: pgarena_tpcc_new_order, pgarena_tpcc_payment, pgarena_tpcc_order_status, pgarena_tpcc_delivery, pgarena_tpcc_stock_level, dbms_random, neword, payment, ostat, delivery, slev\n"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("init output lacks %q:\n%s", want, r.stderr)
 		}
@@ -80,6 +80,19 @@ func TestTPCC(t *testing.T) {
 		t.Errorf("--stored-procs summary does not say so:\n%s", r)
 	}
 
+	// --functions-only puts back a missing function without touching
+	// the data; --stored-procs runs again.
+	if _, err := conn.Exec(t.Context(), "drop function pgarena_tpcc_delivery(int, int)"); err != nil {
+		t.Fatal(err)
+	}
+	wantUsage(t, pgarena(t, nil, "run", "tpcc", "--stored-procs", "-c", "1", "-T", "1s", "--dsn", dsn, "--results", results),
+		"run `pgarena init tpcc --functions-only` to create them without touching the data")
+	r = mustRun(t, "init", "tpcc", "--functions-only", "--dsn", dsn)
+	if !strings.Contains(r.stderr, "created 16 functions and procedures, tables and data untouched") {
+		t.Errorf("init --functions-only: %s", r)
+	}
+	mustRun(t, "run", "tpcc", "--stored-procs", "-c", "1", "-T", "1s", "--dsn", dsn, "--results", results)
+
 	r = mustRun(t, "check", "tpcc", "--dsn", dsn)
 	if !strings.Contains(r.stdout, "check tpcc: ok") {
 		t.Errorf("check: %s", r)
@@ -92,7 +105,8 @@ func TestTPCC(t *testing.T) {
 		t.Errorf("drop does not name the functions: %s", r.stdout)
 	}
 	var fns int
-	if err := conn.QueryRow(t.Context(), "select count(*) from pg_proc where proname like 'pgarena_tpcc_%'").Scan(&fns); err != nil || fns != 0 {
-		t.Errorf("%d pgarena_tpcc_ functions left after drop (%v)", fns, err)
+	if err := conn.QueryRow(t.Context(), `select count(*) from pg_proc
+		where proname like 'pgarena_tpcc_%' or proname in ('neword', 'payment', 'ostat', 'delivery', 'slev', 'dbms_random')`).Scan(&fns); err != nil || fns != 0 {
+		t.Errorf("%d of pgarena's and HammerDB's routines left after drop (%v)", fns, err)
 	}
 }

@@ -229,13 +229,46 @@ func markFunctions(ctx context.Context, conn *pgx.Conn, w workload.Workload) err
 		if !f.exists {
 			return fmt.Errorf("function %s was not created", f.name)
 		}
-		stmt := fmt.Sprintf("comment on function %s is '%s%s created by pgarena init; pgarena may drop it'",
+		stmt := fmt.Sprintf("comment on routine %s is '%s%s created by pgarena init; pgarena may drop it'",
 			f.name, markPrefix, strings.ReplaceAll(w.Meta().Name, "'", "''"))
 		if err := execSQL(ctx, conn, stmt); err != nil {
 			return fmt.Errorf("mark %s: %w", f.name, err)
 		}
 	}
 	return nil
+}
+
+// CreateFunctions creates the functions of w (see
+// workload.FunctionInstaller) on a database already loaded, without
+// touching its tables: each missing or pgarena-marked one is created (or
+// replaced) and marked; a same-named one pgarena did not create is left
+// alone and returned in kept.
+func CreateFunctions(ctx context.Context, conn *pgx.Conn, w workload.Workload) (created, kept []string, err error) {
+	fi, ok := w.(workload.FunctionInstaller)
+	if !ok {
+		return nil, nil, nil
+	}
+	fns, err := functions(ctx, conn, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	ddl := fi.FunctionDDL()
+	for _, f := range fns {
+		if f.exists && !f.marked {
+			kept = append(kept, f.name)
+			continue
+		}
+		if err := execSQL(ctx, conn, ddl[f.name]); err != nil {
+			return created, kept, fmt.Errorf("create %s: %w", f.name, err)
+		}
+		stmt := fmt.Sprintf("comment on routine %s is '%s%s created by pgarena init; pgarena may drop it'",
+			f.name, markPrefix, strings.ReplaceAll(w.Meta().Name, "'", "''"))
+		if err := execSQL(ctx, conn, stmt); err != nil {
+			return created, kept, fmt.Errorf("mark %s: %w", f.name, err)
+		}
+		created = append(created, f.name)
+	}
+	return created, kept, nil
 }
 
 // Drop drops the tables (and functions, see workload.Functioner) of w that
@@ -270,7 +303,7 @@ func Drop(ctx context.Context, conn *pgx.Conn, w workload.Workload) (dropped []s
 	}
 	for _, f := range fns {
 		if f.exists && f.marked {
-			if err := execSQL(ctx, conn, "drop function "+f.name); err != nil {
+			if err := execSQL(ctx, conn, "drop routine "+f.name); err != nil {
 				return dropped, fmt.Errorf("drop function %s: %w", f.name, err)
 			}
 			dropped = append(dropped, f.name)

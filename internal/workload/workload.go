@@ -354,6 +354,16 @@ type Functioner interface {
 	Functions() []string
 }
 
+// FunctionInstaller is implemented by Functioners whose functions init can
+// create alone on a database already loaded (tpcc --functions-only),
+// leaving its tables and data alone.
+type FunctionInstaller interface {
+	// FunctionsOnly says whether init was asked for the functions alone.
+	FunctionsOnly() bool
+	// FunctionDDL maps each signature of Functions to its create statement.
+	FunctionDDL() map[string]string
+}
+
 // InitPreparer is implemented by workloads whose schema depends on the
 // target (tpcc: distributed tables when the citus extension is there). The
 // loader calls PrepareInit before Tables, on its first connection.

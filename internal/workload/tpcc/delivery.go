@@ -40,8 +40,11 @@ returning o.o_id`
 // Input (2.7.1): the terminal's warehouse and O_CARRIER_ID random in
 // [1, 10].
 func (wk *worker) delivery(ctx context.Context, conn *pgx.Conn) error {
-	w := wk.warehouse()
-	carrier := 1 + wk.rng.IntN(10)
+	return wk.deliveryOf(ctx, conn, wk.warehouse(), 1+wk.rng.IntN(10))
+}
+
+// deliveryOf runs the Delivery transaction for warehouse w and carrier.
+func (wk *worker) deliveryOf(ctx context.Context, conn *pgx.Conn, w, carrier int) error {
 	if wk.w.storedProcs {
 		return wk.deliveryProc(ctx, conn, w, carrier)
 	}

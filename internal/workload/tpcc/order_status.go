@@ -104,10 +104,12 @@ func (wk *worker) orderStatusOf(ctx context.Context, conn *pgx.Conn, w, d, cid i
 		if err != nil {
 			return fmt.Errorf("order_line: %w", err)
 		}
+		// nullable: HammerDB commits the lines of its unused-item orders
+		// with a null OL_AMOUNT
 		var (
-			item, supply int32
-			qty          int16
-			amount       float64
+			item, supply *int32
+			qty          *int16
+			amount       *float64
 			delivered    *time.Time
 		)
 		if _, err := pgx.ForEachRow(rows, []any{&item, &supply, &qty, &amount, &delivered}, func() error { return nil }); err != nil {

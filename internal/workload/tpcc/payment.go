@@ -60,7 +60,11 @@ func (wk *worker) paymentInput() paymentInput {
 // (NURand(255, 0, 999) with the run's C), 40% by number (NURand(1023, 1,
 // 3000)); H_AMOUNT is random in [1.00, 5000.00] (2.5.1.3).
 func (wk *worker) payment(ctx context.Context, conn *pgx.Conn) error {
-	in := wk.paymentInput()
+	return wk.paymentOf(ctx, conn, wk.paymentInput())
+}
+
+// paymentOf runs the Payment transaction for the input in.
+func (wk *worker) paymentOf(ctx context.Context, conn *pgx.Conn, in paymentInput) error {
 	if wk.w.storedProcs {
 		return wk.paymentProc(ctx, conn, in)
 	}

@@ -31,8 +31,11 @@ var procSignatures = []string{
 }
 
 // Functions implements workload.Functioner: the functions of
-// --stored-procs, which init always creates.
-func (w *Workload) Functions() []string { return procSignatures }
+// --stored-procs and HammerDB's routines (hammerdb.go), which init always
+// creates.
+func (w *Workload) Functions() []string {
+	return append(append([]string(nil), procSignatures...), hammerdbSignatures...)
+}
 
 // procDDL creates the functions.
 var procDDL = []string{

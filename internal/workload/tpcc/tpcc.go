@@ -117,6 +117,8 @@ type Workload struct {
 	// segments is how many processes the run is split over (SetSegment;
 	// 0: the whole run here).
 	segments int
+	// functionsOnly makes init create the functions alone (hammerdb.go).
+	functionsOnly bool
 
 	flags *pflag.FlagSet
 	// rollbacks counts new-orders rolled back by the 1% rule of clause
@@ -145,7 +147,8 @@ func New() *Workload {
 	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fillfactor of the tables (init; 10..100, lower leaves room in each page for HOT updates)")
 	fs.BoolVar(&w.keyingThinking, "keying-thinking", false, "emulate terminal users (TPC-C clause 5.2.5): before each transaction a keying time (new_order 18 s, payment 3 s, others 2 s), after it a think time (exponential, mean 12/12/10/5/5 s), neither in latency; a client then runs about 1 transaction per 21 s, so 10 clients per warehouse give at most 12.86 NOPM per warehouse (closed loop only: ignored with --rate/--schedule)")
 	workload.ForVerbs(fs, workload.InitVerbs, "warehouses", "citus", "shard-count", "fillfactor")
-	workload.ForVerbs(fs, []string{workload.VerbInit}, "warehouse-range")
+	fs.BoolVar(&w.functionsOnly, "functions-only", false, "create only the functions and procedures (--stored-procs' and HammerDB's) on a TPC-C database already loaded, by pgarena or HammerDB, leaving its tables and data alone; same-named ones pgarena did not create are left alone (init)")
+	workload.ForVerbs(fs, []string{workload.VerbInit}, "warehouse-range", "functions-only")
 	workload.ForVerbs(fs, []string{workload.VerbRun}, "all-warehouses", "stored-procs", "keying-thinking")
 	w.flags = fs
 	return w
@@ -367,7 +370,7 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 		return fmt.Errorf("tpcc: look for functions: %w", err)
 	}
 	if w.storedProcs && missing != "" {
-		return fmt.Errorf("--stored-procs needs the functions pgarena creates at init, and function %s is missing: run `pgarena init tpcc` again, or leave out --stored-procs", missing)
+		return fmt.Errorf("--stored-procs needs the functions pgarena creates at init, and function %s is missing: run `pgarena init tpcc --functions-only` to create them without touching the data, or leave out --stored-procs", missing)
 	}
 	w.procsPresent = strconv.FormatBool(missing == "")
 	w.warehouses = n

@@ -203,7 +203,7 @@ func TestOneWarehouse(t *testing.T) {
 			t.Errorf("stored_procs_present with a function missing = %q, want false", p)
 		}
 		err := newWorkload(t, "--stored-procs").Prepare(ctx, conn)
-		want := "--stored-procs needs the functions pgarena creates at init, and function pgarena_tpcc_delivery(int,int) is missing: run `pgarena init tpcc` again, or leave out --stored-procs"
+		want := "--stored-procs needs the functions pgarena creates at init, and function pgarena_tpcc_delivery(int,int) is missing: run `pgarena init tpcc --functions-only` to create them without touching the data, or leave out --stored-procs"
 		if err == nil || err.Error() != want {
 			t.Fatalf("Prepare = %v, want %q", err, want)
 		}
