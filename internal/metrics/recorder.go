@@ -122,6 +122,8 @@ type txBuffer struct {
 	skipped  int64
 	late     int64
 	stmts    []StmtStat // per-command times (-r)
+	// unfinished: running when the measured time ended
+	unfinished Unfinished
 }
 
 // sample is one committed transaction's times in µs: latency (end −
@@ -137,6 +139,7 @@ func (b *buffer) reset() {
 		t.errors = ErrorCounts{}
 		t.examples = t.examples[:0]
 		t.retries, t.skipped, t.late = 0, 0, 0
+		t.unfinished = Unfinished{}
 		clear(t.stmts)
 	}
 }
@@ -288,6 +291,7 @@ func (r *Recorder) Tick(now time.Time) Interval {
 			s.Retries += t.retries
 			s.Skipped += t.skipped
 			s.Late += t.late
+			s.Unfinished.add(&t.unfinished)
 			if len(t.stmts) > 0 {
 				s.Statements = addStmts(s.Statements, t.stmts)
 			}

@@ -95,7 +95,8 @@ func (fw *figureWindow) Write(r Record) error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	for _, t := range iv.Tx {
-		fw.committed[t.Name] += t.Count
+		// The database counts what committed in the drain too.
+		fw.committed[t.Name] += t.Count + t.Unfinished.Committed
 		if t.Latency != nil && t.Count > 0 {
 			tt, seen := fw.times[t.Name]
 			tt.Total += time.Duration(t.Latency.Mean() * float64(t.Count) * float64(time.Microsecond))

@@ -117,6 +117,11 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 				100*float64(r.sum.Failed)/float64(r.sum.Failed+r.sum.Transactions), r.sum.Errors.List(),
 				lastFailure(r.sum.Tx))}}, findings...)
 	}
+	if d := r.sum.Drain; d != nil && d.Cancelled > 0 {
+		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "cancelled",
+			Message: fmt.Sprintf("%d transactions still running at the end of the measured time (up to %.3f s then) had to be cancelled %.1f s later: they count as failed for --max-error-rate",
+				d.Cancelled, d.SoFarMaxMS/1000, d.DrainS)}}, findings...)
+	}
 	if len(findings) > 0 {
 		if ferr := r.writer.SetFindings(findings); ferr != nil {
 			r.notef("could not record findings: %v", ferr)
