@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgarena/pgarena/internal/pgtest"
+)
+
+// TestWrongArgumentsAreUsage: a wrong argument count or an unknown command
+// is bad usage: exit 2, one line naming the command to look up.
+func TestWrongArgumentsAreUsage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show"}, "pgarena show --help"},
+		{[]string{"merge"}, "pgarena merge --help"},
+		{[]string{"compare"}, "pgarena compare --help"},
+		{[]string{"plan", "run"}, "pgarena plan run --help"},
+		{[]string{"cluster", "list"}, `unknown command "list" for "pgarena cluster"`},
+		{[]string{"nosuchcmd"}, `unknown command "nosuchcmd" for "pgarena"`},
+		{[]string{"serve", "extra"}, `unknown command "extra" for "pgarena serve"`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			wantUsage(t, pgarena(t, nil, c.args...), c.want)
+		})
+	}
+}
+
+// TestUnknownWorkloadIsNamed: an unknown workload is named as such, also
+// with flags only workloads have, and in a plan.
+func TestUnknownWorkloadIsNamed(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	results := filepath.Join(t.TempDir(), "results")
+	wantUsage(t, pgarena(t, nil, "run", "nosuchworkload", "--dsn", dsn, "--results", results), `unknown workload "nosuchworkload"`)
+	plan := filepath.Join(t.TempDir(), "p.yaml")
+	body := fmt.Sprintf("targets:\n  - name: db\n    dsn: %q\nworkloads:\n  - name: w\n    workload: nosuchworkload\n", dsn)
+	if err := os.WriteFile(plan, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantUsage(t, pgarena(t, nil, "plan", "validate", plan), `unknown workload "nosuchworkload"`)
+	noRuns(t, results)
+}
