@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
@@ -45,5 +46,26 @@ func TestUnknownWorkloadIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantUsage(t, pgarena(t, nil, "plan", "validate", plan), `unknown workload "nosuchworkload"`)
+	noRuns(t, results)
+}
+
+// TestPlanCellsAreBounded: a plan of 100 million cells is refused at once
+// in one line, not expanded until memory runs out.
+func TestPlanCellsAreBounded(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	plan := filepath.Join(t.TempDir(), "p.yaml")
+	body := fmt.Sprintf("repeats: 100000000\ntargets:\n  - name: db\n    dsn: %q\nworkloads:\n  - tpcb\n", dsn)
+	if err := os.WriteFile(plan, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(t.TempDir(), "results")
+	for _, args := range [][]string{{"validate", plan}, {"run", plan, "--results", results}} {
+		r := pgarena(t, nil, append([]string{"plan"}, args...)...)
+		wantUsage(t, r, "100,000,000 cells", "lower repeats")
+		if r.elapsed > 10*time.Second {
+			t.Errorf("plan %s took %s to refuse", args[0], r.elapsed)
+		}
+	}
 	noRuns(t, results)
 }
