@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,4 +69,26 @@ func TestPlanCellsAreBounded(t *testing.T) {
 		}
 	}
 	noRuns(t, results)
+}
+
+// TestZeroCountsRefused: counts that must be positive are refused when
+// zero or negative instead of silently replaced: --pool-size, --agents,
+// merge --segments, and a --token too short to keep anyone out.
+func TestZeroCountsRefused(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	results := t.TempDir()
+	run := []string{"run", "tpcb", "-c", "2", "-T", "1s", "--dsn", dsn, "--results", results}
+	wantUsage(t, pgarena(t, nil, append(run, "--via", "pgbouncer", "--pool-size", "0")...), "--pool-size must be at least 1")
+	wantUsage(t, pgarena(t, nil, append(run, "--agents", "0")...), "--agents N: N must be at least 1")
+	wantUsage(t, pgarena(t, nil, append(run, "--agents", "-1")...), "--agents N: N must be at least 1")
+	noRuns(t, results)
+	mustRun(t, append(run, "--segment", "0/1")...)
+	wantUsage(t, pgarena(t, nil, "merge", "last", "--segments", "0", "--results", results), "--segments must be at least 1")
+	// Refused before it listens: a served token would wait for Ctrl-C.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	wantUsage(t, pgarenaCtx(t, ctx, nil, "serve", "--token", "a", "--addr", "127.0.0.1:0", "--results", results),
+		"--token must be at least 16 characters")
 }
