@@ -31,7 +31,7 @@ type Summary struct {
 	Failed       int64 `json:"failed"`
 	// Unfinished were still running when the measured time ended; Drain
 	// says for how long and what became of them.
-	Unfinished int64         `json:"unfinished"`
+	Unfinished int64         `json:"unfinished,omitempty"`
 	Drain      *DrainSummary `json:"drain,omitempty"`
 	Errors     ErrorCounts   `json:"errors"`
 	// ErrorAdvice says, per class that failed and has advice, what the
