@@ -2,12 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
@@ -91,4 +95,58 @@ func TestZeroCountsRefused(t *testing.T) {
 	defer cancel()
 	wantUsage(t, pgarenaCtx(t, ctx, nil, "serve", "--token", "a", "--addr", "127.0.0.1:0", "--results", results),
 		"--token must be at least 16 characters")
+}
+
+// TestDiskFullMidRun: when the results directory fills up during a run,
+// the run ends at once with exit 1 (a failure, not an interrupt) and says
+// so in one line, once.
+func TestDiskFullMidRun(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	disk := t.TempDir()
+	if err := unix.Mount("tmpfs", disk, "tmpfs", 0, "size=512k"); err != nil {
+		t.Skipf("cannot mount a small tmpfs to fill (needs root): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(disk, 0); err != nil {
+			t.Errorf("unmount %s: %v", disk, err)
+		}
+	})
+	results := filepath.Join(disk, "results")
+	done := make(chan result, 1)
+	go func() {
+		done <- pgarena(t, nil, "run", "tpcb", "-c", "2", "-T", "60s", "--interval", "50ms", "--dsn", dsn, "--results", results)
+	}()
+	waitIntervals(t, results, 3, time.Minute)
+	// Fill the disk: the next interval finds no room.
+	f, err := os.Create(filepath.Join(disk, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	f.Close()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not end within a minute of the disk filling up")
+	}
+	if r.code != ExitFailed {
+		t.Errorf("exit %d, want %d\n%s", r.code, ExitFailed, r)
+	}
+	if n := strings.Count(r.stdout+r.stderr, "no space left on device"); n != 1 {
+		t.Errorf("the disk-full line is printed %d times, want once\n%s", n, r)
+	}
+	if !strings.Contains(r.stderr, "pgarena: results directory") || !strings.Contains(r.stdout, "status: failed") {
+		t.Errorf("the run does not end as failed, saying the results directory is full\n%s", r)
+	}
 }

@@ -212,6 +212,8 @@ func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer
 		}
 	}
 	switch {
+	case errors.Is(res.NotRecorded, store.ErrDiskFull):
+		return &exitError{code: ExitFailed, msg: oneLine(res.NotRecorded.Error()) + ": the run was ended; what was recorded before stays readable"}
 	case res.Autostopped:
 		return &exitError{code: ExitAutostop, msg: "run stopped by autostop (" + sum.StopReason + "): results so far are recorded"}
 	case res.Stopped:
