@@ -150,3 +150,38 @@ func TestDiskFullMidRun(t *testing.T) {
 		t.Errorf("the run does not end as failed, saying the results directory is full\n%s", r)
 	}
 }
+
+// TestInterruptedTPCCKeepsFigures: NOPM and TPM of a tpcc run interrupted
+// (Ctrl-C, SIGTERM) are computed for the time it ran.
+func TestInterruptedTPCCKeepsFigures(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcc", "-w", "1", "--dsn", dsn)
+	results := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan result, 1)
+	go func() {
+		done <- pgarenaCtx(t, ctx, nil, "run", "tpcc", "-c", "2", "-T", "60s", "--interval", "200ms", "--json",
+			"--dsn", dsn, "--results", results)
+	}()
+	waitIntervals(t, results, 5, time.Minute)
+	cancel()
+	r := <-done
+	if r.code != ExitInterrupted {
+		t.Errorf("exit %d, want %d\n%s", r.code, ExitInterrupted, r)
+	}
+	if strings.Contains(r.stderr, "figures of merit") {
+		t.Errorf("the figures were lost:\n%s", r.stderr)
+	}
+	m := summaryJSON(t, r.stdout)
+	for _, k := range []string{"nopm", "tpm"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("the interrupted run's summary has no %s:\n%s", k, r.stdout)
+			continue
+		}
+		if num(t, m, k) <= 0 {
+			t.Errorf("%s = %v, want > 0", k, m[k])
+		}
+	}
+}

@@ -124,7 +124,9 @@ func (fw *figureWindow) stop(ctx context.Context) {
 	if rep == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, snapshotWait)
+	// An interrupted run still has its figures for the time it ran: the
+	// snapshot outlives the interrupt, within its own deadline.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshotWait)
 	defer cancel()
 	fw.snapMu.Lock()
 	after, err := rep.Snapshot(ctx, fw.conn)
