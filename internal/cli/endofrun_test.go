@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,5 +205,54 @@ func TestInterruptStuckTransactions(t *testing.T) {
 	d := drainOf(t, m)
 	if num(t, m, "unfinished") != 4 || num(t, d, "cancelled") != 4 || num(t, d, "so_far_max_ms") <= 0 {
 		t.Errorf("unfinished %v, drain %v: want 4 cancelled with their time so far", m["unfinished"], d)
+	}
+}
+
+// TestStoppedPoolerAtEnd: a pooler frozen (SIGSTOP) under a run leaves
+// every client stuck at the end of -T: the run still measures 3 s, counts
+// the 4 transactions unfinished, cancels them after the drain and says so.
+func TestStoppedPoolerAtEnd(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	b := pgtest.StartBouncer(t, pgtest.Cluster(t), connect(t, dsn).Config().Database, "session", 4)
+	cfg, err := pgx.ParseConfig(b.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidText, err := os.ReadFile(filepath.Join(cfg.Host, "pgbouncer.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	done := make(chan result, 1)
+	go func() {
+		done <- pgarena(t, nil, "run", "tpcb", "-c", "4", "-T", "3s", "--interval", "200ms", "--max-error-rate", "100",
+			"--json", "--dsn", b.DSN(), "--results", results)
+	}()
+	waitIntervals(t, results, 2, time.Minute)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	cont := func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
+	t.Cleanup(cont) // before the pooler's teardown, which runs later
+	r := <-done
+	cont()
+	if r.code != ExitOK {
+		t.Errorf("exit %d, want 0 (--max-error-rate 100)\n%s\n--- pgbouncer log ---\n%s", r.code, r, b.Log())
+	}
+	m := summaryJSON(t, r.stdout)
+	if d := num(t, m, "duration_s"); d < 2.99 || d > 3.01 {
+		t.Errorf("duration_s %v, want 3", d)
+	}
+	if num(t, m, "unfinished") != 4 || num(t, drainOf(t, m), "cancelled") != 4 {
+		t.Errorf("unfinished %v, drain %v: want 4 cancelled", m["unfinished"], m["drain"])
+	}
+	if !strings.Contains(r.stderr, "4 cancelled") {
+		t.Errorf("the text summary does not say 4 were cancelled:\n%s", r.stderr)
 	}
 }
