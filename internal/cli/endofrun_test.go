@@ -256,3 +256,35 @@ func TestStoppedPoolerAtEnd(t *testing.T) {
 		t.Errorf("the text summary does not say 4 were cancelled:\n%s", r.stderr)
 	}
 }
+
+// TestInterruptDuringCheck: Ctrl-C after the measured time, while --check
+// waits for a lock, exits 130 like any interrupt (not 1, a failed check).
+func TestInterruptDuringCheck(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	results := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := lockBranches(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-T", "3s", "--interval", "200ms", "--check",
+		"--dsn", dsn, "--results", results)
+	// The summary is recorded before the checks run; the check then waits
+	// for the lock, the clients being gone.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		paths, _ := filepath.Glob(filepath.Join(results, "*", store.SummaryFile))
+		if len(paths) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no summary recorded within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitStuck(t, connect(t, dsn), 1)
+	cancel()
+	r := <-done
+	if r.code != ExitInterrupted || !strings.Contains(r.stderr, "interrupted after the measured time") {
+		t.Errorf("exit %d, want %d, saying it was interrupted after the measured time\n%s", r.code, ExitInterrupted, r)
+	}
+}

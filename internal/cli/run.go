@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -147,7 +148,21 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if f.load.schedule != "" && len(f.rules) > 0 {
 		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
 	}
-	return a.printResult(res, f.jsonOut, f.pgb.summaryExtra(res, limits))
+	return interruptedAfter(ctx, a.printResult(res, f.jsonOut, f.pgb.summaryExtra(res, limits)))
+}
+
+// interruptedAfter makes a run interrupted after its measured time (in
+// its checks, say) exit 130 like any other interrupt, with err's reason.
+func interruptedAfter(ctx context.Context, err error) error {
+	var ee *exitError
+	if ctx.Err() == nil || (errors.As(err, &ee) && ee.code == ExitInterrupted) {
+		return err
+	}
+	msg := "interrupted after the measured time: the run is recorded"
+	if err != nil {
+		msg += " (" + oneLine(err.Error()) + ")"
+	}
+	return &exitError{code: ExitInterrupted, msg: msg}
 }
 
 // printLoadLimits prints, for an open-loop schedule run with autostop
