@@ -288,3 +288,32 @@ func TestInterruptDuringCheck(t *testing.T) {
 		t.Errorf("exit %d, want %d, saying it was interrupted after the measured time\n%s", r.code, ExitInterrupted, r)
 	}
 }
+
+// TestInterruptDuringInit: Ctrl-C while init loads exits 130 too.
+func TestInterruptDuringInit(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan result, 1)
+	go func() { done <- pgarenaCtx(t, ctx, nil, "init", "tpcb", "-s", "50", "--dsn", dsn) }()
+	conn := connect(t, dsn)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var n int
+		if err := conn.QueryRow(context.Background(), "select count(*) from pg_stat_progress_copy where datname = current_database()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("init did not start loading within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if r := <-done; r.code != ExitInterrupted || !strings.Contains(r.stderr, "pgarena: interrupted") {
+		t.Errorf("exit %d, want %d, saying it was interrupted\n%s", r.code, ExitInterrupted, r)
+	}
+}

@@ -80,6 +80,11 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	if err == nil {
 		return app.exitCode
 	}
+	var ee *exitError
+	if ctx.Err() != nil && !errors.As(err, &ee) {
+		// Interrupted (Ctrl-C, SIGTERM): whatever failed after it, 130.
+		err = &exitError{code: ExitInterrupted, msg: "interrupted: " + oneLine(err.Error())}
+	}
 	return app.report(err)
 }
 
