@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -152,36 +154,57 @@ func TestDiskFullMidRun(t *testing.T) {
 }
 
 // TestInterruptedTPCCKeepsFigures: NOPM and TPM of a tpcc run interrupted
-// (Ctrl-C, SIGTERM) are computed for the time it ran.
+// (Ctrl-C in-process; SIGTERM sent to a pgarena process) are computed for
+// the time it ran.
 func TestInterruptedTPCCKeepsFigures(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.DSN(t)
-	mustRun(t, "init", "tpcc", "-w", "1", "--dsn", dsn)
-	results := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan result, 1)
-	go func() {
-		done <- pgarenaCtx(t, ctx, nil, "run", "tpcc", "-c", "2", "-T", "60s", "--interval", "200ms", "--json",
-			"--dsn", dsn, "--results", results)
-	}()
-	waitIntervals(t, results, 5, time.Minute)
-	cancel()
-	r := <-done
-	if r.code != ExitInterrupted {
-		t.Errorf("exit %d, want %d\n%s", r.code, ExitInterrupted, r)
-	}
-	if strings.Contains(r.stderr, "figures of merit") {
-		t.Errorf("the figures were lost:\n%s", r.stderr)
-	}
-	m := summaryJSON(t, r.stdout)
-	for _, k := range []string{"nopm", "tpm"} {
-		if _, ok := m[k]; !ok {
-			t.Errorf("the interrupted run's summary has no %s:\n%s", k, r.stdout)
-			continue
-		}
-		if num(t, m, k) <= 0 {
-			t.Errorf("%s = %v, want > 0", k, m[k])
-		}
+	for _, how := range []string{"interrupt", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			dsn := pgtest.DSN(t)
+			mustRun(t, "init", "tpcc", "-w", "1", "--dsn", dsn)
+			results := t.TempDir()
+			args := []string{"run", "tpcc", "-c", "2", "-T", "60s", "--interval", "200ms", "--json", "--dsn", dsn, "--results", results}
+			var r result
+			if how == "interrupt" {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				done := make(chan result, 1)
+				go func() { done <- pgarenaCtx(t, ctx, nil, args...) }()
+				waitIntervals(t, results, 5, time.Minute)
+				cancel()
+				r = <-done
+			} else {
+				cmd := osexec.Command(os.Args[0], args...)
+				cmd.Env = append(cleanEnv(), cliMainEnv+"=1")
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				waitIntervals(t, results, 5, time.Minute)
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				_ = cmd.Wait()
+				r = result{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}
+			}
+			if r.code != ExitInterrupted {
+				t.Errorf("exit %d, want %d\n%s", r.code, ExitInterrupted, r)
+			}
+			if strings.Contains(r.stderr, "figures of merit") {
+				t.Errorf("the figures were lost:\n%s", r.stderr)
+			}
+			m := summaryJSON(t, r.stdout)
+			for _, k := range []string{"nopm", "tpm"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("the interrupted run's summary has no %s:\n%s", k, r.stdout)
+					continue
+				}
+				if num(t, m, k) <= 0 {
+					t.Errorf("%s = %v, want > 0", k, m[k])
+				}
+			}
+		})
 	}
 }
