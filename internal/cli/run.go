@@ -27,6 +27,11 @@ at a rate whether or not a client is free, wait for one, and their latency
 counts from their scheduled arrival. -c 1,2,4,8 (or -R 100,200,400) runs a
 sweep: one step per value, each with its own summary.
 
+The measured time is the one asked for (-T, -t, the schedule). Transactions
+still running when it ends are counted as unfinished, with their time so far;
+they get 10 s to finish (the drain, never part of the duration or tps), then
+are cancelled, and the cancelled count as failed for --max-error-rate.
+
 Progress is printed every -P seconds and a pgbench-style summary at the end.
 Every run is recorded in the results directory (--results, PGARENA_RESULTS,
 default ./pgarena-results): its spec first, each interval as it happens,
@@ -36,9 +41,9 @@ Without --dsn, --cluster, PGHOST or PGDATABASE an ephemeral PostgreSQL is
 started from the installed server binaries, the workload is loaded into it,
 benchmarked, and the cluster is removed (--keep-cluster keeps it).
 
-Exit codes: 0 complete, 1 failed or degraded (more failures than --max-error-rate),
-2 bad usage or input, 3 stopped by an
-autostop rule, 130 interrupted.`
+Exit codes: 0 complete, 1 failed or degraded (more failures than --max-error-rate,
+or a full results disk), 2 bad usage or input, 3 stopped by an
+autostop rule, 130 interrupted (at any time, the drain included).`
 
 const runExamples = `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
   pgarena run tpcb -c 32 -T 5m -M prepared --dsn "$DSN" --label azure-8core
