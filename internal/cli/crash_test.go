@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -193,6 +194,10 @@ func TestKilledRunIsReadable(t *testing.T) {
 	l := mustRun(t, "list", "--results", results)
 	if !strings.Contains(l.stdout, "interrupted") {
 		t.Errorf("list after the kill:\n%s", l.stdout)
+	}
+	// list shows the TPS show summarises from the intervals.
+	if tps := fmt.Sprintf(" %.1f ", num(t, m, "tps")); !strings.Contains(l.stdout, tps) {
+		t.Errorf("list after the kill does not show show's TPS%s:\n%s", tps, l.stdout)
 	}
 	st, err := store.Open(results)
 	if err != nil {

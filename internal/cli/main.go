@@ -81,6 +81,11 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	if err == nil {
 		return app.exitCode
 	}
+	var ee *exitError
+	if ctx.Err() != nil && !errors.As(err, &ee) {
+		// Interrupted (Ctrl-C, SIGTERM): whatever failed after it, 130.
+		err = &exitError{code: ExitInterrupted, msg: "interrupted: " + oneLine(err.Error())}
+	}
 	return app.report(err)
 }
 
@@ -210,7 +215,35 @@ workload, benchmarks it and removes the cluster.`,
 		a.k8sCommand(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every wrong argument count and unknown command in the
+// tree under c bad usage (exit 2), naming the command to look up.
+func usageArgs(c *cobra.Command) {
+	if !c.Runnable() && c.HasSubCommands() {
+		// Runnable, so that cobra checks its arguments: without any it
+		// prints its help, as before.
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	check := c.Args
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		var err error
+		switch {
+		case check != nil:
+			err = check(cmd, args)
+		case cmd.HasSubCommands() && len(args) > 0: // cobra's default
+			err = fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+		}
+		if err != nil {
+			return usagef("%s (see %s --help)", err, cmd.CommandPath())
+		}
+		return nil
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 func (a *app) versionCommand() *cobra.Command {
@@ -263,6 +296,9 @@ func (a *app) workloadCommands(parent *cobra.Command, verb string, addFlags func
 		parent.AddCommand(sub)
 	}
 	parent.Args = cobra.ArbitraryArgs
+	// A workload's flags are unknown to the verb: "run nosuch --dsn X"
+	// must say the workload is unknown, not the flag.
+	parent.FParseErrWhitelist.UnknownFlags = true
 	parent.RunE = func(cmd *cobra.Command, args []string) error {
 		names := workloadNames()
 		if len(args) == 0 {

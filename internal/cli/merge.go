@@ -40,6 +40,9 @@ func (a *app) mergeCommand() *cobra.Command {
 		Example: "  pgarena merge 20261201-095958-tpcc-0of2-k3f9 20261201-095958-tpcc-1of2-x7q2 --label tpcc-2x64",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("segments") && expect < 1 {
+				return usagef("--segments must be at least 1 (got %d)", expect)
+			}
 			st, err := store.Open(a.resultsDir(results))
 			if err != nil {
 				return err

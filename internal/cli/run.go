@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,11 @@ at a rate whether or not a client is free, wait for one, and their latency
 counts from their scheduled arrival. -c 1,2,4,8 (or -R 100,200,400) runs a
 sweep: one step per value, each with its own summary.
 
+The measured time is the one asked for (-T, -t, the schedule). Transactions
+still running when it ends are counted as unfinished, with their time so far;
+they get 10 s to finish (the drain, never part of the duration or tps), then
+are cancelled, and the cancelled count as failed for --max-error-rate.
+
 Progress is printed every -P seconds and a pgbench-style summary at the end.
 Every run is recorded in the results directory (--results, PGARENA_RESULTS,
 default ./pgarena-results): its spec first, each interval as it happens,
@@ -35,9 +41,9 @@ Without --dsn, --cluster, PGHOST or PGDATABASE an ephemeral PostgreSQL is
 started from the installed server binaries, the workload is loaded into it,
 benchmarked, and the cluster is removed (--keep-cluster keeps it).
 
-Exit codes: 0 complete, 1 failed or degraded (more failures than --max-error-rate, or a
-replica that did not catch up or could not be read), 2 bad usage or input, 3 stopped by an
-autostop rule, 130 interrupted.`
+Exit codes: 0 complete, 1 failed or degraded (more failures than --max-error-rate, a
+replica that did not catch up or could not be read, or a full results disk), 2 bad usage or
+input, 3 stopped by an autostop rule, 130 interrupted (at any time, the drain included).`
 
 const runExamples = `  pgarena run tpcb -s 10 -c 8 -j 2 -T 60s -P 5
   pgarena run tpcb -c 32 -T 5m -M prepared --dsn "$DSN" --label azure-8core
@@ -147,7 +153,21 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if f.load.schedule != "" && len(f.rules) > 0 {
 		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
 	}
-	return a.printResult(res, f.jsonOut, f.pgb.summaryExtra(res, limits))
+	return interruptedAfter(ctx, a.printResult(res, f.jsonOut, f.pgb.summaryExtra(res, limits)))
+}
+
+// interruptedAfter makes a run interrupted after its measured time (in
+// its checks, say) exit 130 like any other interrupt, with err's reason.
+func interruptedAfter(ctx context.Context, err error) error {
+	var ee *exitError
+	if ctx.Err() == nil || (errors.As(err, &ee) && ee.code == ExitInterrupted) {
+		return err
+	}
+	msg := "interrupted after the measured time: the run is recorded"
+	if err != nil {
+		msg += " (" + oneLine(err.Error()) + ")"
+	}
+	return &exitError{code: ExitInterrupted, msg: msg}
 }
 
 // printLoadLimits prints, for an open-loop schedule run with autostop
@@ -212,6 +232,8 @@ func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer
 		}
 	}
 	switch {
+	case errors.Is(res.NotRecorded, store.ErrDiskFull):
+		return &exitError{code: ExitFailed, msg: oneLine(res.NotRecorded.Error()) + ": the run was ended; what was recorded before stays readable"}
 	case res.Autostopped:
 		return &exitError{code: ExitAutostop, msg: "run stopped by autostop (" + sum.StopReason + "): results so far are recorded"}
 	case res.Stopped:

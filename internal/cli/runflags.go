@@ -118,6 +118,10 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 		return usagef("--load-workers must be at least 1 (got %d)", f.loadWorkers)
 	case f.maxErrorRate <= 0 || f.maxErrorRate > 100:
 		return usagef("--max-error-rate is a percentage above 0, at most 100 (got %g)", f.maxErrorRate)
+	case cmd.Flags().Changed("pool-size") && f.pooler.poolSize < 1:
+		return usagef("--pool-size must be at least 1 (got %d)", f.pooler.poolSize)
+	case cmd.Flags().Changed("agents") && f.seg.agents < 1:
+		return usagef("--agents N: N must be at least 1 (got %d)", f.seg.agents)
 	}
 	if err := f.pgb.validate(cmd); err != nil {
 		return err

@@ -49,11 +49,17 @@ func (a *app) serveCommand() *cobra.Command {
 	return cmd
 }
 
+// minTokenLen is the shortest --token accepted (a generated one has 32).
+const minTokenLen = 16
+
 // serve listens on addr until ctx ends (Ctrl-C), then shuts down with a
 // deadline.
 func (a *app) serve(ctx context.Context, results, addr, token string, plans []string) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return usagef("--addr %q: want host:port, e.g. 127.0.0.1:8080", addr)
+	}
+	if token != "" && len(token) < minTokenLen {
+		return usagef("--token must be at least %d characters (got %d): a short token is guessed", minTokenLen, len(token))
 	}
 	if token == "" && !serve.IsLoopback(addr) {
 		b := make([]byte, 16)

@@ -85,14 +85,15 @@ const clientPad = 40
 var _ [0]struct{} = [unsafe.Sizeof(client{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
 // setHooks gives a worker that asks for them the driver's sleep (on the
-// run's clock, cut short when the run ends) and, with -r, statement
-// timing.
-func (c *client) setHooks(stopNew <-chan struct{}) {
+// run's clock; a pause of a transaction still running when the measured
+// time ends goes on in the drain, and is cut short when the drain's
+// deadline or a stop cancels the run) and, with -r, statement timing.
+func (c *client) setHooks(cancelled <-chan struct{}) {
 	hu, ok := c.worker.(workload.HookUser)
 	if !ok {
 		return
 	}
-	h := workload.Hooks{Sleep: func(d time.Duration) bool { return pause(c.cfg.Clock, d, stopNew) }}
+	h := workload.Hooks{Sleep: func(d time.Duration) bool { return pause(c.cfg.Clock, d, cancelled) }}
 	if c.cfg.StatementLatencies {
 		h.Step = func(i int) {
 			now := c.cfg.Clock.Now()
@@ -104,7 +105,7 @@ func (c *client) setHooks(stopNew <-chan struct{}) {
 }
 
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
-	if !c.begin(stopNew) {
+	if !c.begin(ctx.Done(), stopNew) {
 		return
 	}
 	limit := c.group.LatencyLimit
@@ -122,6 +123,9 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		}
 		start := c.cfg.Clock.Now()
 		if intended.IsZero() {
+			if c.pastEnd(start) {
+				return // the measured time is over: nothing new starts
+			}
 			intended = start
 		} else if limit > 0 && start.Sub(intended) > limit {
 			c.skip(tx, &intended, &start) // already too late to be worth starting (pgbench -L)
@@ -132,8 +136,12 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		}
 		class, connectFailed, err := c.run(ctx, tx)
 		if class != metrics.ClassNone && (ctx.Err() != nil || errors.Is(err, workload.ErrStopped)) {
-			// Cancelled by our own stop, or the run ended during a pause
-			// of the transaction (\sleep): neither done nor failed.
+			// Cancelled by the drain's deadline or a stop (in a pause of
+			// the transaction, \sleep, too): unfinished, then cancelled.
+			// A list's end (ErrStopped, not cancelled) counts nothing.
+			if ctx.Err() != nil {
+				c.cancelled(tx, &intended)
+			}
 			return
 		}
 		c.record(tx, &intended, &start, class, err)
@@ -162,9 +170,9 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 // begin prepares the loop: the worker's hooks, then the wait for the
 // earlier group's end (Group.After) and the client's ramp-up start. False
 // if the run ends first.
-func (c *client) begin(stopNew <-chan struct{}) bool {
+func (c *client) begin(cancelled, stopNew <-chan struct{}) bool {
 	c.hadConn = c.live
-	c.setHooks(stopNew)
+	c.setHooks(cancelled)
 	if c.gate != nil {
 		select {
 		case <-c.gate:
@@ -179,6 +187,12 @@ func (c *client) begin(stopNew <-chan struct{}) bool {
 // at start, ending now, and tells the run's Observer.
 func (c *client) record(tx workload.TxType, intended, start *time.Time, class metrics.ErrorClass, err error) {
 	end := c.cfg.Clock.Now()
+	if c.pastEnd(end) {
+		// Not one of the measured time's: the Observer's logs (pgbench
+		// -l) hold what the summary counts.
+		c.unfinished(tx, intended, class)
+		return
+	}
 	if class == metrics.ClassNone {
 		latency := end.Sub(*intended)
 		c.handle.Done(c.txBase+int(tx), latency, end.Sub(*start))
@@ -191,6 +205,36 @@ func (c *client) record(tx workload.TxType, intended, start *time.Time, class me
 	if c.cfg.Observer != nil {
 		c.observe(tx, intended, start, &end, class, err)
 	}
+}
+
+// pastEnd reports whether t is after the end of the measured time.
+func (c *client) pastEnd(t time.Time) bool {
+	we := c.cfg.windowEnd.Load()
+	return we != nil && t.After(*we)
+}
+
+// unfinished counts a transaction that was still running when the
+// measured time ended and ended since, with class, in the drain.
+//
+//go:noinline
+func (c *client) unfinished(tx workload.TxType, intended *time.Time, class metrics.ErrorClass) {
+	outcome := metrics.DrainCommitted
+	if class != metrics.ClassNone {
+		outcome = metrics.DrainFailed
+	}
+	c.handle.Unfinished(c.txBase+int(tx), c.cfg.windowEnd.Load().Sub(*intended), outcome)
+}
+
+// cancelled counts a transaction cancelled by the drain's deadline or a
+// stop: unfinished at the end of the measured time.
+//
+//go:noinline
+func (c *client) cancelled(tx workload.TxType, intended *time.Time) {
+	soFar := clock.Since(c.cfg.Clock, *intended)
+	if we := c.cfg.windowEnd.Load(); we != nil {
+		soFar = we.Sub(*intended)
+	}
+	c.handle.Unfinished(c.txBase+int(tx), soFar, metrics.DrainCancelled)
 }
 
 // keyIn waits the keying time of tx, as its user keys in the

@@ -137,6 +137,10 @@ type Config struct {
 	BeforeStart func()
 
 	stmtCtx context.Context // never cancelled; see client.run
+	// windowEnd is the end of the measured time once it is known (the
+	// planned end from the start, earlier after a stop): a transaction
+	// ending after it is unfinished (see client.record).
+	windowEnd *atomic.Pointer[time.Time]
 }
 
 // Result describes how a run went; the measurements are in the Recorder.
@@ -146,8 +150,14 @@ type Result struct {
 	// InitialConnect is the mean time to open a client's first connection.
 	InitialConnect time.Duration
 	Reconnects     int64
+	// Measured is the end of the measured time: the planned end, a stop,
+	// or the last client's end (-t). Transactions still running then are
+	// unfinished (metrics.Unfinished); the intervals after it, until End,
+	// are the drain (metrics.Interval.Drain).
+	Measured time.Time
 	// Abandoned counts clients that did not stop within the deadline after
-	// cancellation; their last transactions are not recorded.
+	// cancellation; their last transactions are not recorded (each was
+	// unfinished and cancelled).
 	Abandoned int
 	// Stopped is set when the run ended before its planned length (the
 	// context was cancelled, or clients with lists of transactions,
@@ -302,6 +312,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	// Statements run under a context that cannot be cancelled (see
 	// client.run); one for all clients.
 	cfg.stmtCtx = context.WithoutCancel(ctx)
+	cfg.windowEnd = new(atomic.Pointer[time.Time])
 	var clients []*client
 	var ids []int // each client's id in the whole run
 	idBase := 0
@@ -376,6 +387,11 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		rec.SetWarmupEnd(start.Add(cfg.Warmup))
 	}
 	res.Start = start
+	var plannedEnd time.Time
+	if length := cfg.length(groups); length > 0 {
+		plannedEnd = start.Add(length)
+		cfg.windowEnd.Store(&plannedEnd)
+	}
 	rules := append([]Rule(nil), cfg.Autostop...)
 	for i, c := range clients {
 		if cfg.Ramp > 0 && idBase > 1 {
@@ -437,8 +453,8 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	go func() { wg.Wait(); close(done) }()
 
 	var endTimer <-chan time.Time
-	if length := cfg.length(groups); length > 0 {
-		t := cfg.Clock.NewTimer(clock.Until(cfg.Clock, start.Add(length)))
+	if !plannedEnd.IsZero() {
+		t := cfg.Clock.NewTimer(clock.Until(cfg.Clock, plannedEnd))
 		defer t.Stop()
 		endTimer = t.C
 	}
@@ -447,12 +463,19 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 
 	var autostop func(reason string)
 	pacingNoted := false
+	// measured is set once the measured time has ended (at res.Measured);
+	// the intervals after it are the drain. lastCut is the last interval's
+	// end.
+	measured := false
+	lastCut := start
 	emit := func(now time.Time) {
 		if !pacingNoted && pacingIgnored.Load() {
 			pacingNoted = true
 			cfg.Notef("keying and think times do not apply to an open loop (the schedule sets the arrivals); ignored")
 		}
 		iv := rec.Tick(now)
+		lastCut = now
+		iv.Drain = measured
 		iv.Connected = int(connected.Load())
 		if iv.Duration() > 0 {
 			from, to := iv.Start.Sub(start), iv.End.Sub(start)
@@ -479,6 +502,20 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	}
 	var drainTimer <-chan time.Time
 	stopping := false
+	// endMeasured ends the measured time at t (not after now): the last
+	// measured interval ends there, what is still running is unfinished.
+	endMeasured := func(t time.Time) {
+		if measured {
+			return
+		}
+		if we := cfg.windowEnd.Load(); we == nil || t.Before(*we) {
+			cfg.windowEnd.Store(&t)
+		}
+		if t.After(lastCut) {
+			emit(t)
+		}
+		measured, res.Measured = true, lastCut
+	}
 	beginStop := func(reason string, stopped bool) {
 		if stopping {
 			return
@@ -493,6 +530,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		if !stopping {
 			res.Autostopped = true
 			cfg.Notef("autostop: %s", rule)
+			endMeasured(lastCut)
 			beginStop(rule, true)
 		}
 	}
@@ -501,9 +539,19 @@ loop:
 	for {
 		select {
 		case now := <-tick.C:
+			if !now.After(lastCut) {
+				continue // the measured time ended at this very tick
+			}
+			if !measured && !plannedEnd.IsZero() && !now.Before(plannedEnd) {
+				// The tick at the planned end came before its timer.
+				endMeasured(plannedEnd)
+				beginStop("", false)
+				continue
+			}
 			emit(now)
 		case <-endTimer:
 			endTimer = nil
+			endMeasured(plannedEnd)
 			beginStop("", false)
 		case <-ctxDone:
 			ctxDone = nil
@@ -511,12 +559,17 @@ loop:
 			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 				reason = cause.Error()
 			}
+			if stopping && !res.Stopped {
+				// The measured time was over: the run stops in its drain.
+				res.Stopped, res.StopReason = true, reason+" during the drain after the measured time"
+			}
+			endMeasured(cfg.Clock.Now())
 			beginStop(reason, true)
 			// A user stop does not wait for slow transactions.
 			cancelRun()
 		case <-drainTimer:
 			drainTimer = nil
-			cfg.Notef("transactions still running %s after the end were cancelled", cfg.Drain)
+			cfg.Notef("transactions still running %s after the measured time were cancelled", cfg.Drain)
 			cancelRun()
 		case <-abandonTimer:
 			stuck := 0
@@ -533,7 +586,13 @@ loop:
 		}
 	}
 	res.End = cfg.Clock.Now()
-	emit(res.End)
+	if !measured {
+		// -t, or every client's list done: the measured time ends with
+		// the last client.
+		endMeasured(res.End)
+	} else {
+		emit(res.End)
+	}
 	for _, q := range queues {
 		res.Unstarted += int64(len(q))
 	}

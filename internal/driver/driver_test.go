@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -83,6 +84,33 @@ func (c *collected) total() (ok, failed, retries int64, errs metrics.ErrorCounts
 		errs.Add(&t.Errors)
 	}
 	return
+}
+
+// unfinished adds up what was running when the measured time ended.
+func (c *collected) unfinished() (u metrics.Unfinished) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, iv := range c.ivs {
+		t := iv.Total()
+		u.SoFarMaxUS = max(u.SoFarMaxUS, t.Unfinished.SoFarMaxUS)
+		u.SoFarSumUS += t.Unfinished.SoFarSumUS
+		u.Committed += t.Unfinished.Committed
+		u.Failed += t.Unfinished.Failed
+		u.Cancelled += t.Unfinished.Cancelled
+	}
+	return u
+}
+
+// measured adds up the intervals' time that is not drain.
+func (c *collected) measured() (d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, iv := range c.ivs {
+		if !iv.Drain {
+			d += iv.Duration()
+		}
+	}
+	return d
 }
 
 func run(t *testing.T, ctx context.Context, w workload.Workload, dial target.Dialer, cfg Config) (Result, *collected, error) {
@@ -199,9 +227,18 @@ func TestDurationAndTicks(t *testing.T) {
 		if !res.Start.Equal(fakeStart) || res.End.Sub(res.Start) != 504*time.Millisecond {
 			t.Fatalf("run from %s lasted %s, want from %s for 504ms", res.Start, res.End.Sub(res.Start), fakeStart)
 		}
-		// 5 full ticks and the final one at the end.
-		if n := len(col.ivs); n != 6 {
-			t.Fatalf("%d intervals, want 6", n)
+		// 5 full ticks, the last at the end of the measured time, and the
+		// drain's.
+		if n := len(col.ivs); n != 6 || col.ivs[4].Drain || !col.ivs[5].Drain {
+			t.Fatalf("%d intervals, want 6, the 6th (only) the drain's", n)
+		}
+		if d := col.measured(); d != 500*time.Millisecond || !res.Measured.Equal(res.Start.Add(d)) {
+			t.Fatalf("measured %s (end %s), want 500ms", d, res.Measured.Sub(res.Start))
+		}
+		// The two transactions in flight at 500 ms (since 497) are
+		// unfinished, 3 ms then, and commit in the drain.
+		if u := col.unfinished(); u != (metrics.Unfinished{SoFarMaxUS: 3000, SoFarSumUS: 6000, Committed: 2}) {
+			t.Fatalf("unfinished %+v, want 2 committed in the drain, 3 ms so far each", u)
 		}
 		for k, iv := range col.ivs {
 			// Tick boundaries are start + k·tick exactly: no drift.
@@ -214,6 +251,9 @@ func TestDurationAndTicks(t *testing.T) {
 			}
 			from := iv.Start.Sub(res.Start)
 			tot := iv.Total()
+			if k == 5 {
+				break // the drain's: only the unfinished end in it
+			}
 			if wantN := 2 * endsIn(0, 7*time.Millisecond, from, iv.End.Sub(res.Start)); tot.Count != wantN {
 				t.Fatalf("interval %d: %d transactions, want %d", k+1, tot.Count, wantN)
 			}
@@ -221,8 +261,8 @@ func TestDurationAndTicks(t *testing.T) {
 				t.Fatalf("interval %d: latency %d..%dµs, want 7000", k+1, tot.Latency.Min(), tot.Latency.Max())
 			}
 		}
-		if ok, _, _, _ := col.total(); ok != 144 { // 2 clients × 72 (the 72nd ends at 504 ms)
-			t.Fatalf("committed %d, want 144", ok)
+		if ok, _, _, _ := col.total(); ok != 142 { // 2 clients × 71 (the 72nd ends at 504 ms, unfinished)
+			t.Fatalf("committed %d, want 142", ok)
 		}
 	})
 }
@@ -367,8 +407,13 @@ func TestCancelStopsCleanly(t *testing.T) {
 			t.Fatalf("stopped after %s, want 210ms", d)
 		}
 		ok, failed, _, _ := col.total()
-		if ok != 84 || failed != 0 {
-			t.Fatalf("committed %d failed %d, want 84 (4 × 21) and 0: a transaction cancelled by our own stop is neither", ok, failed)
+		if ok != 80 || failed != 0 || col.measured() != 205*time.Millisecond {
+			t.Fatalf("committed %d failed %d in %s, want 80 (4 × 20) and 0 in 205ms", ok, failed, col.measured())
+		}
+		// The 21st transactions were running at the stop: unfinished, 5 ms
+		// then; they end (the fake cannot be interrupted) in the drain.
+		if u := col.unfinished(); u != (metrics.Unfinished{SoFarMaxUS: 5000, SoFarSumUS: 20000, Committed: 4}) {
+			t.Fatalf("unfinished %+v, want 4 committed in the drain, 5 ms so far each", u)
 		}
 	})
 }
@@ -393,6 +438,32 @@ func TestDrainDeadline(t *testing.T) {
 			t.Fatalf("run took %s, want %s (length + drain + abandon deadline)", d, want)
 		}
 		// Let the abandoned client finish so that the bubble ends.
+		clk.Advance(time.Hour)
+		synctest.Wait()
+	})
+}
+
+// TestStopDuringDrain: a stop (Ctrl-C) while the transactions still
+// running at the end of the measured time drain stops the run: it is no
+// longer complete.
+func TestStopDuringDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.NewFake(fakeStart)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		at(clk, 150*time.Millisecond, cancel)
+		w := &sleepWorkload{sleep: time.Hour, clk: clk}
+		res, col, err := stepped(t, ctx, clk, w, nilDialer,
+			Config{Clients: 1, Duration: 100 * time.Millisecond, Drain: 10 * time.Second, Tick: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Stopped || !strings.Contains(res.StopReason, "during the drain") {
+			t.Fatalf("stopped %v (%q), want stopped during the drain", res.Stopped, res.StopReason)
+		}
+		if d := col.measured(); d != 100*time.Millisecond || !res.Measured.Equal(res.Start.Add(d)) {
+			t.Fatalf("measured %s, want 100ms", d)
+		}
 		clk.Advance(time.Hour)
 		synctest.Wait()
 	})

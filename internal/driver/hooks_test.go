@@ -54,8 +54,9 @@ func (w *hookedWorker) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxTyp
 
 // TestHooksSleepAndStatements: a pause inside a transaction is slept by
 // the driver on its clock and counts in the latency (pgbench's \sleep);
-// with StatementLatencies each command is timed between its Steps; a run
-// ending during a pause counts that transaction neither done nor failed.
+// with StatementLatencies each command is timed between its Steps; a
+// transaction in its pause when the measured time ends is unfinished and
+// sleeps on in the drain.
 func TestHooksSleepAndStatements(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.NewFake(fakeStart)
@@ -66,8 +67,9 @@ func TestHooksSleepAndStatements(t *testing.T) {
 			t.Fatal(err)
 		}
 		ok, failed, _, _ := col.total()
-		if ok != 9 || failed != 0 {
-			t.Fatalf("committed %d failed %d, want 9 (10 ms each, the 10th stopped in its pause) and 0", ok, failed)
+		if ok != 9 || failed != 0 || col.unfinished().Committed != 1 {
+			t.Fatalf("committed %d failed %d unfinished %+v, want 9 (10 ms each) and 0, the 10th unfinished in its pause at 95 ms and committed in the drain",
+				ok, failed, col.unfinished())
 		}
 		var stmts [2]int64
 		var n [2]int64
@@ -81,8 +83,8 @@ func TestHooksSleepAndStatements(t *testing.T) {
 				n[i] += s.Count
 			}
 		}
-		if n[0] != 9 || n[1] != 9 || stmts[0] != 9*int64(9*time.Millisecond) || stmts[1] != 9*int64(time.Millisecond) {
-			t.Fatalf("statements: counts %v, sums %v ns; want 9 each, 9×9 ms and 9×1 ms", n, stmts)
+		if n[0] != 10 || n[1] != 10 || stmts[0] != 10*int64(9*time.Millisecond) || stmts[1] != 10*int64(time.Millisecond) {
+			t.Fatalf("statements: counts %v, sums %v ns; want 10 each (the drain's too), 10×9 ms and 10×1 ms", n, stmts)
 		}
 	})
 }

@@ -336,9 +336,12 @@ func TestAutostopOnErrorStorm(t *testing.T) {
 		if d := res.End.Sub(res.Start); d != 301*time.Millisecond || len(col.ivs) != 4 {
 			t.Fatalf("autostop after %s and %d intervals, want 301ms and 4", d, len(col.ivs))
 		}
+		// 2 clients × 42 by 300 ms; the two in flight then fail in the
+		// drain, unfinished.
 		ok, failed, _, errs := col.total()
-		if ok != 0 || failed != 86 || errs[metrics.ClassTooManyConnections] != 86 { // 2 clients × 43
-			t.Fatalf("ok %d failed %d errors %v, want 0, 86 and 86 too_many_connections", ok, failed, errs)
+		if ok != 0 || failed != 84 || errs[metrics.ClassTooManyConnections] != 84 || col.unfinished().Failed != 2 {
+			t.Fatalf("ok %d failed %d errors %v unfinished %+v, want 0, 84 and 84 too_many_connections, 2 failed in the drain",
+				ok, failed, errs, col.unfinished())
 		}
 	})
 }

@@ -258,7 +258,10 @@ func Intervals(runs []*store.Run) []metrics.Interval {
 func mergeSlot(members []metrics.Interval, names []string, group map[string]string) metrics.Interval {
 	var iv metrics.Interval
 	byName := map[string][]metrics.TxStats{}
+	// A slot is drain time only when every member's measured time is over.
+	iv.Drain = len(members) > 0
 	for _, m := range members {
+		iv.Drain = iv.Drain && m.Drain
 		if m.End.After(iv.End) {
 			iv.End = m.End
 		}

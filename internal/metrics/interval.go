@@ -15,6 +15,11 @@ type Interval struct {
 	Start  time.Time // previous tick (run start for the first)
 	End    time.Time
 	Warmup bool // excluded from the summary
+	// Drain is set on the intervals after the end of the measured time,
+	// while transactions still running then finish: their time is not
+	// measured time; what finishes in them is counted by its own class
+	// (TxStats.Unfinished, or the measured time if it ended before).
+	Drain bool
 	// Connected is the number of clients holding an open connection at
 	// End, set by the driver; an outage shows as a drop.
 	Connected int
@@ -36,11 +41,13 @@ type TxStats struct {
 	// SQLSTATE and message.
 	Examples ErrorExamples
 	Retries  int64
-	Retried  int64          // transactions retried at least once
-	Skipped  int64          // not started: already later than the latency limit
-	Late     int64          // committed, but later than the latency limit
-	Latency  *hdr.Histogram // µs, end − intended start, committed only
-	Service  *hdr.Histogram // µs, end − start
+	Retried  int64 // transactions retried at least once
+	Skipped  int64 // not started: already later than the latency limit
+	Late     int64 // committed, but later than the latency limit
+	// Unfinished counts those still running when the measured time ended.
+	Unfinished Unfinished
+	Latency    *hdr.Histogram // µs, end − intended start, committed only
+	Service    *hdr.Histogram // µs, end − start
 
 	// latBuckets and svcBuckets list the non-empty buckets of Latency and
 	// Service as Tick and merges made them (nil: not known; read from the
@@ -99,6 +106,7 @@ func (t *TxStats) add(o *TxStats) {
 	t.Retried += o.Retried
 	t.Skipped += o.Skipped
 	t.Late += o.Late
+	t.Unfinished.add(&o.Unfinished)
 	t.Statements = addStmts(t.Statements, o.Statements)
 	if o.Latency != nil {
 		mergeHist(t.Latency, o.Latency, o.latBuckets)
@@ -219,6 +227,7 @@ type intervalJSON struct {
 	Start      time.Time `json:"start"`
 	End        time.Time `json:"end"`
 	Warmup     bool      `json:"warmup,omitempty"`
+	Drain      bool      `json:"drain,omitempty"`
 	Connected  int       `json:"connected"`
 	TargetRate float64   `json:"target_rate,omitempty"`
 	Step       int       `json:"step,omitempty"`
@@ -246,11 +255,12 @@ type txJSON struct {
 	LatencyHist   string        `json:"latency_hist"`
 	ServiceHist   string        `json:"service_hist"`
 	Statements    []StmtStat    `json:"statements,omitempty"`
+	Unfinished    *Unfinished   `json:"unfinished,omitempty"`
 }
 
 // MarshalJSON encodes the interval with its histograms.
 func (iv Interval) MarshalJSON() ([]byte, error) {
-	j := intervalJSON{Seq: iv.Seq, Start: iv.Start.UTC(), End: iv.End.UTC(), Warmup: iv.Warmup,
+	j := intervalJSON{Seq: iv.Seq, Start: iv.Start.UTC(), End: iv.End.UTC(), Warmup: iv.Warmup, Drain: iv.Drain,
 		Connected: iv.Connected, TargetRate: iv.TargetRate, Step: iv.Step, Tx: make([]txJSON, len(iv.Tx))}
 	for i := range iv.Tx {
 		t := &iv.Tx[i]
@@ -273,6 +283,9 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		j.Tx[i] = txJSON{Name: t.Name, Group: t.Group, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
 			ErrorExamples: t.Examples, Retries: t.Retries, Retried: t.Retried, Skipped: t.Skipped, Late: t.Late, LatencyMS: statsOf(lat, latB), LatencyHist: le, ServiceHist: se,
 			Statements: t.Statements}
+		if t.Unfinished.Count() > 0 {
+			j.Tx[i].Unfinished = &t.Unfinished
+		}
 	}
 	if iv.TargetRate > 0 {
 		total := iv.Total()
@@ -291,7 +304,7 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*iv = Interval{Seq: j.Seq, Start: j.Start, End: j.End, Warmup: j.Warmup, Connected: j.Connected,
+	*iv = Interval{Seq: j.Seq, Start: j.Start, End: j.End, Warmup: j.Warmup, Drain: j.Drain, Connected: j.Connected,
 		TargetRate: j.TargetRate, Step: j.Step, Tx: make([]TxStats, len(j.Tx))}
 	for i, t := range j.Tx {
 		lat, err := DecodeHistogram(t.LatencyHist)
@@ -304,6 +317,9 @@ func (iv *Interval) UnmarshalJSON(b []byte) error {
 		}
 		iv.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Count: t.Count, Errors: t.Errors, Examples: t.ErrorExamples, Retries: t.Retries, Retried: t.Retried,
 			Skipped: t.Skipped, Late: t.Late, Latency: lat, Service: svc, Statements: t.Statements}
+		if t.Unfinished != nil {
+			iv.Tx[i].Unfinished = *t.Unfinished
+		}
 	}
 	return nil
 }

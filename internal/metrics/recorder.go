@@ -123,6 +123,8 @@ type txBuffer struct {
 	skipped  int64
 	late     int64
 	stmts    []StmtStat // per-command times (-r)
+	// unfinished: running when the measured time ended
+	unfinished Unfinished
 }
 
 // sample is one committed transaction's times in µs: latency (end −
@@ -138,6 +140,7 @@ func (b *buffer) reset() {
 		t.errors = ErrorCounts{}
 		t.examples = t.examples[:0]
 		t.retries, t.retried, t.skipped, t.late = 0, 0, 0, 0
+		t.unfinished = Unfinished{}
 		clear(t.stmts)
 	}
 }
@@ -296,6 +299,7 @@ func (r *Recorder) Tick(now time.Time) Interval {
 			s.Retried += t.retried
 			s.Skipped += t.skipped
 			s.Late += t.late
+			s.Unfinished.add(&t.unfinished)
 			if len(t.stmts) > 0 {
 				s.Statements = addStmts(s.Statements, t.stmts)
 			}

@@ -27,9 +27,13 @@ type Summary struct {
 	DurationS float64   `json:"duration_s"` // measured time, warm-up excluded
 	WarmupS   float64   `json:"warmup_s,omitempty"`
 
-	Transactions int64       `json:"transactions"` // committed
-	Failed       int64       `json:"failed"`
-	Errors       ErrorCounts `json:"errors"`
+	Transactions int64 `json:"transactions"` // committed
+	Failed       int64 `json:"failed"`
+	// Unfinished were still running when the measured time ended; Drain
+	// says for how long and what became of them.
+	Unfinished int64         `json:"unfinished,omitempty"`
+	Drain      *DrainSummary `json:"drain,omitempty"`
+	Errors     ErrorCounts   `json:"errors"`
 	// ErrorAdvice says, per class that failed and has advice, what the
 	// user can do about it (ErrorClass.Advice), keyed by class name.
 	ErrorAdvice map[string]string `json:"error_advice,omitempty"`
@@ -92,7 +96,7 @@ type GroupSummary struct {
 // Group summarises the transaction types of one client group (the
 // metadata fields are left to the caller).
 func (a *Accumulator) Group(name string) GroupSummary {
-	sub := Accumulator{Measured: a.Measured, Warmup: a.Warmup, First: a.First, Last: a.Last}
+	sub := Accumulator{Measured: a.Measured, Warmup: a.Warmup, Drain: a.Drain, First: a.First, Last: a.Last}
 	for _, t := range a.Tx {
 		if t.Group == name {
 			sub.Tx = append(sub.Tx, t)
@@ -294,11 +298,15 @@ const (
 
 // TxSummary is one transaction type's part of a Summary.
 type TxSummary struct {
-	Name         string      `json:"name"`
-	Group        string      `json:"group,omitempty"`
-	Transactions int64       `json:"transactions"`
-	Failed       int64       `json:"failed"`
-	Errors       ErrorCounts `json:"errors"`
+	Name         string `json:"name"`
+	Group        string `json:"group,omitempty"`
+	Transactions int64  `json:"transactions"`
+	Failed       int64  `json:"failed"`
+	Unfinished   int64  `json:"unfinished,omitempty"`
+	// CommittedInDrain are those of Unfinished that committed in the
+	// drain: not in Transactions, but in the database.
+	CommittedInDrain int64       `json:"committed_in_drain,omitempty"`
+	Errors           ErrorCounts `json:"errors"`
 	// ErrorExamples: the first-ever and last-ever failure of each class
 	// in the measured time, with SQLSTATE, message, detail and hint.
 	ErrorExamples ErrorExamples `json:"error_examples,omitempty"`
@@ -343,8 +351,9 @@ type Accumulator struct {
 	Tx       []TxStats
 	Measured time.Duration
 	Warmup   time.Duration
-	First    time.Time // start of the first measured interval
-	Last     time.Time // end of the last interval
+	Drain    time.Duration // after the measured time (Interval.Drain)
+	First    time.Time     // start of the first measured interval
+	Last     time.Time     // end of the last interval
 
 	targetSum float64 // Σ TargetRate × duration of measured intervals
 }
@@ -358,11 +367,18 @@ func (a *Accumulator) Add(iv Interval) {
 		a.Warmup += iv.Duration()
 		return
 	}
-	if a.First.IsZero() {
-		a.First = iv.Start
+	if iv.Drain {
+		// Its time is not measured; its counts are by their class: a
+		// commit in it that ended before the measured time did is one of
+		// the run's, one that ended after is Unfinished.
+		a.Drain += iv.Duration()
+	} else {
+		if a.First.IsZero() {
+			a.First = iv.Start
+		}
+		a.Measured += iv.Duration()
+		a.targetSum += iv.TargetRate * iv.Duration().Seconds()
 	}
-	a.Measured += iv.Duration()
-	a.targetSum += iv.TargetRate * iv.Duration().Seconds()
 	if a.Tx == nil {
 		a.Tx = make([]TxStats, len(iv.Tx))
 		for i, t := range iv.Tx {
@@ -408,6 +424,8 @@ func (a *Accumulator) Fill(s *Summary) {
 			s.ErrorAdvice[ErrorClass(c).String()] = a
 		}
 	}
+	s.Unfinished = total.Unfinished.Count()
+	s.Drain = drainSummary(&total.Unfinished, a.Drain)
 	s.Retries = total.Retries
 	s.Retried = total.Retried
 	s.Skipped = total.Skipped
@@ -418,7 +436,8 @@ func (a *Accumulator) Fill(s *Summary) {
 	s.Tx = make([]TxSummary, len(a.Tx))
 	for i := range a.Tx {
 		t := &a.Tx[i]
-		s.Tx[i] = TxSummary{Name: t.Name, Group: t.Group, Transactions: t.Count, Failed: t.Failed(), Errors: t.Errors,
+		s.Tx[i] = TxSummary{Name: t.Name, Group: t.Group, Transactions: t.Count, Failed: t.Failed(), Unfinished: t.Unfinished.Count(),
+			CommittedInDrain: t.Unfinished.Committed, Errors: t.Errors,
 			ErrorExamples: t.Examples, Retries: t.Retries, TPS: rate(t.Count), Latency: t.LatencyStats(), Service: t.ServiceStats(),
 			Statements: statementSummaries(t.Statements)}
 	}
@@ -434,10 +453,17 @@ func (a *Accumulator) Histograms() map[string]*hdr.Histogram {
 	return m
 }
 
-// FailedShare is the share of processed transactions that failed (0 to 1).
+// FailedShare is the share of processed transactions that failed (0 to 1),
+// those unfinished at the end of the measured time counted among the
+// processed, and those of them that failed or had to be cancelled in the
+// drain among the failed.
 func (s *Summary) FailedShare() float64 {
-	if n := s.Transactions + s.Failed; n > 0 {
-		return float64(s.Failed) / float64(n)
+	failed := s.Failed
+	if d := s.Drain; d != nil {
+		failed += d.Failed + d.Cancelled
+	}
+	if n := s.Transactions + s.Failed + s.Unfinished; n > 0 {
+		return float64(failed) / float64(n)
 	}
 	return 0
 }

@@ -570,5 +570,51 @@ func (p *Plan) check() error {
 			}
 		}
 	}
+	if n := p.countCells(); n > MaxCells {
+		return errf(0, "the plan has %s cells (%d repeats of %d), more than the %d a plan may have: lower repeats or the matrix",
+			humanCount(n), p.Repeats, p.countCells()/uint64(p.Repeats), MaxCells)
+	}
 	return nil
+}
+
+// MaxCells bounds a plan's cells, repeats included: each is a run, and
+// Cells holds them all in memory.
+const MaxCells = 100_000
+
+// countCells is how many cells Cells would make, without making them;
+// past MaxCells it saturates (no overflow).
+func (p *Plan) countCells() uint64 {
+	const limit = 1 << 62
+	mul := func(a, b uint64) uint64 {
+		if b != 0 && a > limit/b {
+			return limit
+		}
+		return a * b
+	}
+	var base uint64
+	for ti := range p.Targets {
+		for wi := range p.Workloads {
+			n := uint64(1)
+			for _, a := range p.Axes {
+				k := uint64(0)
+				for _, v := range a.Values {
+					if (a.Name != AxisTarget || v.Text == p.Targets[ti].Name) && (a.Name != AxisWorkload || v.Text == p.Workloads[wi].Name) {
+						k++
+					}
+				}
+				n = mul(n, k)
+			}
+			base = min(base+n, limit)
+		}
+	}
+	return mul(base, uint64(p.Repeats))
+}
+
+// humanCount writes n with thousands separators.
+func humanCount(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

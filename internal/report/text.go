@@ -203,6 +203,9 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 			p("    %s", l)
 		}
 	}
+	if s.Unfinished > 0 {
+		unfinishedLine(p, s)
+	}
 	p("number of transactions retried: %d (%.3f%%)", s.Retried, pct(s.Retried, processed))
 	if s.Retries > 0 || s.MaxTries > 1 {
 		p("total number of retries: %d", s.Retries)
@@ -389,4 +392,18 @@ func groupsText(w io.Writer, s *metrics.Summary) {
 			g.TPS, g.Failed, g.Latency.Avg, g.Latency.P95, g.Latency.P99)
 	}
 	tw.Flush()
+}
+
+// unfinishedLine says how many transactions were still running when the
+// measured time ended, for how long, and what became of them in the drain.
+func unfinishedLine(p func(string, ...any), s *metrics.Summary) {
+	line := fmt.Sprintf("number of transactions unfinished at the end: %d", s.Unfinished)
+	if d := s.Drain; d != nil {
+		line += fmt.Sprintf(" (running up to %.3f ms then); in the %.3f s drain after it (not measured): %d committed, %d failed, %d cancelled",
+			d.SoFarMaxMS, d.DrainS, d.Committed, d.Failed, d.Cancelled)
+		if d.Abandoned > 0 {
+			line += fmt.Sprintf(" (%d clients abandoned)", d.Abandoned)
+		}
+	}
+	p("%s", line)
 }

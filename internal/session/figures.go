@@ -105,7 +105,8 @@ func (fw *figureWindow) Write(r Record) error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
 	for _, t := range iv.Tx {
-		fw.committed[t.Name] += t.Count
+		// The database counts what committed in the drain too.
+		fw.committed[t.Name] += t.Count + t.Unfinished.Committed
 		if t.Latency != nil && t.Count > 0 {
 			tt, seen := fw.times[t.Name]
 			tt.Total += time.Duration(t.Latency.Mean() * float64(t.Count) * float64(time.Microsecond))
@@ -133,7 +134,9 @@ func (fw *figureWindow) stop(ctx context.Context) {
 	if rep == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, snapshotWait)
+	// An interrupted run still has its figures for the time it ran: the
+	// snapshot outlives the interrupt, within its own deadline.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshotWait)
 	defer cancel()
 	fw.snapMu.Lock()
 	after, err := rep.Snapshot(ctx, fw.conn)

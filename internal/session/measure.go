@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -127,16 +128,27 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 				100*float64(r.sum.Failed)/float64(r.sum.Failed+r.sum.Transactions), r.sum.Errors.List(),
 				lastFailure(r.sum.Tx))}}, findings...)
 	}
+	if d := r.sum.Drain; d != nil && d.Cancelled > 0 {
+		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "cancelled",
+			Message: fmt.Sprintf("%d transactions still running at the end of the measured time (up to %.3f s then) had to be cancelled %.1f s later: they count as failed for --max-error-rate",
+				d.Cancelled, d.SoFarMaxMS/1000, d.DrainS)}}, findings...)
+	}
 	if len(findings) > 0 {
-		if ferr := r.writer.SetFindings(findings); ferr != nil {
+		if ferr := r.writer.SetFindings(findings); ferr != nil && !(errors.Is(ferr, store.ErrDiskFull) && errors.Is(rec.failed(), store.ErrDiskFull)) {
 			r.notef("could not record findings: %v", ferr)
 		}
 	}
 	res.NotRecorded = rec.failed()
-	if res.NotRecorded != nil {
+	diskFull := errors.Is(res.NotRecorded, store.ErrDiskFull)
+	switch {
+	case diskFull:
+		// A failure, not a stop: the caller says why, once (Result.NotRecorded).
+		r.sum.Status = metrics.StatusFailed
+		r.sum.StopReason = "the results directory is full: the intervals after that are not recorded"
+	case res.NotRecorded != nil:
 		r.sum.StopReason = strings.TrimPrefix(r.sum.StopReason+"; ", "; ") + "some intervals were not recorded: " + res.NotRecorded.Error()
 	}
-	if err := r.writer.Finish(r.sum, sr.acc); err != nil {
+	if err := r.writer.Finish(r.sum, sr.acc); err != nil && !(diskFull && errors.Is(err, store.ErrDiskFull)) {
 		r.notef("could not record the summary: %v", err)
 	}
 	res.Summary, res.Findings = r.sum, findings

@@ -170,9 +170,10 @@ func (s *storeOutput) Write(r Record) error {
 			defer s.mu.Unlock()
 			if s.err == nil {
 				s.err = err
-				s.notef("could not record interval %d: %v", r.Interval.Seq, err)
 				if errors.Is(err, store.ErrDiskFull) && s.diskFull != nil {
-					s.diskFull(err)
+					s.diskFull(err) // the run ends saying so
+				} else {
+					s.notef("could not record interval %d: %v", r.Interval.Seq, err)
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"time"
 
@@ -28,6 +29,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 	seq := 0
 	var targetSum, targetSecs float64
 	var connectSum time.Duration
+	abandoned := 0
 	for i, st := range spec.Steps {
 		stepNo := 0
 		if sweep {
@@ -106,6 +108,7 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 		r.sum.End = dr.End
 		connectSum += dr.InitialConnect
 		r.sum.Reconnects += dr.Reconnects
+		abandoned += dr.Abandoned
 		r.sum.Unstarted += dr.Unstarted
 		r.sum.NotConnected = max(r.sum.NotConnected, dr.NotConnected)
 		var repl *metrics.Replication
@@ -140,6 +143,16 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 		}
 	}
 	res.acc.Fill(&r.sum)
+	if abandoned > 0 {
+		// Each abandoned client's transaction was unfinished, then
+		// cancelled; its goroutine never counted it.
+		if r.sum.Drain == nil {
+			r.sum.Drain = &metrics.DrainSummary{DrainS: round3(res.acc.Drain.Seconds())}
+		}
+		r.sum.Unfinished += int64(abandoned)
+		r.sum.Drain.Cancelled += int64(abandoned)
+		r.sum.Drain.Abandoned = abandoned
+	}
 	nameStatements(&r.sum, spec.Groups)
 	r.sum.InitialConnectMS = float64((connectSum / time.Duration(len(spec.Steps))).Microseconds()) / 1000
 	if targetSecs > 0 && targetSum > 0 {
@@ -161,11 +174,17 @@ func (r *run) runSteps(ctx context.Context, fan *fanout, sampled driver.Sampled,
 	case r.sum.FailedShare() > spec.MaxErrorRate:
 		// The numbers do not mean what they say: too much failed.
 		r.sum.Status = metrics.StatusDegraded
-		r.sum.StopReason = fmt.Sprintf("%.1f%% of transactions failed, more than the %g%% allowed (--max-error-rate)",
-			100*r.sum.FailedShare(), 100*spec.MaxErrorRate)
+		what := "failed"
+		if d := r.sum.Drain; d != nil && d.Cancelled > 0 {
+			what = "failed or were cancelled at the end"
+		}
+		r.sum.StopReason = fmt.Sprintf("%.1f%% of transactions %s, more than the %g%% allowed (--max-error-rate)",
+			100*r.sum.FailedShare(), what, 100*spec.MaxErrorRate)
 	}
 	return res, nil
 }
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // hold is the netio.Hold of step st's clients: one when they are no more
 // than the Ps (GOMAXPROCS, which then stays as it is) and use raw I/O, so

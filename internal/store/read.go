@@ -95,7 +95,8 @@ type listSummary struct {
 // List returns the runs of the store, newest first (by Created, then id).
 // Directories without spec.json are not runs and are skipped. It reads only
 // spec.json and summary.json of each run; a run without a summary is
-// running (its lock is held) or interrupted, with TPS and P95 left 0.
+// running (its lock is held: TPS and P95 left 0) or interrupted (its
+// intervals summarised, as Load does).
 func (s *Store) List() ([]RunInfo, error) {
 	names, err := s.runNames()
 	if err != nil {
@@ -147,6 +148,18 @@ func (s *Store) runInfo(name string) RunInfo {
 		ri.TPS, ri.P95MS, ri.End = sum.TPS, sum.Latency.P95, sum.End
 	default:
 		ri.Status = live
+		if live == metrics.StatusInterrupted {
+			// As Load (show) summarises it: from the intervals recorded.
+			if ivs, _, err := readIntervals(filepath.Join(dir, IntervalsFile)); err == nil && len(ivs) > 0 {
+				acc := &metrics.Accumulator{}
+				for _, iv := range ivs {
+					acc.Add(iv)
+				}
+				var sum metrics.Summary
+				acc.Fill(&sum)
+				ri.TPS, ri.P95MS = sum.TPS, sum.Latency.P95
+			}
+		}
 	}
 	return ri
 }

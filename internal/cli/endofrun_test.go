@@ -1,0 +1,319 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/pgtest"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// lockBranches starts a run of pgarena with args (results in results; it
+// must be a tpcb run of 4 clients on dsn) in the background and, once it
+// has recorded an interval, locks pgbench_branches in another session until
+// the run has ended: every client is stuck from then on. It returns the
+// run's result once pgarena has exited; cancel interrupts it (Ctrl-C).
+func lockBranches(t *testing.T, ctx context.Context, dsn, results string, args ...string) <-chan result {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- pgarenaCtx(t, ctx, nil, args...) }()
+	waitIntervals(t, results, 1, time.Minute)
+	locker := connect(t, dsn)
+	exec(t, locker, "begin")
+	exec(t, locker, "lock table pgbench_branches in access exclusive mode")
+	waitStuck(t, connect(t, dsn), 4)
+	out := make(chan result, 1)
+	go func() {
+		r := <-done
+		_, _ = locker.Exec(context.Background(), "rollback")
+		out <- r
+	}()
+	return out
+}
+
+// waitStuck waits until n sessions other than the checking one wait for a
+// lock.
+func waitStuck(t *testing.T, conn *pgx.Conn, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var got int
+		if err := conn.QueryRow(context.Background(),
+			"select count(*) from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid()").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions wait for the lock after 30 s, want %d", got, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// drainOf is the summary's "drain" object.
+func drainOf(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	d, ok := m["drain"].(map[string]any)
+	if !ok {
+		t.Fatalf("the summary has no drain object: %v", m)
+	}
+	return d
+}
+
+// TestStuckEndIsCounted: transactions stuck behind a lock when -T ends are
+// counted as unfinished with their time so far, the 10 s drain that
+// cancels them is reported apart and is not in the duration or the tps,
+// and the run says it had to cancel them, in its text summary, --json and
+// summary.json, its status following --max-error-rate (here 0.01%: 4
+// cancelled of a few hundred degrade it, exit 1). The same holds for an
+// open-loop schedule (-R), whose measured time is the schedule's.
+func TestStuckEndIsCounted(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"closed", nil},
+		{"schedule", []string{"-R", "400"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dsn := pgtest.DSN(t)
+			mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+			results := t.TempDir()
+			args := append([]string{"run", "tpcb", "-c", "4", "-T", "4s", "--interval", "200ms", "--max-error-rate", "0.01",
+				"--json", "--dsn", dsn, "--results", results}, tc.args...)
+			r := <-lockBranches(t, context.Background(), dsn, results, args...)
+			if r.code != ExitFailed || !strings.Contains(r.stderr, "run degraded") {
+				t.Errorf("exit %d, want %d (degraded: the cancelled count as failed)\n%s", r.code, ExitFailed, r)
+			}
+			m := summaryJSON(t, r.stdout)
+			if d := num(t, m, "duration_s"); d < 3.99 || d > 4.01 {
+				t.Errorf("duration_s %v, want 4 (the drain is not measured time)", d)
+			}
+			if tps, n := num(t, m, "tps"), num(t, m, "transactions"); n <= 0 || tps < n/4.01 || tps > n/3.99 {
+				t.Errorf("tps %v for %v transactions: want them over 4 s", tps, n)
+			}
+			if u := num(t, m, "unfinished"); u != 4 {
+				t.Errorf("unfinished %v, want 4 (the clients stuck at the end)", u)
+			}
+			d := drainOf(t, m)
+			if num(t, d, "cancelled") != 4 || num(t, d, "committed_in_drain") != 0 || num(t, d, "drain_s") < 9.9 {
+				t.Errorf("drain %v: want 4 cancelled after a 10 s drain", d)
+			}
+			if so := num(t, d, "so_far_max_ms"); so < 500 || so > 4000 {
+				t.Errorf("so_far_max_ms %v: want the time the clients had been stuck by the end (0.5 to 4 s)", so)
+			}
+			if str(t, m, "status") != "degraded" || !strings.Contains(str(t, m, "stop_reason"), "cancelled") {
+				t.Errorf("status %v (%v), want degraded saying transactions were cancelled", m["status"], m["stop_reason"])
+			}
+			if !strings.Contains(r.stderr, "number of transactions unfinished at the end: 4") || !strings.Contains(r.stderr, "4 cancelled") {
+				t.Errorf("the text summary does not count the unfinished and cancelled:\n%s", r.stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(results, str(t, m, "run_id"), store.SummaryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var saved map[string]any
+			if err := json.Unmarshal(b, &saved); err != nil {
+				t.Fatal(err)
+			}
+			if num(t, saved, "unfinished") != 4 || num(t, drainOf(t, saved), "cancelled") != 4 || str(t, saved, "status") != "degraded" {
+				t.Errorf("summary.json: unfinished %v, drain %v, status %v", saved["unfinished"], saved["drain"], saved["status"])
+			}
+		})
+	}
+}
+
+// TestInterruptDuringDrain: Ctrl-C while the end of a run waits for stuck
+// transactions stops the run at once: exit 130, status stopped, the
+// measured time still the one asked for.
+func TestInterruptDuringDrain(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	results := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := lockBranches(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-T", "2s", "--interval", "200ms",
+		"--json", "--dsn", dsn, "--results", results)
+	// The drain has begun when an interval after the measured time is
+	// recorded.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		paths, _ := filepath.Glob(filepath.Join(results, "*", store.IntervalsFile))
+		if len(paths) == 1 {
+			if b, err := os.ReadFile(paths[0]); err == nil && strings.Contains(string(b), `"drain":true`) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no drain interval recorded within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t0 := time.Now()
+	cancel()
+	r := <-done
+	if r.code != ExitInterrupted {
+		t.Errorf("exit %d, want %d\n%s", r.code, ExitInterrupted, r)
+	}
+	if waited := time.Since(t0); waited > 5*time.Second {
+		t.Errorf("the interrupted drain took %s more", waited)
+	}
+	m := summaryJSON(t, r.stdout)
+	if str(t, m, "status") != "stopped" || !strings.Contains(str(t, m, "stop_reason"), "during the drain") {
+		t.Errorf("status %v (%v), want stopped during the drain", m["status"], m["stop_reason"])
+	}
+	if d := num(t, m, "duration_s"); d < 1.99 || d > 2.01 {
+		t.Errorf("duration_s %v, want 2", d)
+	}
+	if num(t, m, "unfinished") != 4 || num(t, drainOf(t, m), "cancelled") != 4 {
+		t.Errorf("unfinished %v, drain %v: want 4 cancelled", m["unfinished"], m["drain"])
+	}
+}
+
+// TestInterruptStuckTransactions: Ctrl-C of a -t run whose clients are
+// stuck counts their transactions as unfinished and cancelled, with their
+// time so far, and exits 130.
+func TestInterruptStuckTransactions(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	results := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := lockBranches(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-t", "1000000", "--interval", "200ms",
+		"--json", "--dsn", dsn, "--results", results)
+	cancel()
+	r := <-done
+	if r.code != ExitInterrupted {
+		t.Errorf("exit %d, want %d\n%s", r.code, ExitInterrupted, r)
+	}
+	m := summaryJSON(t, r.stdout)
+	d := drainOf(t, m)
+	if num(t, m, "unfinished") != 4 || num(t, d, "cancelled") != 4 || num(t, d, "so_far_max_ms") <= 0 {
+		t.Errorf("unfinished %v, drain %v: want 4 cancelled with their time so far", m["unfinished"], d)
+	}
+}
+
+// TestStoppedPoolerAtEnd: a pooler frozen (SIGSTOP) under a run leaves
+// every client stuck at the end of -T: the run still measures 3 s, counts
+// the 4 transactions unfinished, cancels them after the drain and says so.
+func TestStoppedPoolerAtEnd(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	b := pgtest.StartBouncer(t, pgtest.Cluster(t), connect(t, dsn).Config().Database, "session", 4)
+	cfg, err := pgx.ParseConfig(b.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidText, err := os.ReadFile(filepath.Join(cfg.Host, "pgbouncer.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	done := make(chan result, 1)
+	go func() {
+		done <- pgarena(t, nil, "run", "tpcb", "-c", "4", "-T", "3s", "--interval", "200ms", "--max-error-rate", "100",
+			"--json", "--dsn", b.DSN(), "--results", results)
+	}()
+	waitIntervals(t, results, 2, time.Minute)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	cont := func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
+	t.Cleanup(cont) // before the pooler's teardown, which runs later
+	r := <-done
+	cont()
+	if r.code != ExitOK {
+		t.Errorf("exit %d, want 0 (--max-error-rate 100)\n%s\n--- pgbouncer log ---\n%s", r.code, r, b.Log())
+	}
+	m := summaryJSON(t, r.stdout)
+	if d := num(t, m, "duration_s"); d < 2.99 || d > 3.01 {
+		t.Errorf("duration_s %v, want 3", d)
+	}
+	if num(t, m, "unfinished") != 4 || num(t, drainOf(t, m), "cancelled") != 4 {
+		t.Errorf("unfinished %v, drain %v: want 4 cancelled", m["unfinished"], m["drain"])
+	}
+	if !strings.Contains(r.stderr, "4 cancelled") {
+		t.Errorf("the text summary does not say 4 were cancelled:\n%s", r.stderr)
+	}
+}
+
+// TestInterruptDuringCheck: Ctrl-C after the measured time, while --check
+// waits for a lock, exits 130 like any interrupt (not 1, a failed check).
+func TestInterruptDuringCheck(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	results := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := lockBranches(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-T", "3s", "--interval", "200ms", "--check",
+		"--dsn", dsn, "--results", results)
+	// The summary is recorded before the checks run; the check then waits
+	// for the lock, the clients being gone.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		paths, _ := filepath.Glob(filepath.Join(results, "*", store.SummaryFile))
+		if len(paths) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no summary recorded within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitStuck(t, connect(t, dsn), 1)
+	cancel()
+	r := <-done
+	if r.code != ExitInterrupted || !strings.Contains(r.stderr, "interrupted after the measured time") {
+		t.Errorf("exit %d, want %d, saying it was interrupted after the measured time\n%s", r.code, ExitInterrupted, r)
+	}
+}
+
+// TestInterruptDuringInit: Ctrl-C while init loads exits 130 too.
+func TestInterruptDuringInit(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan result, 1)
+	go func() { done <- pgarenaCtx(t, ctx, nil, "init", "tpcb", "-s", "50", "--dsn", dsn) }()
+	conn := connect(t, dsn)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var n int
+		if err := conn.QueryRow(context.Background(), "select count(*) from pg_stat_progress_copy where datname = current_database()").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("init did not start loading within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if r := <-done; r.code != ExitInterrupted || !strings.Contains(r.stderr, "pgarena: interrupted") {
+		t.Errorf("exit %d, want %d, saying it was interrupted\n%s", r.code, ExitInterrupted, r)
+	}
+}
