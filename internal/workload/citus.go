@@ -22,3 +22,19 @@ func Citus(ctx context.Context, conn *pgx.Conn, name string, asked bool) (bool, 
 	}
 	return has, nil
 }
+
+// CitusDistributed tells whether table is a Citus distributed table on
+// the target (false without the citus extension): a run then adapts its
+// queries or session to Citus.
+func CitusDistributed(ctx context.Context, conn *pgx.Conn, table string) (bool, error) {
+	has, err := Citus(ctx, conn, "", false)
+	if err != nil || !has {
+		return false, err
+	}
+	var dist bool
+	err = conn.QueryRow(ctx, "select exists (select 1 from pg_dist_partition where logicalrelid = to_regclass($1) and partmethod = 'h')", table).Scan(&dist)
+	if err != nil {
+		return false, fmt.Errorf("look for %s in pg_dist_partition: %w", table, err)
+	}
+	return dist, nil
+}

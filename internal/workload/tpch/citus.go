@@ -89,14 +89,9 @@ func (w *Workload) Distribute() []string {
 // Citus tables (lineitem distributed): the queries then run in their
 // Citus forms (querySQL).
 func (w *Workload) prepareCitus(ctx context.Context, conn *pgx.Conn) error {
-	has, err := workload.Citus(ctx, conn, "tpch", false)
-	if err != nil || !has {
-		w.citus = false
-		return err
-	}
-	err = conn.QueryRow(ctx, "select exists (select 1 from pg_dist_partition where logicalrelid = 'lineitem'::regclass)").Scan(&w.citus)
-	if err != nil {
-		return fmt.Errorf("tpch: look for lineitem in pg_dist_partition: %w", err)
+	var err error
+	if w.citus, err = workload.CitusDistributed(ctx, conn, "lineitem"); err != nil {
+		return fmt.Errorf("tpch: %w", err)
 	}
 	return nil
 }
