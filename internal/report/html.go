@@ -272,6 +272,11 @@ func newRunView(i int, name string, r *store.Run) runView {
 	}
 	if r.Server != nil {
 		v.Env = append(v.Env, kv{"server", r.Server.Version})
+		if r.Server.Citus != nil {
+			for _, l := range r.Server.Citus.Lines() {
+				v.Env = append(v.Env, kv{"citus", strings.TrimPrefix(l, "citus: ")})
+			}
+		}
 		for _, k := range keySettings {
 			if val, ok := r.Server.Settings[k]; ok {
 				v.KeySettings = append(v.KeySettings, kv{k, val})

@@ -47,6 +47,16 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		return res, err
 	}
 	r.sum.Params = Params(r.spec.Groups[0].Workload)
+	// Citus: the topology the run measures, after the load placed shards
+	if c, err := DescribeCitus(ctx, r.conn, tableNames(r.workloads())); err != nil {
+		r.notef("citus topology not recorded: %v", err)
+	} else if c != nil {
+		srv.Citus = c
+		r.sum.Topology = c.Lines()
+		if err := r.writer.SetServer(srv); err != nil {
+			return res, err
+		}
+	}
 
 	// A full results disk ends the run (as interrupted): what is written
 	// stays readable, and nothing more could be kept.

@@ -86,6 +86,8 @@ type ServerInfo struct {
 	// segments on several machines compare on the wall clock.
 	ClockOffsetMS *float64 `json:"clock_offset_ms,omitempty"`
 	ClockRTTMS    float64  `json:"clock_rtt_ms,omitempty"`
+	// Citus is the topology when the target is a Citus coordinator.
+	Citus *CitusInfo `json:"citus,omitempty"`
 }
 
 // PoolerInfo describes a pooler in front of the server: kind (pgbouncer,
