@@ -129,6 +129,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if err = splitReads(&spec, &f.replica); err == nil {
 		err = a.applySegment(&spec, f)
 	}
+	if err == nil {
+		err = applySessionSets(&spec, f.sessionSets)
+	}
 	if err != nil {
 		return err
 	}

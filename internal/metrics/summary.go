@@ -24,6 +24,9 @@ type Summary struct {
 	// Topology describes a distributed target in a few lines (Citus:
 	// version, workers, distributed and reference tables, skew).
 	Topology []string `json:"topology,omitempty"`
+	// SessionSettings are the --session-set settings applied on every
+	// workload connection: "group: key=value" or "key=value".
+	SessionSettings []string `json:"session_settings,omitempty"`
 
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`

@@ -174,6 +174,9 @@ func (r *run) dialer(g *Group, hold *netio.Hold) target.Dialer {
 	}
 	return tgt.Dialer(func(c *pgx.ConnConfig) {
 		c.DefaultQueryExecMode = mode
+		for k, v := range g.Settings {
+			c.RuntimeParams[k] = v
+		}
 		target.DropUnusedCaches(c)
 		netio.ApplyHold(&c.Config, r.spec.NetIO, hold)
 	})

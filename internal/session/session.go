@@ -112,6 +112,9 @@ type Group struct {
 	// After names an earlier group whose clients must have finished before
 	// this group's start (driver.Group.After).
 	After string
+	// Settings are session settings (--session-set) sent as startup
+	// parameters on every connection the group's clients open.
+	Settings map[string]string
 }
 
 // DefaultMaxErrorRate is the share of failed transactions above which a
@@ -240,7 +243,8 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 	}
 	g0 := spec.Groups[0]
 	r.sum = metrics.Summary{RunID: w.ID(), Workload: rs.Workload, Label: rs.Label, QueryMode: g0.QueryMode,
-		Clients: rs.Clients, Threads: rs.Threads, Params: rs.Params, MaxTries: rs.MaxTries, Start: time.Now()}
+		Clients: rs.Clients, Threads: rs.Threads, Params: rs.Params, MaxTries: rs.MaxTries, Start: time.Now(),
+		SessionSettings: rs.SessionSettings}
 	if fresh {
 		if r.tgt, teardown, err = p.Provision(ctx); err != nil {
 			return Result{}, r.fail(ctx, err)

@@ -39,6 +39,10 @@ type RunSpec struct {
 	MaxTries     int     `json:"max_tries"`
 	TickS        float64 `json:"tick_s"`
 
+	// SessionSettings are the --session-set settings of the workload's
+	// connections, "key=value" or "group:key=value", as given.
+	SessionSettings []string `json:"session_settings,omitempty"`
+
 	Target   string `json:"target"`   // DSN, password redacted by the caller
 	Embedded bool   `json:"embedded"` // an ephemeral local cluster
 
