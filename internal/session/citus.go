@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/sampler"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -119,6 +120,27 @@ func tableNames(ws []workload.Workload) []string {
 		for _, t := range w.Tables() {
 			out = append(out, t.Name)
 		}
+	}
+	return out
+}
+
+// citusWorkers are the active workers of c to sample, reached with cfg's
+// credentials and database at each node's address (nil without Citus).
+func citusWorkers(c *store.CitusInfo, cfg *pgx.ConnConfig) []sampler.CitusWorker {
+	if c == nil || cfg == nil {
+		return nil
+	}
+	var out []sampler.CitusWorker
+	for _, w := range c.Workers {
+		if !w.Active {
+			continue
+		}
+		wc := cfg.Copy()
+		wc.Host, wc.Port, wc.Fallbacks = w.Host, uint16(w.Port), nil
+		if wc.TLSConfig != nil {
+			wc.TLSConfig.ServerName = w.Host
+		}
+		out = append(out, sampler.CitusWorker{Name: fmt.Sprintf("%s:%d", w.Host, w.Port), Config: wc})
 	}
 	return out
 }

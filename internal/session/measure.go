@@ -51,7 +51,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if c, err := DescribeCitus(ctx, r.conn, tableNames(r.workloads())); err != nil {
 		r.notef("citus topology not recorded: %v", err)
 	} else if c != nil {
-		srv.Citus = c
+		srv.Citus, r.citus = c, c
 		r.sum.Topology = c.Lines()
 		if err := r.writer.SetServer(srv); err != nil {
 			return res, err
@@ -190,7 +190,7 @@ func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSampl
 		return nil
 	}
 	opts := sampler.Options{ConnConfig: r.tgt.Direct().Config, Pooler: samplerPooler(r.tgt), Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
-		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog,
+		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog, CitusWorkers: citusWorkers(r.citus, r.tgt.Direct().Config),
 		Sink: func(b []store.Sample) {
 			latest.update(b)
 			fan.publish(Record{Samples: b})

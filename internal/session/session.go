@@ -180,6 +180,7 @@ func inputf(format string, args ...any) error { return &InputError{Msg: fmt.Spri
 // run is one Run's state.
 type run struct {
 	spec   Spec
+	citus  *store.CitusInfo // the target's topology when it is a Citus coordinator
 	notef  func(format string, args ...any)
 	tgt    *target.Target
 	conn   *pgx.Conn // control connection: describe, prepare, figures, checks
