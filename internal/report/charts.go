@@ -501,6 +501,7 @@ var sampleCharts_ = []sampleChart{
 		[]string{"pg.connections.total", "pg.active", "pg.locks.waiting"}},
 	{"citus-worker-commits", "server", "Citus workers: commits per second (each worker's pg_stat_database)", "tx/s", 1, []string{"citus.*xact_commit_per_s"}},
 	{"citus-worker-rows", "server", "Citus workers: rows read per second", "rows/s", 1, []string{"citus.*rows_read_per_s"}},
+	{"citus-worker-wal", "server", "Citus workers: WAL written", "MB/s", 1.0 / (1 << 20), []string{"citus.*wal_bytes_per_s"}},
 	{"citus-connections", "server", "Citus: client and internal connections per node", "sessions", 1,
 		[]string{"citus.*connections.client", "citus.*connections.citus_internal", "pg.connections.citus_internal"}},
 	{"server-waits", "server", "Server: top wait events (active sessions)", "sessions", 1, []string{"pg.wait.*"}},

@@ -27,10 +27,11 @@ type CitusWorker struct {
 const citusInternal = "citus_internal%"
 
 // citusSource samples each worker: its database's commits, rollbacks and
-// rows read per second (pg_stat_database) and its client connections,
-// Citus's internal ones apart. Series citus.<worker>.{xact_commit_per_s,
-// xact_rollback_per_s, rows_read_per_s, connections.client,
-// connections.citus_internal, active}.
+// rows read per second (pg_stat_database), its WAL bytes per second, its
+// client connections (Citus's internal ones apart) and its active and
+// waiting sessions. Series citus.<worker>.{xact_commit_per_s,
+// xact_rollback_per_s, rows_read_per_s, wal_bytes_per_s,
+// connections.client, connections.citus_internal, active, waiting}.
 type citusSource struct {
 	workers []*citusWorkerConn
 	timeout time.Duration
@@ -51,7 +52,10 @@ const citusQuery = `select coalesce(xact_commit, 0)::float8, coalesce(xact_rollb
 	(select count(*) from pg_stat_activity a where a.datname = current_database() and backend_type = 'client backend'
 		and application_name like '` + citusInternal + `')::float8,
 	(select count(*) from pg_stat_activity a where a.datname = current_database() and backend_type = 'client backend'
-		and state = 'active' and pid <> pg_backend_pid())::float8
+		and state = 'active' and pid <> pg_backend_pid())::float8,
+	(select count(*) from pg_stat_activity a where a.datname = current_database() and backend_type = 'client backend'
+		and state = 'active' and wait_event_type is not null and pid <> pg_backend_pid())::float8,
+	pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8
 	from pg_stat_database where datname = current_database()`
 
 func newCitusSource(ws []CitusWorker, timeout time.Duration) *citusSource {
@@ -100,13 +104,13 @@ func (w *citusWorkerConn) sample(ctx context.Context) (store.Sample, bool, error
 		}
 		w.conn = conn
 	}
-	var commit, rollback, rows, clients, internal, active float64
-	if err := w.conn.QueryRow(ctx, citusQuery).Scan(&commit, &rollback, &rows, &clients, &internal, &active); err != nil {
+	var commit, rollback, rows, clients, internal, active, waiting, wal float64
+	if err := w.conn.QueryRow(ctx, citusQuery).Scan(&commit, &rollback, &rows, &clients, &internal, &active, &waiting, &wal); err != nil {
 		return store.Sample{}, false, err
 	}
 	p := "citus." + seriesWord(w.Name) + "."
-	vals := map[string]float64{p + "connections.client": clients, p + "connections.citus_internal": internal, p + "active": active}
-	d, secs, ok := w.counts.update(time.Now(), map[string]float64{"xact_commit": commit, "xact_rollback": rollback, "rows_read": rows})
+	vals := map[string]float64{p + "connections.client": clients, p + "connections.citus_internal": internal, p + "active": active, p + "waiting": waiting}
+	d, secs, ok := w.counts.update(time.Now(), map[string]float64{"xact_commit": commit, "xact_rollback": rollback, "rows_read": rows, "wal_bytes": wal})
 	if ok {
 		for k, v := range d {
 			vals[p+k+"_per_s"] = v / secs

@@ -59,7 +59,7 @@ func TestCitusWorkers(t *testing.T) {
 	}
 	fs := s.Stop()
 	r := c.run()
-	for _, name := range []string{"citus.w0.xact_commit_per_s", "citus.w1.xact_commit_per_s", "citus.w0.rows_read_per_s", "citus.w0.connections.client", "citus.w0.connections.citus_internal"} {
+	for _, name := range []string{"citus.w0.xact_commit_per_s", "citus.w1.xact_commit_per_s", "citus.w0.rows_read_per_s", "citus.w0.wal_bytes_per_s", "citus.w0.waiting", "citus.w0.connections.client", "citus.w0.connections.citus_internal"} {
 		if len(r.Series(name)) == 0 {
 			t.Errorf("no series %s", name)
 		}

@@ -45,8 +45,8 @@
 //	                  nodes, application_name citus_internal..., not in total)
 //	citus_workers     per Citus worker (Options.CitusWorkers, label worker):
 //	                  citus.<worker>.{xact_commit_per_s,xact_rollback_per_s,
-//	                  rows_read_per_s,active,connections.client,
-//	                  connections.citus_internal}; a finding when one worker
+//	                  rows_read_per_s,wal_bytes_per_s,active,waiting,
+//	                  connections.client,connections.citus_internal}; a finding when one worker
 //	                  did over 1.25 times the mean of the workers' commits or rows
 //	wal               pg.wal_bytes_per_s, pg.wal_fpi_per_s and pg.wal_buffers_full
 //	                  (PostgreSQL 14+); skipped on a standby
