@@ -132,6 +132,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if err == nil {
 		err = applySessionSets(&spec, f.sessionSets)
 	}
+	if err == nil {
+		err = a.applyWorkerDSNs(&spec, f.workerDSNs)
+	}
 	if err != nil {
 		return err
 	}

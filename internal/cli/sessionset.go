@@ -9,11 +9,25 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/session"
+	"github.com/pgarena/pgarena/internal/target"
 )
 
-// addSessionSetFlag registers --session-set.
-func addSessionSetFlag(fl *pflag.FlagSet, sets *[]string) {
+// addSessionSetFlag registers --session-set and --worker-dsn.
+func addSessionSetFlag(fl *pflag.FlagSet, sets, workers *[]string) {
 	fl.StringArrayVar(sets, "session-set", nil, "session setting key=value on every connection of the workload's clients (repeatable); group:key=value for one client group only (chbench: olap:work_mem=256MB); recorded with the run")
+	fl.StringArrayVar(workers, "worker-dsn", nil, "a Citus worker to sample (repeatable), in place of the coordinator's workers at their pg_dist_node addresses with --dsn's credentials")
+}
+
+// applyWorkerDSNs parses --worker-dsn into the spec.
+func (a *app) applyWorkerDSNs(spec *session.Spec, dsns []string) error {
+	for _, d := range dsns {
+		cfg, err := target.ParseDSN(d, a.getenv)
+		if err != nil {
+			return usagef("--worker-dsn: %s", err)
+		}
+		spec.CitusWorkers = append(spec.CitusWorkers, cfg)
+	}
+	return nil
 }
 
 // settingName is a configuration parameter's name, custom ones

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,4 +49,36 @@ func TestSessionSet(t *testing.T) {
 		`--session-set "olap:work_mem=5MB": no client group "olap" (this run has one client group: leave out the group)`)
 	wantUsage(t, pgarena(t, nil, "run", "script", "-f", script, "-t", "1", "--dsn", dsn, "--results", results, "--session-set", "work_mem"),
 		`--session-set "work_mem": want key=value`)
+}
+
+// TestWorkerDSN: --worker-dsn samples the workers given, in place of the
+// coordinator's list; a DSN that does not parse is bad input.
+func TestWorkerDSN(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.CitusDSN(t)
+	w0 := pgtest.CitusCluster(t).Workers[0].Port()
+	script := filepath.Join(t.TempDir(), "s.sql")
+	if err := os.WriteFile(script, []byte("select pg_sleep(0.05);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(t.TempDir(), "results")
+	mustRun(t, "run", "script", "-f", script, "-T", "3", "--dsn", dsn, "--results", results, "--progress", "0",
+		"--worker-dsn", pgtest.CitusWorkerDSN(t, dsn, 0))
+	files, _ := filepath.Glob(filepath.Join(results, "*", "samples.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("samples files %v", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "citus.127_0_0_1:"+strconv.Itoa(w0)+".connections.client") || strings.Count(string(b), `"worker":`) == 0 {
+		t.Errorf("no samples of worker 0 (port %d)", w0)
+	}
+	w1 := pgtest.CitusCluster(t).Workers[1].Port()
+	if strings.Contains(string(b), "citus.127_0_0_1:"+strconv.Itoa(w1)+".") {
+		t.Errorf("worker 1 sampled though --worker-dsn named only worker 0")
+	}
+	wantUsage(t, pgarena(t, nil, "run", "script", "-f", script, "-t", "1", "--dsn", dsn, "--results", results, "--worker-dsn", "host=x port=notaport"),
+		"--worker-dsn:")
 }

@@ -179,7 +179,7 @@ func CitusWorkerDSN(t testing.TB, dsn string, i int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return CitusCluster(t).Workers[i].DSN(cfg.Database)
+	return CitusCluster(t).Workers[i].TCPDSN(cfg.Database)
 }
 
 func citusDSN(t testing.TB, c *Citus, addWorkers bool) string {

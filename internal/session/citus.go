@@ -124,9 +124,17 @@ func tableNames(ws []workload.Workload) []string {
 	return out
 }
 
-// citusWorkers are the active workers of c to sample, reached with cfg's
-// credentials and database at each node's address (nil without Citus).
-func citusWorkers(c *store.CitusInfo, cfg *pgx.ConnConfig) []sampler.CitusWorker {
+// citusWorkers are the workers to sample: those given (--worker-dsn), or
+// the active workers of c reached with cfg's credentials and database at
+// each node's address (nil without Citus).
+func citusWorkers(given []*pgx.ConnConfig, c *store.CitusInfo, cfg *pgx.ConnConfig) []sampler.CitusWorker {
+	if len(given) > 0 {
+		var out []sampler.CitusWorker
+		for _, g := range given {
+			out = append(out, sampler.CitusWorker{Name: fmt.Sprintf("%s:%d", g.Host, g.Port), Config: g})
+		}
+		return out
+	}
 	if c == nil || cfg == nil {
 		return nil
 	}

@@ -190,7 +190,7 @@ func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSampl
 		return nil
 	}
 	opts := sampler.Options{ConnConfig: r.tgt.Direct().Config, Pooler: samplerPooler(r.tgt), Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
-		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog, CitusWorkers: citusWorkers(r.citus, r.tgt.Direct().Config),
+		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog, CitusWorkers: citusWorkers(r.spec.CitusWorkers, r.citus, r.tgt.Direct().Config),
 		Sink: func(b []store.Sample) {
 			latest.update(b)
 			fan.publish(Record{Samples: b})

@@ -74,6 +74,10 @@ type Spec struct {
 
 	// SampleEvery is the server and host sampling interval (0: off).
 	SampleEvery time.Duration
+	// CitusWorkers, when set, are the Citus workers to sample (--worker-dsn)
+	// in place of the coordinator's active workers at their pg_dist_node
+	// addresses.
+	CitusWorkers []*pgx.ConnConfig
 	// CatchUpTimeout bounds the wait for the target's replicas after each
 	// step (0: DefaultCatchUpTimeout).
 	CatchUpTimeout time.Duration
