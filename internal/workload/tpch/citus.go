@@ -23,12 +23,14 @@ import (
 //     setting needed.
 //   - layoutDistributed: part and partsupp also distributed (by part key,
 //     colocated), customer by customer key; nation, region and supplier
-//     reference tables. 13 queries fail ("the query contains a join that
-//     requires repartitioning", "complex joins are only supported when all
-//     distributed tables are co-located and joined on their distribution
-//     columns"); with citus.enable_repartition_joins=on 7 still do. Kept
-//     for larger scales, where a copy of partsupp and customer on every
-//     node costs memory.
+//     reference tables. 11 queries fail, the Citus forms included (Q3, Q5,
+//     Q7-Q10, Q14, Q17, Q19: "the query contains a join that requires
+//     repartitioning"; Q13, Q18: "complex joins are only supported when
+//     all distributed tables are co-located and joined on their
+//     distribution columns"); with citus.enable_repartition_joins=on
+//     (run --session-set) 5 still do (Q8, Q9, Q13, Q17, Q18) and the rest
+//     takes 3× as long as the reference layout. Kept for larger scales,
+//     where a copy of partsupp and customer on every node costs memory.
 //
 // pgarena's state table is a reference table in both. Signatures as
 // tpcc's citus.go cites.
