@@ -46,6 +46,9 @@ func TestCitusAnswers(t *testing.T) {
 	if err := w.Prepare(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
+	if got := w.Params()["citus_forms"]; got != "q17 q20 q22" {
+		t.Errorf("citus_forms = %q, want the rewritten queries recorded", got)
+	}
 	if err := w.RF1(ctx, conn); err != nil {
 		t.Fatalf("rf1: %v", err)
 	}
