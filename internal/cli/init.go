@@ -208,7 +208,32 @@ func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload
 			fmt.Fprintf(a.Stderr, "slice recorded; the loader of the slice that completes the data set builds the keys and indexes (until then %s is not ready to run)\n", name)
 		}
 	}
+	a.printCitus(ctx, dial, w)
 	return nil
+}
+
+// printCitus says, on a Citus coordinator, what init distributed where
+// (a warning with 0 workers or placement skew).
+func (a *app) printCitus(ctx context.Context, dial func(context.Context) (*pgx.Conn, error), w workload.Workload) {
+	conn, err := dial(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	var names []string
+	for _, t := range w.Tables() {
+		names = append(names, t.Name)
+	}
+	c, err := session.DescribeCitus(ctx, conn, names)
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "citus: topology not read: %s\n", oneLine(err.Error()))
+	}
+	if c == nil {
+		return
+	}
+	for _, l := range c.Lines() {
+		fmt.Fprintln(a.Stderr, l)
+	}
 }
 
 func (a *app) checkCommand() *cobra.Command {

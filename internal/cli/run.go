@@ -135,6 +135,12 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if err = splitReads(&spec, &f.replica); err == nil {
 		err = a.applySegment(&spec, f)
 	}
+	if err == nil {
+		err = applySessionSets(&spec, f.sessionSets)
+	}
+	if err == nil {
+		err = a.applyWorkerDSNs(&spec, f.workerDSNs)
+	}
 	if err != nil {
 		return err
 	}

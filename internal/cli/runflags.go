@@ -48,7 +48,9 @@ type runFlags struct {
 	serverLog          string
 	maxErrorRate       float64 // percent
 	proceed            bool
-	seedFrom           string // "time" or "rand" when --random-seed drew the seed
+	seedFrom           string   // "time" or "rand" when --random-seed drew the seed
+	sessionSets        []string // --session-set (sessionset.go)
+	workerDSNs         []string // --worker-dsn (sessionset.go)
 	pgb                pgbenchRunFlags
 
 	// set by validate
@@ -72,6 +74,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl.BoolVarP(&f.connectPerTx, "connect", "C", false, "open a new connection for every transaction")
 	fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock (retries are counted)")
 	fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")
+	addSessionSetFlag(fl, &f.sessionSets, &f.workerDSNs)
 	seedFlag(fl, &f.seed, &f.seedFrom, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the final summary as JSON on stdout")
 	addScriptRunFlags(fl, f)

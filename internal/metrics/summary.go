@@ -21,6 +21,12 @@ type Summary struct {
 	Threads    int    `json:"threads"`
 	// Params holds workload parameters (scale, script).
 	Params map[string]string `json:"params,omitempty"`
+	// Topology describes a distributed target in a few lines (Citus:
+	// version, workers, distributed and reference tables, skew).
+	Topology []string `json:"topology,omitempty"`
+	// SessionSettings are the --session-set settings applied on every
+	// workload connection: "group: key=value" or "key=value".
+	SessionSettings []string `json:"session_settings,omitempty"`
 
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`

@@ -12,7 +12,9 @@
 //	conn, err := pgx.Connect(ctx, pgtest.DSN(t))
 //
 // Pooler tests put a real pgbouncer in front of a cluster with
-// StartBouncer.
+// StartBouncer. Citus tests get a database on a coordinator with two
+// workers from CitusDSN (skipped where Citus is not installed, failed
+// where PGARENA_REQUIRE_CITUS=1).
 //
 // The shared cluster trades durability for speed (fsync, synchronous_commit
 // and full_page_writes off): it is for correctness tests, never for
@@ -79,6 +81,18 @@ func Main(m *testing.M) int {
 	if c != nil {
 		if err := c.Remove(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: removing the test cluster in %s: %v\n", c.DataDir(), err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	sharedCitus.mu.Lock()
+	cc := sharedCitus.c
+	sharedCitus.c = nil
+	sharedCitus.mu.Unlock()
+	if cc != nil {
+		if err := cc.remove(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: removing the Citus test cluster: %v\n", err)
 			if code == 0 {
 				code = 1
 			}

@@ -195,6 +195,9 @@ func Comparability(runs []*store.Run) (refuse string, warnings []string) {
 	}); d != "" {
 		warnings = append(warnings, d)
 	}
+	if d := differ("cluster shapes", func(r *store.Run) string { return clusterShape(r.Server) }); d != "" {
+		warnings = append(warnings, d)
+	}
 	if d := differ("run lengths", func(r *store.Run) string {
 		if r.Spec.Transactions > 0 {
 			return fmt.Sprintf("%d transactions per client", r.Spec.Transactions)
@@ -586,4 +589,19 @@ func failed(g *Group) string {
 		s = fmt.Sprintf("%d in %d runs", n, len(g.Runs))
 	}
 	return s + " (" + (&e).List() + ")"
+}
+
+// clusterShape is a run's target shape for compare: a plain server, or
+// Citus with its workers and distributed tables.
+func clusterShape(s *store.ServerInfo) string {
+	if s == nil || s.Citus == nil {
+		return "plain PostgreSQL"
+	}
+	var dist []string
+	for _, t := range s.Citus.Tables {
+		if t.Type == "distributed" {
+			dist = append(dist, fmt.Sprintf("%s/%d", t.Name, t.Shards))
+		}
+	}
+	return fmt.Sprintf("Citus with %d workers (distributed: %s)", s.Citus.ActiveWorkers(), strings.Join(dist, " "))
 }

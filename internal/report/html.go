@@ -270,8 +270,16 @@ func newRunView(i int, name string, r *store.Run) runView {
 		{"client host", fmt.Sprintf("%s: %d cores, %.1f GiB, %s, %s %s, %s", h.Hostname, h.Cores, float64(h.MemoryBytes)/(1<<30), h.OS, h.Kernel, h.Arch, h.GoVersion)},
 		{"command line", strings.Join(sp.CommandLine, " ")},
 	}
+	if len(sp.SessionSettings) > 0 {
+		v.Env = append(v.Env, kv{"session settings", strings.Join(sp.SessionSettings, ", ")})
+	}
 	if r.Server != nil {
 		v.Env = append(v.Env, kv{"server", r.Server.Version})
+		if r.Server.Citus != nil {
+			for _, l := range r.Server.Citus.Lines() {
+				v.Env = append(v.Env, kv{"citus", strings.TrimPrefix(l, "citus: ")})
+			}
+		}
 		for _, k := range keySettings {
 			if val, ok := r.Server.Settings[k]; ok {
 				v.KeySettings = append(v.KeySettings, kv{k, val})

@@ -177,6 +177,12 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 		mode = "stored procedures (" + s.QueryMode + " calls)"
 	}
 	p("query mode: %s", mode)
+	for _, l := range s.Topology {
+		p("%s", l)
+	}
+	if len(s.SessionSettings) > 0 {
+		p("session settings: %s", strings.Join(s.SessionSettings, ", "))
+	}
 	sweep := len(s.Steps) > 0
 	if !sweep {
 		p("number of clients: %d", s.Clients)

@@ -41,6 +41,13 @@
 //	                  pg.wait.<type>:<event> for the top N waits of active
 //	                  sessions ("CPU" when not waiting) and pg.wait.other,
 //	                  pg.wait_type.<type> for every type
+//	                  pg.connections.citus_internal (Citus's connections between
+//	                  nodes, application_name citus_internal..., not in total)
+//	citus_workers     per Citus worker (Options.CitusWorkers, label worker):
+//	                  citus.<worker>.{xact_commit_per_s,xact_rollback_per_s,
+//	                  rows_read_per_s,wal_bytes_per_s,active,waiting,
+//	                  connections.client,connections.citus_internal}; a finding when one worker
+//	                  did over 1.25 times the mean of the workers' commits or rows
 //	wal               pg.wal_bytes_per_s, pg.wal_fpi_per_s and pg.wal_buffers_full
 //	                  (PostgreSQL 14+); skipped on a standby
 //	checkpoints       pg.checkpoints_timed pg.checkpoints_req pg.checkpoint_write_ms

@@ -42,6 +42,9 @@ type Options struct {
 	// Pooler, if set, is a pooler in front of the server: its statistics
 	// are sampled too (pooler.go).
 	Pooler *Pooler
+	// CitusWorkers, if set, are a Citus coordinator's workers: each is
+	// sampled too (citus.go).
+	CitusWorkers []CitusWorker
 }
 
 // AppName is the application_name of the sampler's connection.
@@ -56,11 +59,12 @@ type Sampler struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	srv  *server // nil without ConnConfig
-	host *host
-	log  *logScanner   // nil without ServerLogPath
-	pool *poolerSource // nil without Pooler
-	an   *analyzer
+	srv   *server // nil without ConnConfig
+	host  *host
+	log   *logScanner   // nil without ServerLogPath
+	pool  *poolerSource // nil without Pooler
+	citus *citusSource  // nil without CitusWorkers
+	an    *analyzer
 
 	stopOnce sync.Once
 	findings []store.Finding
@@ -134,6 +138,9 @@ func Start(ctx context.Context, opts Options) (*Sampler, error) {
 	if opts.Pooler != nil {
 		s.pool = newPoolerSource(ctx, opts)
 	}
+	if len(opts.CitusWorkers) > 0 {
+		s.citus = newCitusSource(opts.CitusWorkers, opts.QueryTimeout)
+	}
 	loopCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	go s.loop(loopCtx)
@@ -167,6 +174,9 @@ func (s *Sampler) tick(ctx context.Context) {
 	}
 	if s.pool != nil {
 		batch = append(batch, s.pool.sample(ctx, now)...)
+	}
+	if s.citus != nil {
+		batch = append(batch, s.citus.sample(ctx, now)...)
 	}
 	if ctx.Err() != nil {
 		return // stopped mid-tick: a partial batch would draw as a dip
@@ -227,6 +237,10 @@ func (s *Sampler) Stop() []store.Finding {
 		if s.pool != nil {
 			s.findings = bySeverity(append(s.findings, s.pool.findings()...))
 			s.pool.close()
+		}
+		if s.citus != nil {
+			s.findings = bySeverity(append(s.findings, s.citus.findings()...))
+			s.citus.close()
 		}
 	})
 	return s.findings

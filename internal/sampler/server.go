@@ -336,21 +336,32 @@ func (s *server) sampleDatabase() func(context.Context, *pgx.Conn, time.Time) (s
 func (s *server) sampleActivity() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
 	topN := s.opts.TopN
 	maxConns := float64(s.maxConns)
-	hiddenNoted := false
+	hiddenNoted, citusSeen := false, false
 	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
-		rows, err := conn.Query(ctx, `select coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), count(*)::float8
+		// Citus's connections between nodes are not the run's clients:
+		// counted apart (pg.connections.citus_internal), once seen.
+		rows, err := conn.Query(ctx, `select coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), count(*)::float8,
+				coalesce(application_name like '`+citusInternal+`', false)
 			from pg_stat_activity
 			where backend_type = 'client backend' and pid <> pg_backend_pid()
-			group by 1, 2, 3`)
+			group by 1, 2, 3, 5`)
 		if err != nil {
 			return store.Sample{}, false, err
 		}
 		vals := map[string]float64{"pg.connections.total": 0, "pg.connections.max": maxConns, "pg.active": 0}
+		if citusSeen {
+			vals["pg.connections.citus_internal"] = 0
+		}
 		waits := map[string]float64{}
-		var hidden bool
+		var hidden, internal bool
 		var state, wtype, wevent string
 		var n float64
-		_, err = pgx.ForEachRow(rows, []any{&state, &wtype, &wevent, &n}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&state, &wtype, &wevent, &n, &internal}, func() error {
+			if internal {
+				citusSeen = true
+				vals["pg.connections.citus_internal"] += n
+				return nil
+			}
 			vals["pg.connections.total"] += n
 			if state == "" {
 				state, hidden = "unknown", true

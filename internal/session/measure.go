@@ -48,6 +48,16 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		return res, err
 	}
 	r.sum.Params = Params(r.spec.Groups[0].Workload)
+	// Citus: the topology the run measures, after the load placed shards
+	if c, err := DescribeCitus(ctx, r.conn, tableNames(r.workloads())); err != nil {
+		r.notef("citus topology not recorded: %v", err)
+	} else if c != nil {
+		srv.Citus, r.citus = c, c
+		r.sum.Topology = c.Lines()
+		if err := r.writer.SetServer(srv); err != nil {
+			return res, err
+		}
+	}
 
 	// A full results disk ends the run (as interrupted): what is written
 	// stays readable, and nothing more could be kept.
@@ -186,6 +196,9 @@ func (r *run) dialer(g *Group, hold *netio.Hold) target.Dialer {
 	}
 	return tgt.Dialer(func(c *pgx.ConnConfig) {
 		c.DefaultQueryExecMode = mode
+		for k, v := range g.Settings {
+			c.RuntimeParams[k] = v
+		}
 		target.DropUnusedCaches(c)
 		netio.ApplyHold(&c.Config, r.spec.NetIO, hold)
 	})
@@ -199,7 +212,7 @@ func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSampl
 		return nil
 	}
 	opts := sampler.Options{ConnConfig: r.tgt.Direct().Config, Pooler: samplerPooler(r.tgt), Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
-		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog,
+		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog, CitusWorkers: citusWorkers(r.spec.CitusWorkers, r.citus, r.tgt.Direct().Config),
 		Sink: func(b []store.Sample) {
 			latest.update(b)
 			fan.publish(Record{Samples: b})

@@ -79,6 +79,10 @@ type Spec struct {
 
 	// SampleEvery is the server and host sampling interval (0: off).
 	SampleEvery time.Duration
+	// CitusWorkers, when set, are the Citus workers to sample (--worker-dsn)
+	// in place of the coordinator's active workers at their pg_dist_node
+	// addresses.
+	CitusWorkers []*pgx.ConnConfig
 	// CatchUpTimeout bounds the wait for the target's replicas after each
 	// step (0: DefaultCatchUpTimeout).
 	CatchUpTimeout time.Duration
@@ -117,6 +121,9 @@ type Group struct {
 	// After names an earlier group whose clients must have finished before
 	// this group's start (driver.Group.After).
 	After string
+	// Settings are session settings (--session-set) sent as startup
+	// parameters on every connection the group's clients open.
+	Settings map[string]string
 }
 
 // DefaultMaxErrorRate is the share of failed transactions above which a
@@ -182,6 +189,7 @@ func inputf(format string, args ...any) error { return &InputError{Msg: fmt.Spri
 // run is one Run's state.
 type run struct {
 	spec   Spec
+	citus  *store.CitusInfo // the target's topology when it is a Citus coordinator
 	notef  func(format string, args ...any)
 	tgt    *target.Target
 	conn   *pgx.Conn // control connection: describe, prepare, figures, checks
@@ -248,7 +256,8 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 	}
 	g0 := spec.Groups[0]
 	r.sum = metrics.Summary{RunID: w.ID(), Workload: rs.Workload, Label: rs.Label, QueryMode: g0.QueryMode,
-		Clients: rs.Clients, Threads: rs.Threads, Params: rs.Params, MaxTries: rs.MaxTries, Start: time.Now()}
+		Clients: rs.Clients, Threads: rs.Threads, Params: rs.Params, MaxTries: rs.MaxTries, Start: time.Now(),
+		SessionSettings: rs.SessionSettings}
 	if fresh {
 		if r.tgt, teardown, err = p.Provision(ctx); err != nil {
 			return Result{}, r.fail(ctx, err)

@@ -40,6 +40,10 @@ type RunSpec struct {
 	MaxTries     int     `json:"max_tries"`
 	TickS        float64 `json:"tick_s"`
 
+	// SessionSettings are the --session-set settings of the workload's
+	// connections, "key=value" or "group:key=value", as given.
+	SessionSettings []string `json:"session_settings,omitempty"`
+
 	Target   string `json:"target"`   // DSN, password redacted by the caller
 	Embedded bool   `json:"embedded"` // an ephemeral local cluster
 
@@ -90,6 +94,8 @@ type ServerInfo struct {
 	// segments on several machines compare on the wall clock.
 	ClockOffsetMS *float64 `json:"clock_offset_ms,omitempty"`
 	ClockRTTMS    float64  `json:"clock_rtt_ms,omitempty"`
+	// Citus is the topology when the target is a Citus coordinator.
+	Citus *CitusInfo `json:"citus,omitempty"`
 }
 
 // PoolerInfo describes a pooler in front of the server: kind (pgbouncer,

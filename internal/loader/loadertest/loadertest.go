@@ -34,7 +34,13 @@ func Configured[W interface {
 // connections) and returns its DSN.
 func Loaded(t testing.TB, w workload.Workload) string {
 	t.Helper()
-	dsn := pgtest.DSN(t)
+	return LoadedAt(t, w, pgtest.DSN(t))
+}
+
+// LoadedAt loads w into the database of dsn (e.g. pgtest.CitusDSN's) and
+// returns dsn.
+func LoadedAt(t testing.TB, w workload.Workload, dsn string) string {
+	t.Helper()
 	dial := func(ctx context.Context) (*pgx.Conn, error) { return pgx.Connect(ctx, dsn) }
 	if _, err := loader.Init(context.Background(), dial, w, loader.Options{Workers: 2}); err != nil {
 		t.Fatalf("init: %v", err)

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,7 +65,20 @@ type Workload struct {
 	oltpClients int
 	olapClients int
 	flags       *pflag.FlagSet
+
+	// citus: the tables are Citus distributed tables (Prepare): the
+	// analytic clients' connections get citusOLAPSettings.
+	citus bool
 }
+
+// citusOLAPSettings are the session settings of the analytic clients on
+// Citus. Q7, Q8, Q9, Q15 and Q20 join stock and order_line on the supply
+// warehouse or the item alone, not on the warehouse column both are
+// distributed by; Citus runs such joins only as repartition joins, off by
+// default ("the query contains a join that requires repartitioning").
+// citus-benchmark's CH-benCHmark sets the same for its analytic
+// connections. The transactional clients keep the defaults.
+var citusOLAPSettings = [][2]string{{"citus.enable_repartition_joins", "on"}}
 
 // tpccFlags are the tpcc flags chbench takes (not --warehouse-range: the
 // extra tables are not split into slices).
@@ -162,6 +176,20 @@ func (p *part) TxTypes() []string                                { return p.type
 func (p *part) NewWorker(id int, rng *rand.Rand) workload.Worker { return p.newWorker(id, rng) }
 func (p *part) Groups() []workload.Part                          { return nil }
 
+// SetupConn implements workload.ConnSetup for the analytic group: on
+// Citus, citusOLAPSettings on each of its connections.
+func (p *part) SetupConn(ctx context.Context, conn *pgx.Conn) error {
+	if !p.analytic || !p.citus {
+		return nil
+	}
+	for _, kv := range citusOLAPSettings {
+		if _, err := conn.Exec(ctx, "select set_config($1, $2, false)", kv[0], kv[1]); err != nil {
+			return fmt.Errorf("chbench: set %s for the analytic clients: %w", kv[0], err)
+		}
+	}
+	return nil
+}
+
 // ValidateRun implements workload.RunValidator: tpcc's limit for the
 // transactional clients; any number of analytic streams.
 func (p *part) ValidateRun(clients int) error {
@@ -188,6 +216,13 @@ func (w *Workload) Params() map[string]string {
 	p := w.tpcc.Params()
 	p["oltp_clients"] = strconv.Itoa(w.oltpClients)
 	p["olap_clients"] = strconv.Itoa(w.olapClients)
+	if w.citus {
+		var set []string
+		for _, kv := range citusOLAPSettings {
+			set = append(set, kv[0]+"="+kv[1])
+		}
+		p["olap_session_citus"] = strings.Join(set, " ")
+	}
 	return p
 }
 
@@ -203,6 +238,9 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 	}
 	if missing != "" {
 		return fmt.Errorf("database is not initialised for chbench (table %s is missing): run `pgarena init chbench` first", missing)
+	}
+	if w.citus, err = workload.CitusDistributed(ctx, conn, "order_line"); err != nil {
+		return fmt.Errorf("chbench: %w", err)
 	}
 	return w.tpcc.Prepare(ctx, conn)
 }

@@ -140,12 +140,16 @@ func TestFingerprint(t *testing.T) {
 }
 
 // TestFigures: QphH from the analytic groups' committed queries, beside
-// NOPM, with the note that they move against each other.
+// NOPM, with the note that they move against each other; qphh_partial,
+// saying how many of 22 ran, when some never completed.
 func TestFigures(t *testing.T) {
 	w := newWorkload(t, "--warehouses", "1", "--olap-clients", "2")
 	before := map[string]float64{"d_next_o_id": 100, "xacts": 0, "rollbacks": 0}
 	after := map[string]float64{"d_next_o_id": 160, "xacts": 1000, "rollbacks": 0}
-	committed := map[string]int64{"oltp/new_order": 60, "oltp/payment": 50, "olap/q1": 30, "olap/q2": 14}
+	committed := map[string]int64{"oltp/new_order": 60, "oltp/payment": 50, "olap/q1": 23, "olap/q2": 1}
+	for _, q := range Queries()[2:] {
+		committed["olap/"+q.Name] = 1
+	}
 	figs := w.Figures(before, after, time.Minute, committed)
 	byName := map[string]workload.Figure{}
 	var order []string
@@ -164,6 +168,16 @@ func TestFigures(t *testing.T) {
 	}
 	if f := byName["qphh"]; f.Value != 44*60 || !strings.Contains(f.Note, "move against each other") {
 		t.Errorf("qphh = %v (%s), want %d with the note", f.Value, f.Note, 44*60)
+	}
+	delete(committed, "olap/q7")
+	delete(committed, "olap/q20")
+	for _, f := range w.Figures(before, after, time.Minute, committed) {
+		if f.Name == "qphh" {
+			t.Errorf("qphh printed while q7 and q20 never completed: %+v", f)
+		}
+		if f.Name == "qphh_partial" && (f.Value != 42*60 || !strings.Contains(f.Note, "20 of 22 queries completed (q7 q20 never did")) {
+			t.Errorf("qphh_partial %+v, want %d saying 20 of 22", f, 42*60)
+		}
 	}
 	if got := analytic.QphH(22*2, 10*time.Minute); got != 264 {
 		t.Errorf("QphH(44 queries, 10 min) = %v, want 264 (22 × 2 streams × 3600 / 600 s)", got)

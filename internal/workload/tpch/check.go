@@ -2,8 +2,10 @@ package tpch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,10 +21,8 @@ func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
 	if w.answers {
 		return w.checkAnswers(ctx, conn)
 	}
-	if err := w.checkCounts(ctx, conn); err != nil {
-		return err
-	}
-	return checkKeys(ctx, conn)
+	// both, so that one run names every table and key that is wrong
+	return errors.Join(w.checkCounts(ctx, conn), checkKeys(ctx, conn))
 }
 
 // checkCounts: the fixed tables hold exactly their rows at the scale;
@@ -39,6 +39,7 @@ func (w *Workload) checkCounts(ctx context.Context, conn *pgx.Conn) error {
 	perSet := int64(len(g.DeleteKeys(1)))
 	want[dbgen.Orders] = g.BaseRows(dbgen.Orders) + int64(w.rf1Next-w.rf2Next)*perSet
 	got := map[dbgen.Table]int64{}
+	var errs []error
 	for _, t := range dbgen.Tables {
 		var n int64
 		if err := conn.QueryRow(ctx, "select count(*) from "+t.String()).Scan(&n); err != nil {
@@ -46,14 +47,14 @@ func (w *Workload) checkCounts(ctx context.Context, conn *pgx.Conn) error {
 		}
 		got[t] = n
 		if wn, ok := want[t]; ok && n != wn {
-			return fmt.Errorf("tpch check: table %s holds %d rows, want %d at scale %g (Clause 4.2.5; refresh sets RF1 %d, RF2 %d done)",
-				t, n, wn, w.scale, w.rf1Next-1, w.rf2Next-1)
+			errs = append(errs, fmt.Errorf("tpch check: table %s holds %d rows, want %d at scale %g (Clause 4.2.5; refresh sets RF1 %d, RF2 %d done)",
+				t, n, wn, w.scale, w.rf1Next-1, w.rf2Next-1))
 		}
 	}
 	if l, o := got[dbgen.LineItem], got[dbgen.Orders]; l < o || l > 7*o {
-		return fmt.Errorf("tpch check: lineitem holds %d rows for %d orders, want 1 to 7 per order (Clause 4.2.3)", l, o)
+		errs = append(errs, fmt.Errorf("tpch check: lineitem holds %d rows for %d orders, want 1 to 7 per order (Clause 4.2.3)", l, o))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // keyChecks each count the rows whose key refers to nothing (Clause
@@ -69,23 +70,34 @@ var keyChecks = []struct{ what, sql string }{
 	{"orders without lineitems", "select count(*) from orders where not exists (select 1 from lineitem where l_orderkey = o_orderkey)"},
 }
 
+// checkKeys runs every key check, whatever the others found, and names
+// each that failed or erred.
 func checkKeys(ctx context.Context, conn *pgx.Conn) error {
+	var bad []string
 	for _, c := range keyChecks {
 		var n int64
 		if err := conn.QueryRow(ctx, c.sql).Scan(&n); err != nil {
-			return fmt.Errorf("tpch check: %s: %w", c.what, err)
+			if ctx.Err() != nil {
+				return fmt.Errorf("tpch check: %s: %w", c.what, err)
+			}
+			bad = append(bad, fmt.Sprintf("%s: %v", c.what, err))
+		} else if n != 0 {
+			bad = append(bad, fmt.Sprintf("%d %s", n, c.what))
 		}
-		if n != 0 {
-			return fmt.Errorf("tpch check: %d %s", n, c.what)
-		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("tpch check: %d of %d key checks pass; %s", len(keyChecks)-len(bad), len(keyChecks), strings.Join(bad, "; "))
 	}
 	return nil
 }
 
 // checkAnswers runs the 22 queries with the validation parameters and
 // compares each result with the scale's answer set (qgen.Check's
-// tolerances). It refuses, as bad input, a scale without an answer set and
-// data the refresh functions have changed.
+// tolerances), every query whatever the others did: the error names each
+// that failed (a wrong answer) or erred (with its SQLSTATE) and counts
+// those that passed; on success a note says how many matched and which
+// ran in a Citus form. It refuses, as bad input, a scale without an
+// answer set and data the refresh functions have changed.
 func (w *Workload) checkAnswers(ctx context.Context, conn *pgx.Conn) error {
 	if w.rf1Next != 1 || w.rf2Next != 1 {
 		return &workload.InputError{Msg: fmt.Sprintf("check tpch --answers: refresh sets have changed the data (RF1 ran %d sets, RF2 %d): the answer set is for the data as loaded; init again first",
@@ -95,18 +107,41 @@ func (w *Workload) checkAnswers(ctx context.Context, conn *pgx.Conn) error {
 	if !ok {
 		return &workload.InputError{Msg: fmt.Sprintf("check tpch --answers: no answer set for scale %g (there are answer sets for 0.01, 0.1 and 1 where pinned)", w.scale)}
 	}
-	for n := 1; n <= 22; n++ {
-		q := qgen.Validation(n, w.scale)
-		got, err := textRows(ctx, conn, q.SQL)
-		if err != nil {
-			return fmt.Errorf("tpch check --answers: q%d: %w", n, err)
-		}
-		if err := qgen.Check(n, got, want[n]); err != nil {
-			return fmt.Errorf("tpch check --answers: q%d: %w", n, err)
+	var bad []string
+	for n := 1; n <= qgen.NumQueries; n++ {
+		got, err := textRows(ctx, conn, w.querySQL(qgen.Validation(n, w.scale)))
+		if err == nil {
+			if err = qgen.Check(n, got, want[n]); err != nil {
+				bad = append(bad, fmt.Sprintf("q%d wrong answer: %v", n, err))
+			}
+		} else {
+			if ctx.Err() != nil {
+				return fmt.Errorf("tpch check --answers: q%d: %w", n, err)
+			}
+			bad = append(bad, fmt.Sprintf("q%d error: %v", n, err))
 		}
 	}
-	return nil
+	return answersResult(bad, w.citus)
 }
+
+// answersResult is checkAnswers' outcome from the failures in query
+// order.
+func answersResult(bad []string, citus bool) error {
+	if len(bad) > 0 {
+		return fmt.Errorf("tpch check --answers: %d of %d queries pass; %s", qgen.NumQueries-len(bad), qgen.NumQueries, strings.Join(bad, "; "))
+	}
+	msg := fmt.Sprintf("%d of %d queries' answers match the answer set", qgen.NumQueries, qgen.NumQueries)
+	if citus {
+		msg += " (" + citusFormNames() + " in their Citus forms)"
+	}
+	return checkNote(msg)
+}
+
+// checkNote is a remark on a check that passed (workload.CheckNote).
+type checkNote string
+
+func (n checkNote) Error() string { return string(n) }
+func (n checkNote) IsNote() bool  { return true }
 
 // textRows runs sql over the simple protocol and returns its rows as
 // PostgreSQL's text (NULL as qgen.Null).

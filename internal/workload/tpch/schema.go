@@ -31,8 +31,10 @@ var primaryKeys = map[dbgen.Table]string{
 // foreignKey is one of Clause 1.4.2.3's foreign keys.
 type foreignKey struct {
 	cols, ref, refCols string
-	// colocated: allowed between Citus tables (a reference table, or
-	// tables distributed by the key's columns and colocated).
+	// colocated: allowed between Citus tables in every layout (a
+	// reference table, or tables distributed by the key's columns and
+	// colocated); the others only in the reference layout (citus.go),
+	// where they point at a reference table.
 	colocated bool
 }
 
@@ -68,7 +70,7 @@ const chunkRows = 1000
 
 // tables returns the schema: the eight tables per Clause 1.4, loaded by
 // COPY from dbgen's text in chunks, then the state table.
-func tables(g *dbgen.Generator, citus bool) []workload.Table {
+func tables(g *dbgen.Generator, citus, allKeys bool) []workload.Table {
 	var out []workload.Table
 	for _, t := range dbgen.Tables {
 		cols := columns[t]
@@ -95,7 +97,7 @@ func tables(g *dbgen.Generator, citus bool) []workload.Table {
 			Create:   []string{ddl},
 			Columns:  names,
 			Rows:     workload.Batches{N: int((base + chunkRows - 1) / chunkRows), Rows: rows, Text: chunk(g, t)},
-			PostLoad: postLoad(t, citus),
+			PostLoad: postLoad(t, citus, allKeys),
 		})
 	}
 	sf := g.Scale()
@@ -110,11 +112,11 @@ func tables(g *dbgen.Generator, citus bool) []workload.Table {
 }
 
 // postLoad is a table's primary key, indexes and foreign keys (on Citus
-// only those between colocated or reference tables). The primary key's
+// only those between colocated or reference tables, unless allKeys). The primary key's
 // index is built as an index first, so the loader builds it at once with
 // the table's other indexes (its connections in parallel), then becomes
 // the key (the columns are NOT NULL: no scan); Citus gets the plain form.
-func postLoad(t dbgen.Table, citus bool) []string {
+func postLoad(t dbgen.Table, citus, allKeys bool) []string {
 	name := t.String()
 	stmts := []string{fmt.Sprintf("create unique index %s_pkey on %s (%s)", name, name, primaryKeys[t])}
 	if citus {
@@ -127,7 +129,7 @@ func postLoad(t dbgen.Table, citus bool) []string {
 		stmts = append(stmts, fmt.Sprintf("alter table %s add constraint %s_pkey primary key using index %s_pkey", name, name, name))
 	}
 	for _, fk := range foreignKeys[t] {
-		if citus && !fk.colocated {
+		if citus && !fk.colocated && !allKeys {
 			continue
 		}
 		stmts = append(stmts, fmt.Sprintf("alter table %s add foreign key (%s) references %s (%s)", name, fk.cols, fk.ref, fk.refCols))

@@ -80,20 +80,21 @@ const (
 
 // Workload is the tpch benchmark. Use New (or the registry).
 type Workload struct {
-	scale      float64
-	power      bool
-	throughput bool
-	streams    int
-	queryList  string
-	queries    []int // --queries, 1-based
-	repeat     int
-	answers    bool
-	explain    bool
-	clients    int // of a one-group run (ValidateRun)
-	citus      bool
-	shardCount int
-	seed       uint64
-	flags      *pflag.FlagSet
+	scale       float64
+	power       bool
+	throughput  bool
+	streams     int
+	queryList   string
+	queries     []int // --queries, 1-based
+	repeat      int
+	answers     bool
+	explain     bool
+	clients     int // of a one-group run (ValidateRun)
+	citus       bool
+	citusLayout string
+	shardCount  int
+	seed        uint64
+	flags       *pflag.FlagSet
 
 	// segmented: the run is one of several processes' (--segment, --agents)
 	segmented bool
@@ -122,7 +123,7 @@ func (w *Workload) generator() *dbgen.Generator {
 
 // New returns a tpch workload with the default parameters.
 func New() *Workload {
-	w := &Workload{scale: 1, streams: 2, repeat: 1, shardCount: 32, seed: 1}
+	w := &Workload{scale: 1, streams: 2, repeat: 1, shardCount: 32, seed: 1, citusLayout: layoutReference}
 	fs := pflag.NewFlagSet("tpch", pflag.ContinueOnError)
 	fs.Float64VarP(&w.scale, "scale", "s", 1, "scale factor (SF): 1 is about 1 GB of data (lineitem 6 million rows); fractions for tests (0.01)")
 	fs.BoolVar(&w.power, "power", false, "the power test: RF1, the 22 queries in stream 0's order, RF2 (one stream); the run ends when it has (no -T needed); with --throughput, both tests, then QphH@size")
@@ -132,9 +133,10 @@ func New() *Workload {
 	fs.IntVar(&w.repeat, "repeat", 1, "with --queries: how many times each client runs the list")
 	fs.BoolVar(&w.explain, "explain-slowest", false, "after the run, save EXPLAIN (ANALYZE, BUFFERS) of its slowest query (with the parameters of the stream it ran in, named in the file) with the run, in explain-slowest.txt")
 	fs.BoolVar(&w.answers, "answers", false, "check the 22 queries' answers with the validation parameters against the answer set of the scale")
-	fs.BoolVar(&w.citus, "citus", false, "distribute the tables on a Citus coordinator (lineitem/orders by orderkey, part/partsupp by partkey, customer by custkey; nation, region, supplier reference tables); automatic when the extension is there")
+	fs.BoolVar(&w.citus, "citus", false, "distribute the tables on a Citus coordinator (see --citus-layout); automatic when the extension is there")
+	fs.StringVar(&w.citusLayout, "citus-layout", layoutReference, "with Citus: reference (lineitem/orders distributed by orderkey, the other six reference tables: all 22 queries run) or distributed (part/partsupp by partkey and customer by custkey too: 11 queries fail, 5 with citus.enable_repartition_joins=on)")
 	fs.IntVar(&w.shardCount, "shard-count", 32, "with Citus: shards of the distributed tables")
-	workload.ForVerbs(fs, workload.InitVerbs, "scale", "citus", "shard-count")
+	workload.ForVerbs(fs, workload.InitVerbs, "scale", "citus", "citus-layout", "shard-count")
 	workload.ForVerbs(fs, []string{workload.VerbRun}, "power", "throughput", "streams", "queries", "repeat", "explain-slowest")
 	workload.ForVerbs(fs, []string{workload.VerbCheck}, "answers")
 	w.flags = fs
@@ -171,6 +173,8 @@ func (w *Workload) Validate() error {
 		return errors.New("--streams is the throughput test's: give --throughput too")
 	case w.shardCount < 1:
 		return fmt.Errorf("--shard-count must be at least 1 (got %d)", w.shardCount)
+	case w.citusLayout != layoutReference && w.citusLayout != layoutDistributed:
+		return fmt.Errorf("--citus-layout must be %s or %s (got %q)", layoutReference, layoutDistributed, w.citusLayout)
 	}
 	w.queries = nil
 	if w.queryList != "" {
@@ -219,6 +223,9 @@ func (w *Workload) Params() map[string]string {
 	if w.prepared {
 		p["rf1_next"], p["rf2_next"] = strconv.Itoa(w.rf1Next), strconv.Itoa(w.rf2Next)
 	}
+	if w.citus {
+		p["citus_forms"] = citusFormNames() // qgen.CitusSQL's rewrites ran
+	}
 	// the substitution parameters of the power and throughput tests'
 	// streams, as the queries have them
 	if w.power {
@@ -244,7 +251,9 @@ func (w *Workload) streamParams(s int) string {
 }
 
 // Tables implements workload.Workload.
-func (w *Workload) Tables() []workload.Table { return tables(w.generator(), w.citus) }
+func (w *Workload) Tables() []workload.Table {
+	return tables(w.generator(), w.citus, w.citusLayout == layoutReference)
+}
 
 // queryNames are q1..q22; TxTypes are they, then rf1 and rf2.
 var queryNames = func() []string {
@@ -285,7 +294,7 @@ func (w *Workload) streamSet(s int) (analytic.Set, []int) {
 	set := make(analytic.Set, 22)
 	var order []int
 	for _, q := range qgen.Stream(s, int64(w.seed), w.scale) {
-		set[q.Number-1] = analytic.Query{Name: queryNames[q.Number-1], SQL: q.SQL}
+		set[q.Number-1] = analytic.Query{Name: queryNames[q.Number-1], SQL: w.querySQL(q)}
 		order = append(order, q.Number-1)
 	}
 	return set, order
@@ -407,6 +416,9 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 		return &workload.InputError{Msg: fmt.Sprintf("the database holds tpch at scale %g, not --scale %g: leave out --scale or init again", sf, w.scale)}
 	}
 	w.scale, w.prepared = sf, true
+	if err := w.prepareCitus(ctx, conn); err != nil {
+		return err
+	}
 	if err := w.pregenerate(w.rf1Next); err != nil {
 		return &workload.InputError{Msg: fmt.Sprintf("tpch: %v: the refresh sets of this load are used up, init again", err)}
 	}
@@ -437,7 +449,7 @@ func (w *Workload) Explain(ctx context.Context, conn *pgx.Conn, txType string) (
 	var sql string
 	for _, q := range qgen.Stream(stream, int64(w.seed), w.scale) {
 		if q.Number == n {
-			sql = q.SQL
+			sql = w.querySQL(q)
 		}
 	}
 	rows, err := textRows(ctx, conn, "explain (analyze, buffers) "+sql)

@@ -676,8 +676,11 @@ var placeholder = regexp.MustCompile(`:[0-9]+`)
 // substitute returns template q with its parameters in place. Parameters
 // are the generator's own text (digits, dates, dists.dss words), never
 // user input; none contains a quote.
-func substitute(q int, p params) string {
-	return placeholder.ReplaceAllStringFunc(templates[q], func(m string) string {
+func substitute(q int, p params) string { return substituteTemplate(templates[q], p) }
+
+// substituteTemplate returns template t with parameters p in place.
+func substituteTemplate(t string, p params) string {
+	return placeholder.ReplaceAllStringFunc(t, func(m string) string {
 		i, _ := strconv.Atoi(m[1:])
 		if i < len(p) {
 			return p[i]
