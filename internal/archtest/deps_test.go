@@ -15,9 +15,7 @@ var allowed = map[string][]string{
 	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
 
 	// one run end to end, and what it runs
-	"internal/session": {"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
-		"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
-		"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys},
+	"internal/session": sessionReach,
 	"internal/driver":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
 	"internal/loader":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr, xsync},
 	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, procfs, xsys},
@@ -26,6 +24,12 @@ var allowed = map[string][]string{
 	"internal/await":   {"internal/clock"},
 	"internal/metrics": {hdr},
 	"internal/pgerr":   {"internal/metrics", pgx, hdr},
+
+	// --out: outputs of a run beside its results directory (the registry and one package per kind)
+	"internal/output":       with(sessionReach, "internal/session"),
+	"internal/output/all":   with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, plot),
+	"internal/output/jsonl": with(sessionReach, "internal/output", "internal/session"),
+	"internal/output/csv":   with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, plot),
 
 	// targets: a target knows nothing of workloads, the driver or the store
 	"internal/target":         {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", pgx, hdr},
@@ -71,6 +75,16 @@ var allowed = map[string][]string{
 
 	// the benchmarks' own programs (not parts of pgarena)
 	"bench/floor": {pgx},
+}
+
+// sessionReach is what internal/session may reach: one run end to end.
+var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
+	"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
+	"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys}
+
+// with is base and more, for entries that build on another's reach.
+func with(base []string, more ...string) []string {
+	return append(append([]string(nil), base...), more...)
 }
 
 // Third-party modules (go.mod).

@@ -132,7 +132,11 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if err != nil {
 		return err
 	}
-	res, err := session.Run(ctx, spec, p, st, f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w)))
+	outs, err := a.runOutputs(f.outs)
+	if err != nil {
+		return err
+	}
+	res, err := session.Run(ctx, spec, p, st, append([]session.Output{f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w))}, outs...)...)
 	var refused *driver.InitialConnectError
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -147,7 +151,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if f.load.schedule != "" && len(f.rules) > 0 {
 		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
 	}
-	return a.printResult(res, f.jsonOut, f.pgb.summaryExtra(res, limits))
+	return a.printResult(res, f.jsonOut, f.stdoutOut, f.pgb.summaryExtra(res, limits))
 }
 
 // printLoadLimits prints, for an open-loop schedule run with autostop
@@ -190,10 +194,10 @@ func (a *app) setThreads(jobs, clients int) (threads int, restore func(), err er
 
 // printResult prints the summary, findings and checks, and maps how the
 // run ended to an exit code.
-func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer)) error {
+func (a *app) printResult(res session.Result, jsonOut, stdoutTaken bool, extra func(io.Writer)) error {
 	sum := res.Summary
 	out := a.Stdout
-	if jsonOut {
+	if jsonOut || stdoutTaken { // stdout keeps one JSON value, or an --out's stream
 		out = a.Stderr
 	}
 	report.SummaryText(out, &sum)
@@ -201,6 +205,7 @@ func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer
 		extra(out)
 	}
 	printFindings(a.Stderr, res.Findings)
+	printOutputProblems(a.Stderr, res.OutputProblems)
 	if jsonOut {
 		if err := writeJSON(a.Stdout, sum); err != nil {
 			return err

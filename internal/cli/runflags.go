@@ -50,6 +50,8 @@ type runFlags struct {
 	proceed            bool
 	seedFrom           string // "time" or "rand" when --random-seed drew the seed
 	pgb                pgbenchRunFlags
+	outs               []string // --out NAME[=ARG] (outputs.go)
+	stdoutOut          bool     // an --out writes to stdout
 
 	// set by validate
 	steps []session.Step
@@ -74,6 +76,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	fl.StringVar(&f.label, "label", "", "label recorded with the run (for listing and comparing)")
 	seedFlag(fl, &f.seed, &f.seedFrom, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the final summary as JSON on stdout")
+	addOutFlag(fl, &f.outs)
 	addScriptRunFlags(fl, f)
 	fl.StringVar(&f.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
 	fl.DurationVar(&f.tick, "interval", time.Second, "length of a recorded interval")
@@ -122,6 +125,11 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if err := f.pgb.validate(cmd); err != nil {
 		return err
 	}
+	stdout, err := checkOuts(f.outs, f.jsonOut)
+	if err != nil {
+		return err
+	}
+	f.stdoutOut = stdout
 	if err := f.operationCount(cmd, w); err != nil {
 		return err
 	}
@@ -135,7 +143,6 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if _, err := netio.ParseMode(f.netIO); err != nil {
 		return usagef("--net-io: %s", err)
 	}
-	var err error
 	if f.steps, f.rules, err = f.load.plan(f.duration, f.transactions); err != nil {
 		return err
 	}
