@@ -11,8 +11,8 @@ package archtest
 // a decision made in review, not a default.
 var allowed = map[string][]string{
 	// main and the command line: everything but the test helpers.
-	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
-	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
+	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml, promclient},
+	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml, promclient},
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
@@ -26,10 +26,11 @@ var allowed = map[string][]string{
 	"internal/pgerr":   {"internal/metrics", pgx, hdr},
 
 	// --out: outputs of a run beside its results directory (the registry and one package per kind)
-	"internal/output":       with(sessionReach, "internal/session"),
-	"internal/output/all":   with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, plot),
-	"internal/output/jsonl": with(sessionReach, "internal/output", "internal/session"),
-	"internal/output/csv":   with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, plot),
+	"internal/output":            with(sessionReach, "internal/session"),
+	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, plot, promclient),
+	"internal/output/jsonl":      with(sessionReach, "internal/output", "internal/session"),
+	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, plot),
+	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session", promclient),
 
 	// targets: a target knows nothing of workloads, the driver or the store
 	"internal/target":         {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", pgx, hdr},
@@ -100,6 +101,8 @@ const (
 	plot   = "gonum.org/v1/plot"
 	yaml   = "gopkg.in/yaml.v3"
 	ggcr   = "github.com/google/go-containerregistry"
+	// promclient serves --out prometheus (internal/output/prometheus).
+	promclient = "github.com/prometheus/client_golang"
 )
 
 // testHelpers are the packages that exist for tests: only _test.go files

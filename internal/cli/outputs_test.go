@@ -2,13 +2,21 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
@@ -116,12 +124,13 @@ func TestOutBadInput(t *testing.T) {
 		out  []string
 		want string
 	}{
-		{[]string{"--out", "influx=http://x"}, `unknown output "influx" (known: csv=FILE, jsonl=FILE|-)`},
+		{[]string{"--out", "influx=http://x"}, `unknown output "influx" (known: csv=FILE, jsonl=FILE|-, prometheus[=ADDR])`},
 		{[]string{"--out", "jsonl"}, "output jsonl needs an argument: --out jsonl=FILE|-"},
 		{[]string{"--out", "csv="}, "output csv needs an argument"},
 		{[]string{"--out", "jsonl=-", "--json"}, "stdout is already taken"},
 		{[]string{"--out", "jsonl=-", "--out", "jsonl=-"}, "stdout is already taken"},
 		{[]string{"--out", "csv=" + filepath.Join(results, "no", "such", "dir.csv")}, "no such file or directory"},
+		{[]string{"--out", "prometheus=9469"}, "want host:port"},
 	} {
 		wantUsage(t, pgarena(t, nil, append(base, c.out...)...), c.want)
 	}
@@ -144,4 +153,115 @@ func TestOutFailingReportedAtEnd(t *testing.T) {
 	if i < 0 || !strings.Contains(r.stderr[i:], "no space left on device") {
 		t.Errorf("the failing output should be listed at the end:\n%s", r)
 	}
+}
+
+// TestOutPrometheusScraped runs Debian's Prometheus server scraping a run's
+// --out prometheus and queries the series it stored while the run goes on.
+func TestOutPrometheusScraped(t *testing.T) {
+	t.Parallel()
+	bin, err := osexec.LookPath("prometheus")
+	if err != nil {
+		if pgtest.Required() {
+			t.Fatal("prometheus is not installed (scripts/install-deps.sh --tests installs it)")
+		}
+		t.Skip("prometheus is not installed (scripts/install-deps.sh --tests installs it)")
+	}
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	metricsAddr, promAddr := freeAddr(t), freeAddr(t)
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\nscrape_configs:\n"+
+		"  - job_name: pgarena\n    static_configs:\n      - targets: ['%s']\n", metricsAddr)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := osexec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	promLog := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan result, 1)
+	go func() {
+		done <- pgarenaCtx(t, ctx, nil, "run", "tpcb", "-S", "-c", "2", "-T", "90s", "--dsn", dsn,
+			"--results", t.TempDir(), "--out", "prometheus="+metricsAddr)
+	}()
+	for _, q := range []struct{ query, what string }{
+		{`pgarena_transactions_committed_total{type="select-only"} > 0`, "committed transactions"},
+		{`pgarena_transaction_latency_seconds_bucket{type="select-only",le="+Inf"} > 0`, "the latency histogram"},
+		{`pgarena_transactions_failed_total{type="select-only",class="serialization"} == 0`, "failures by class"},
+		{`pgarena_clients_connected == 2`, "clients connected"},
+		{`pgarena_target_rate == 0`, "the target rate"},
+		{`pgarena_sample{series="pg.connections.total"} > 0`, "server samples"},
+	} {
+		if err := awaitSeries(ctx, promAddr, q.query, done); err != nil {
+			cancel()
+			t.Fatalf("Prometheus did not store %s (%s): %v\n--- prometheus log ---\n%s", q.what, q.query, err, promLog())
+		}
+	}
+	cancel()
+	r := <-done
+	if r.code != ExitInterrupted {
+		t.Errorf("run: want exit %d after the interrupt:\n%s", ExitInterrupted, r)
+	}
+	if c, err := net.DialTimeout("tcp", metricsAddr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("metrics are still served at %s after the run", metricsAddr)
+	}
+}
+
+// freeAddr is a loopback address with a port nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// awaitSeries polls Prometheus's query API until query returns a series,
+// for at most 60 s; a run that ends first is an error.
+func awaitSeries(ctx context.Context, promAddr, query string, done <-chan result) error {
+	deadline := time.Now().Add(60 * time.Second)
+	client := &http.Client{Timeout: 5 * time.Second}
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := client.Get("http://" + promAddr + "/api/v1/query?query=" + url.QueryEscape(query))
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var r struct {
+				Status string `json:"status"`
+				Data   struct {
+					Result []json.RawMessage `json:"result"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(body, &r) == nil && r.Status == "success" && len(r.Data.Result) > 0 {
+				return nil
+			}
+			last = string(body)
+		} else {
+			last = err.Error()
+		}
+		select {
+		case r := <-done:
+			return fmt.Errorf("the run ended first:\n%s", r)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no series within 60 s; last answer: %s", last)
 }

@@ -3,6 +3,7 @@
 package all
 
 import (
-	_ "github.com/pgarena/pgarena/internal/output/csv"   // per-interval rows for spreadsheets
-	_ "github.com/pgarena/pgarena/internal/output/jsonl" // one JSON object per record
+	_ "github.com/pgarena/pgarena/internal/output/csv"        // per-interval rows for spreadsheets
+	_ "github.com/pgarena/pgarena/internal/output/jsonl"      // one JSON object per record
+	_ "github.com/pgarena/pgarena/internal/output/prometheus" // /metrics during the run
 )
