@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"internal/output/jsonl":      with(sessionReach, "internal/output", "internal/session"),
 	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, plot),
 	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session", promclient),
+	"internal/output/postgres":   with(sessionReach, "internal/output", "internal/session"),
 
 	// targets: a target knows nothing of workloads, the driver or the store
 	"internal/target":         {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", pgx, hdr},

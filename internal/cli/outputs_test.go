@@ -124,7 +124,7 @@ func TestOutBadInput(t *testing.T) {
 		out  []string
 		want string
 	}{
-		{[]string{"--out", "influx=http://x"}, `unknown output "influx" (known: csv=FILE, jsonl=FILE|-, prometheus[=ADDR])`},
+		{[]string{"--out", "influx=http://x"}, `unknown output "influx" (known: csv=FILE, jsonl=FILE|-, postgres=DSN, prometheus[=ADDR])`},
 		{[]string{"--out", "jsonl"}, "output jsonl needs an argument: --out jsonl=FILE|-"},
 		{[]string{"--out", "csv="}, "output csv needs an argument"},
 		{[]string{"--out", "jsonl=-", "--json"}, "stdout is already taken"},

@@ -5,5 +5,6 @@ package all
 import (
 	_ "github.com/pgarena/pgarena/internal/output/csv"        // per-interval rows for spreadsheets
 	_ "github.com/pgarena/pgarena/internal/output/jsonl"      // one JSON object per record
+	_ "github.com/pgarena/pgarena/internal/output/postgres"   // a PostgreSQL results database
 	_ "github.com/pgarena/pgarena/internal/output/prometheus" // /metrics during the run
 )
