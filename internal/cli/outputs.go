@@ -24,7 +24,10 @@ func addOutFlag(fl *pflag.FlagSet, outs *[]string) {
 
 // checkOuts refuses unknown kinds and a second use of stdout before
 // anything runs; it reports whether an output writes to stdout.
-func checkOuts(outs []string, jsonOut bool) (stdout bool, err error) {
+func checkOuts(outs []string, jsonOut bool, agents int) (stdout bool, err error) {
+	if len(outs) > 0 && agents > 0 {
+		return false, usagef("--out does not combine with --agents (each agent would write it): publish the merged run instead (pgarena publish)")
+	}
 	for _, spec := range outs {
 		k, arg, err := output.Parse(spec)
 		if err != nil {

@@ -131,6 +131,7 @@ func TestOutBadInput(t *testing.T) {
 		{[]string{"--out", "jsonl=-", "--out", "jsonl=-"}, "stdout is already taken"},
 		{[]string{"--out", "csv=" + filepath.Join(results, "no", "such", "dir.csv")}, "no such file or directory"},
 		{[]string{"--out", "prometheus=9469"}, "want host:port"},
+		{[]string{"--out", "jsonl=x.jsonl", "--agents", "2"}, "--out does not combine with --agents"},
 	} {
 		wantUsage(t, pgarena(t, nil, append(base, c.out...)...), c.want)
 	}

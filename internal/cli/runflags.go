@@ -125,7 +125,7 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if err := f.pgb.validate(cmd); err != nil {
 		return err
 	}
-	stdout, err := checkOuts(f.outs, f.jsonOut)
+	stdout, err := checkOuts(f.outs, f.jsonOut, f.seg.agents)
 	if err != nil {
 		return err
 	}

@@ -103,6 +103,9 @@ func New(spec string, p Params) (session.Output, error) {
 	if p.Notef == nil {
 		p.Notef = func(string, ...any) {}
 	}
+	if p.Env == nil {
+		p.Env = func(string) string { return "" }
+	}
 	o, err := k.New(p)
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", k.Name, err)
