@@ -119,7 +119,7 @@ fi
 # own pgbouncer, haproxy and pgpool on free ports, the replica tests a
 # pglogical subscriber, the interoperability tests Debian's sysbench. The
 # packages must not start system services (pgbouncer would hold port 6432,
-# haproxy and pgpool theirs): a policy-rc.d refuses service starts while
+# haproxy, pgpool and prometheus theirs): a policy-rc.d refuses service starts while
 # they install. pglogical must match the server's major version.
 if [ "$WITH_TESTS" = 1 ]; then
 	major="$(basename "$(dirname "$PGREAL")")"
@@ -128,6 +128,8 @@ if [ "$WITH_TESTS" = 1 ]; then
 	command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 	command -v pgpool >/dev/null 2>&1 || [ -x /usr/sbin/pgpool ] || missing+=(pgpool2)
 	command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
+	# a Prometheus server scraping --out prometheus (internal/cli outputs_test.go)
+	command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 	# a registry for the image push test (make image PUSH=...)
 	[ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
 	if [ -n "$major" ] && [ ! -f "/usr/share/postgresql/$major/extension/pglogical.control" ] &&

@@ -11,13 +11,11 @@ package archtest
 // a decision made in review, not a default.
 var allowed = map[string][]string{
 	// main and the command line: everything but the test helpers.
-	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
-	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
+	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml, promclient},
+	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml, promclient},
 
 	// one run end to end, and what it runs
-	"internal/session": {"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
-		"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
-		"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys},
+	"internal/session": sessionReach,
 	"internal/driver":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
 	"internal/loader":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr, xsync},
 	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, procfs, xsys},
@@ -26,6 +24,14 @@ var allowed = map[string][]string{
 	"internal/await":   {"internal/clock"},
 	"internal/metrics": {hdr},
 	"internal/pgerr":   {"internal/metrics", pgx, hdr},
+
+	// --out: outputs of a run beside its results directory (the registry and one package per kind)
+	"internal/output":            with(sessionReach, "internal/session"),
+	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, plot, promclient),
+	"internal/output/jsonl":      with(sessionReach, "internal/output", "internal/session"),
+	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, plot),
+	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session", promclient),
+	"internal/output/postgres":   with(sessionReach, "internal/output", "internal/session"),
 
 	// targets: a target knows nothing of workloads, the driver or the store
 	"internal/target":         {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", pgx, hdr},
@@ -73,6 +79,16 @@ var allowed = map[string][]string{
 	"bench/floor": {pgx},
 }
 
+// sessionReach is what internal/session may reach: one run end to end.
+var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
+	"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
+	"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys}
+
+// with is base and more, for entries that build on another's reach.
+func with(base []string, more ...string) []string {
+	return append(append([]string(nil), base...), more...)
+}
+
 // Third-party modules (go.mod).
 const (
 	cobra  = "github.com/spf13/cobra"
@@ -86,6 +102,8 @@ const (
 	plot   = "gonum.org/v1/plot"
 	yaml   = "gopkg.in/yaml.v3"
 	ggcr   = "github.com/google/go-containerregistry"
+	// promclient serves --out prometheus (internal/output/prometheus).
+	promclient = "github.com/prometheus/client_golang"
 )
 
 // testHelpers are the packages that exist for tests: only _test.go files

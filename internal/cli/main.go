@@ -212,6 +212,7 @@ workload, benchmarks it and removes the cluster.`,
 		a.findMaxCommand(),
 		a.mergeCommand(),
 		a.serveCommand(),
+		a.publishCommand(),
 		a.k8sCommand(),
 	)
 	root.CompletionOptions.DisableDefaultCmd = true

@@ -130,21 +130,15 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		}
 		defer stop()
 	}
-	spec := a.spec(f, w, threads)
-	a.splitGroups(&spec, w)
-	if err = splitReads(&spec, &f.replica); err == nil {
-		err = a.applySegment(&spec, f)
-	}
-	if err == nil {
-		err = applySessionSets(&spec, f.sessionSets)
-	}
-	if err == nil {
-		err = a.applyWorkerDSNs(&spec, f.workerDSNs)
-	}
+	spec, err := a.runSpec(f, w, threads)
 	if err != nil {
 		return err
 	}
-	res, err := session.Run(ctx, spec, p, st, f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w)))
+	outs, err := a.runOutputs(f.outs)
+	if err != nil {
+		return err
+	}
+	res, err := session.Run(ctx, spec, p, st, append([]session.Output{f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w))}, outs...)...)
 	var refused *driver.InitialConnectError
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -159,7 +153,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if f.load.schedule != "" && len(f.rules) > 0 {
 		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
 	}
-	return interruptedAfter(ctx, a.printResult(res, f.jsonOut, f.pgb.summaryExtra(res, limits)))
+	return interruptedAfter(ctx, a.printResult(res, f.jsonOut, f.stdoutOut, f.pgb.summaryExtra(res, limits)))
 }
 
 // interruptedAfter makes a run interrupted after its measured time (in
@@ -216,10 +210,10 @@ func (a *app) setThreads(jobs, clients int) (threads int, restore func(), err er
 
 // printResult prints the summary, findings and checks, and maps how the
 // run ended to an exit code.
-func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer)) error {
+func (a *app) printResult(res session.Result, jsonOut, stdoutTaken bool, extra func(io.Writer)) error {
 	sum := res.Summary
 	out := a.Stdout
-	if jsonOut {
+	if jsonOut || stdoutTaken { // stdout keeps one JSON value, or an --out's stream
 		out = a.Stderr
 	}
 	report.SummaryText(out, &sum)
@@ -227,6 +221,7 @@ func (a *app) printResult(res session.Result, jsonOut bool, extra func(io.Writer
 		extra(out)
 	}
 	printFindings(a.Stderr, res.Findings)
+	printOutputProblems(a.Stderr, res.OutputProblems)
 	if jsonOut {
 		if err := writeJSON(a.Stdout, sum); err != nil {
 			return err

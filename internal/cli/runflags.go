@@ -52,6 +52,8 @@ type runFlags struct {
 	sessionSets        []string // --session-set (sessionset.go)
 	workerDSNs         []string // --worker-dsn (sessionset.go)
 	pgb                pgbenchRunFlags
+	outs               []string // --out NAME[=ARG] (outputs.go)
+	stdoutOut          bool     // an --out writes to stdout
 
 	// set by validate
 	steps []session.Step
@@ -77,6 +79,7 @@ func (f *runFlags) add(sub *cobra.Command) {
 	addSessionSetFlag(fl, &f.sessionSets, &f.workerDSNs)
 	seedFlag(fl, &f.seed, &f.seedFrom, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the final summary as JSON on stdout")
+	addOutFlag(fl, &f.outs)
 	addScriptRunFlags(fl, f)
 	fl.StringVar(&f.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
 	fl.DurationVar(&f.tick, "interval", time.Second, "length of a recorded interval")
@@ -129,6 +132,11 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if err := f.pgb.validate(cmd); err != nil {
 		return err
 	}
+	stdout, err := checkOuts(f.outs, f.jsonOut, f.seg.agents)
+	if err != nil {
+		return err
+	}
+	f.stdoutOut = stdout
 	if err := f.operationCount(cmd, w); err != nil {
 		return err
 	}
@@ -142,7 +150,6 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if _, err := netio.ParseMode(f.netIO); err != nil {
 		return usagef("--net-io: %s", err)
 	}
-	var err error
 	if f.steps, f.rules, err = f.load.plan(f.duration, f.transactions); err != nil {
 		return err
 	}

@@ -36,3 +36,7 @@ func safeCell(v string) string {
 	}
 	return v
 }
+
+// SafeCSVCell is v made safe to open in a spreadsheet, as every cell of
+// pgarena's CSV exports (for CSV written outside this package).
+func SafeCSVCell(v string) string { return safeCell(v) }

@@ -72,8 +72,12 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 			r.notef("%v", err)
 		}
 	}
-	// The outputs are fixed before anything publishes: the store first.
+	// The outputs are fixed before anything publishes: the store first,
+	// the caller's outputs after the run's own (ownOutputs).
 	fan := newFanout(r.notef, append([]Output{rec, figs}, outs...)...)
+	r.fanned = true
+	defer fan.close()
+	fan.publish(Record{Start: &RunStart{ID: r.writer.ID(), Spec: r.recorded, Server: srv}})
 	latest := &latestSamples{m: map[string]float64{}}
 	smp := r.startSampler(ctx, fan, latest)
 	if r.repl, err = r.startReplication(ctx, func(b []store.Sample) { fan.publish(Record{Samples: b}) }); err != nil {
@@ -120,7 +124,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if smp != nil {
 		findings = smp.Stop()
 	}
-	fan.close()
+	fan.closeFirst(ownOutputs)
 	if err == nil {
 		r.sum.Figures = figs.end(r.notef, r.sum.Start, r.sum.End)
 		r.explainSlowest(ctx)
@@ -162,6 +166,10 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		r.notef("could not record the summary: %v", err)
 	}
 	res.Summary, res.Findings = r.sum, findings
+	// The caller's outputs get the outcome as recorded, then drain.
+	fan.publish(Record{End: &RunEnd{Summary: r.sum, Findings: findings}})
+	fan.close()
+	res.OutputProblems = fan.outputProblems()
 	res.Stopped, res.Autostopped = sr.stopped, sr.autostopped
 	if r.spec.Check && !sr.stopped {
 		for _, w := range r.workloads() {
@@ -170,6 +178,10 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	return res, nil
 }
+
+// ownOutputs is how many outputs the run has of its own (the store, the
+// figures' window) before the caller's.
+const ownOutputs = 2
 
 // load initialises w on the target.
 func (r *run) load(ctx context.Context, w workload.Workload) error {

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -11,11 +12,28 @@ import (
 )
 
 // Record is one thing a run produces, handed to every Output in the order
-// it was made: exactly one field is set.
+// it was made: exactly one field is set. Start comes first; End last, once
+// the summary is recorded, and only for a run that reached its end (not
+// one that failed or was interrupted before).
 type Record struct {
+	Start    *RunStart         // the run is recorded and its server described
 	Interval *metrics.Interval // one tick of the load
 	Samples  []store.Sample    // server and host samples
 	Step     *StepStart        // a sweep step begins
+	End      *RunEnd           // the summary and findings, as recorded
+}
+
+// RunStart names the run and what it runs against.
+type RunStart struct {
+	ID     string
+	Spec   store.RunSpec
+	Server store.ServerInfo
+}
+
+// RunEnd is the run's recorded outcome.
+type RunEnd struct {
+	Summary  metrics.Summary
+	Findings []store.Finding
 }
 
 // StepStart announces step N of Of.
@@ -27,7 +45,9 @@ type StepStart struct {
 // Output consumes a run's records. Each output has a goroutine and a queue
 // of its own, so a slow output delays only itself; Write is never called
 // concurrently for one output. Records are shared: read them, do not
-// change them. An error is reported once; the output keeps receiving.
+// change them. An error is reported once; the output keeps receiving. An
+// output that is also an io.Closer is closed on its own goroutine after its
+// last record (its error is reported too).
 type Output interface {
 	Write(Record) error
 }
@@ -51,6 +71,9 @@ const (
 type fanout struct {
 	notef  func(string, ...any)
 	queues []*outQueue
+
+	mu       sync.Mutex
+	problems []string // what went wrong with outputs, for the end of the run
 }
 
 // outQueue is one output's unbounded queue and goroutine.
@@ -65,6 +88,7 @@ type outQueue struct {
 	closed  bool
 	noted   bool // reported as slow
 	errSeen bool
+	waited  bool // close has waited for it
 	done    chan struct{}
 }
 
@@ -80,13 +104,34 @@ func (f *fanout) addOutput(o Output, durable bool) {
 	q := &outQueue{out: o, durable: durable, name: outputName(o), done: make(chan struct{})}
 	q.cond = sync.NewCond(&q.mu)
 	f.queues = append(f.queues, q)
-	go q.loop(f.notef)
+	go q.loop(f.note)
 }
 
-// publish queues r for every output. It never waits for an output.
+// note passes a note on and keeps it for the end of the run.
+func (f *fanout) note(format string, args ...any) {
+	f.mu.Lock()
+	f.problems = append(f.problems, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+	f.notef(format, args...)
+}
+
+// outputProblems lists what went wrong with outputs (slow, failed, not
+// drained), in the order it happened.
+func (f *fanout) outputProblems() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.problems...)
+}
+
+// publish queues r for every output still open. It never waits for an
+// output.
 func (f *fanout) publish(r Record) {
 	for _, q := range f.queues {
 		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			continue
+		}
 		q.items = append(q.items, r)
 		slow := len(q.items) >= backlogNote && !q.noted
 		if slow {
@@ -95,7 +140,7 @@ func (f *fanout) publish(r Record) {
 		q.cond.Signal()
 		q.mu.Unlock()
 		if slow {
-			f.notef("output %s is %d records behind: it is slower than the run (the load is not held up)", q.name, backlogNote)
+			f.note("output %s is %d records behind: it is slower than the run (the load is not held up)", q.name, backlogNote)
 		}
 	}
 }
@@ -109,6 +154,11 @@ func (q *outQueue) loop(notef func(string, ...any)) {
 		}
 		if len(q.items) == 0 {
 			q.mu.Unlock()
+			if c, ok := q.out.(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					notef("output %s failed: %v", q.name, err)
+				}
+			}
 			return
 		}
 		r := q.items[0]
@@ -124,15 +174,26 @@ func (q *outQueue) loop(notef func(string, ...any)) {
 
 // close lets every output finish its queue, waiting at most the drain
 // deadlines, and reports those that did not.
-func (f *fanout) close() {
-	for _, q := range f.queues {
+func (f *fanout) close() { f.closeFirst(len(f.queues)) }
+
+// closeFirst closes the first n queues (the run's own outputs come first)
+// and waits for them as close does; a queue already waited for is skipped.
+func (f *fanout) closeFirst(n int) {
+	qs := make([]*outQueue, 0, n)
+	for _, q := range f.queues[:n] {
+		if !q.waited {
+			q.waited = true
+			qs = append(qs, q)
+		}
+	}
+	for _, q := range qs {
 		q.mu.Lock()
 		q.closed = true
 		q.cond.Signal()
 		q.mu.Unlock()
 	}
 	start := time.Now()
-	for _, q := range f.queues {
+	for _, q := range qs {
 		wait := drainWait
 		if q.durable {
 			wait = durableDrainWait
@@ -144,7 +205,7 @@ func (f *fanout) close() {
 			q.mu.Lock()
 			left := len(q.items)
 			q.mu.Unlock()
-			f.notef("output %s did not finish within %s of the end (%d records left)", q.name, wait, left)
+			f.note("output %s did not finish within %s of the end (%d records left)", q.name, wait, left)
 		}
 		t.Stop()
 	}
@@ -189,6 +250,18 @@ func (s *storeOutput) failed() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
+}
+
+// closeOutputs closes the outputs that are io.Closers, for a run that
+// ended before they received anything.
+func closeOutputs(outs []Output, notef func(string, ...any)) {
+	for _, o := range outs {
+		if c, ok := o.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				notef("output %s failed: %v", outputName(o), err)
+			}
+		}
+	}
 }
 
 // outputName names an output in notes: its String method, else its type.

@@ -173,6 +173,9 @@ type Result struct {
 	// NotRecorded is the first failure to record an interval (the run
 	// went on; the results on disk are incomplete).
 	NotRecorded error
+	// OutputProblems lists the outputs that failed, fell behind or did
+	// not drain in time, one line each (the run did not wait for them).
+	OutputProblems []string
 	// Checks are the consistency checks' outcomes when Spec.Check was set
 	// and the run completed.
 	Checks []CheckResult
@@ -194,7 +197,9 @@ type run struct {
 	tgt    *target.Target
 	conn   *pgx.Conn // control connection: describe, prepare, figures, checks
 	writer *store.Writer
-	sum    metrics.Summary
+	// recorded is the run spec as written (spec.json).
+	recorded store.RunSpec
+	sum      metrics.Summary
 	// observer sees every transaction (pgbench -l, --verbose-errors); nil
 	// without either.
 	observer driver.TxObserver
@@ -202,6 +207,8 @@ type run struct {
 	// markSteady gives the sampler a step's windows of constant load
 	// (nil without a sampler)
 	markSteady func(...sampler.Window)
+	// fanned is set once the outputs are behind the fan (which closes them).
+	fanned bool
 }
 
 // Run runs spec against the target p provides, recording it in st and
@@ -213,6 +220,11 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 	if r.notef == nil {
 		r.notef = func(string, ...any) {}
 	}
+	defer func() {
+		if !r.fanned { // the fan closes them once it has them
+			closeOutputs(outs, r.notef)
+		}
+	}()
 	if err := r.spec.validate(); err != nil {
 		return Result{}, err
 	}
@@ -245,6 +257,7 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 		return Result{}, err
 	}
 	rs := r.recordSpec(p)
+	r.recorded = rs
 	w, err := st.Create(rs)
 	if err != nil {
 		return Result{}, err

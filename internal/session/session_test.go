@@ -179,6 +179,9 @@ func TestSlowOutputDoesNotHoldTheClock(t *testing.T) {
 	if !slowNoted {
 		t.Errorf("the slow output was not reported: notes %q", notes)
 	}
+	if !problemsContain(res.OutputProblems, "records behind") {
+		t.Errorf("the slow output is not among the problems reported at the end: %q", res.OutputProblems)
+	}
 }
 
 // TestDiskFullEndsTheRun: a results disk that fills during a run ends it

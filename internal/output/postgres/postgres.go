@@ -1,0 +1,173 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/output"
+	"github.com/pgarena/pgarena/internal/session"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+)
+
+func init() {
+	output.Register(output.Kind{Name: "postgres", Usage: "postgres=DSN", ArgRequired: true,
+		Help: "write the run as it goes into a PostgreSQL results database (schema " + Schema + ")",
+		New:  New})
+}
+
+// writeTimeout bounds one record's writes: a database that hangs delays
+// only this output, and not past the run's drain deadline for long.
+const writeTimeout = 10 * time.Second
+
+// Output writes one run into the results database.
+type Output struct {
+	conn    *pgx.Conn
+	where   string // the database, redacted
+	id      int64  // runs.id; 0 until Start
+	samples int
+}
+
+// New connects to p.Arg (PG* variables from p.Env fill in what it leaves
+// out) and creates or migrates the schema.
+func New(p output.Params) (session.Output, error) {
+	cfg, err := target.ParseDSN(p.Arg, p.Env)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := target.Connect(ctx, cfg, "pgarena-results")
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", target.Redacted(cfg), err)
+	}
+	if err := Migrate(ctx, conn); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return &Output{conn: conn, where: target.Redacted(cfg)}, nil
+}
+
+func (o *Output) String() string { return "postgres=" + o.where }
+
+// Write writes a record; each is its own transaction.
+func (o *Output) Write(r session.Record) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	switch {
+	case r.Start != nil:
+		return o.start(ctx, r.Start)
+	case o.id == 0:
+		return nil // no run row: start failed (reported)
+	case r.Interval != nil:
+		_, err := o.conn.Exec(ctx, insertInterval, intervalArgs(o.id, r.Interval)...)
+		return err
+	case r.Samples != nil:
+		b := &pgx.Batch{}
+		for _, s := range r.Samples {
+			b.Queue(insertSample, sampleArgs(o.id, o.samples, s)...)
+			o.samples++
+		}
+		return o.conn.SendBatch(ctx, b).Close()
+	case r.End != nil:
+		return pgx.BeginFunc(ctx, o.conn, func(tx pgx.Tx) error {
+			if err := writeEnd(ctx, tx, o.id, &r.End.Summary); err != nil {
+				return err
+			}
+			return writeFindings(ctx, tx, o.id, r.End.Findings)
+		})
+	}
+	return nil
+}
+
+func (o *Output) start(ctx context.Context, s *session.RunStart) error {
+	return pgx.BeginFunc(ctx, o.conn, func(tx pgx.Tx) error {
+		spec := s.Spec
+		spec.ID = s.ID
+		id, err := upsertRun(ctx, tx, &spec, &s.Server, metrics.StatusRunning)
+		o.id = id
+		return err
+	})
+}
+
+// Close marks a run that got no End as interrupted, then disconnects.
+func (o *Output) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	var err error
+	if o.id != 0 {
+		_, err = o.conn.Exec(ctx, `UPDATE `+Schema+`.runs SET status = $2, updated = now() WHERE id = $1 AND status = $3`,
+			o.id, metrics.StatusInterrupted, metrics.StatusRunning)
+	}
+	return errors.Join(err, o.conn.Close(ctx))
+}
+
+const (
+	insertInterval = `INSERT INTO ` + Schema + `.intervals (run, seq, start_at, end_at, warmup, step, data)
+VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run, seq) DO NOTHING`
+	insertSample = `INSERT INTO ` + Schema + `.samples (run, seq, at, source, "values", labels, note)
+VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run, seq) DO NOTHING`
+)
+
+func intervalArgs(run int64, iv *metrics.Interval) []any {
+	data, err := json.Marshal(iv)
+	if err != nil {
+		data = []byte("null")
+	}
+	return []any{run, iv.Seq, iv.Start, iv.End, iv.Warmup, iv.Step, string(data)}
+}
+
+func sampleArgs(run int64, seq int, s store.Sample) []any {
+	var vals, labels any
+	if s.Values != nil {
+		vals = s.Values
+	}
+	if s.Labels != nil {
+		labels = s.Labels
+	}
+	var note any
+	if s.Note != "" {
+		note = s.Note
+	}
+	return []any{run, seq, s.Time, s.Source, vals, labels, note}
+}
+
+// upsertRun inserts the run's row, or updates its spec and server, and
+// returns its id. The run's key is locked for the transaction.
+func upsertRun(ctx context.Context, tx pgx.Tx, spec *store.RunSpec, server *store.ServerInfo, status string) (int64, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, spec.Host.Hostname+"/"+spec.ID); err != nil {
+		return 0, err
+	}
+	var srv any
+	if server != nil {
+		srv = server
+	}
+	var id int64
+	err := tx.QueryRow(ctx, `INSERT INTO `+Schema+`.runs (host, run_id, workload, label, created, status, spec, server)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (host, run_id) DO UPDATE SET spec = excluded.spec, server = excluded.server, updated = now()
+RETURNING id`, spec.Host.Hostname, spec.ID, spec.Workload, spec.Label, spec.Created, status, spec, srv).Scan(&id)
+	return id, err
+}
+
+func writeEnd(ctx context.Context, tx pgx.Tx, run int64, sum *metrics.Summary) error {
+	_, err := tx.Exec(ctx, `UPDATE `+Schema+`.runs SET status = $2, summary = $3, updated = now() WHERE id = $1`,
+		run, sum.Status, sum)
+	return err
+}
+
+func writeFindings(ctx context.Context, tx pgx.Tx, run int64, fs []store.Finding) error {
+	for i, f := range fs {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+Schema+`.findings (run, seq, severity, kind, message, data)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run, seq) DO NOTHING`, run, i, f.Severity, f.Kind, f.Message, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
