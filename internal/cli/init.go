@@ -105,7 +105,7 @@ func (a *app) sliceSegment(w workload.Workload, segment string) error {
 	}
 	sl, ok := w.(workload.Slicer)
 	if !ok {
-		return usagef("--segment: %s cannot be loaded in slices (tpcc, ycsb and sysbench can)", w.Meta().Name)
+		return usagef("--segment: %s cannot be loaded in slices (tpcc, ycsb, sysbench and tpch can)", w.Meta().Name)
 	}
 	seg, err := driver.ParseSegment(segment, a.getenv("JOB_COMPLETION_INDEX"))
 	if err != nil {

@@ -116,7 +116,7 @@ func (a *app) addK8sInit(k8s *cobra.Command) {
 		sl, ok := w.(workload.Slicer)
 		switch {
 		case !ok:
-			return usagef("pgarena k8s init: %s cannot be loaded in slices (tpcc, ycsb and sysbench can): load it with pgarena init", name)
+			return usagef("pgarena k8s init: %s cannot be loaded in slices (tpcc, ycsb, sysbench and tpch can): load it with pgarena init", name)
 		case agents < 1:
 			return usagef("pgarena k8s init needs --agents N, the number of pods (slices), at least 1 (got %d)", agents)
 		case workers < 1:

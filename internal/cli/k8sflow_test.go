@@ -70,6 +70,7 @@ func TestK8sInitBadInput(t *testing.T) {
 	}{
 		{[]string{"tpcb", "--agents", "2", "--dsn", "host=db"}, []string{"tpcb cannot be loaded in slices"}},
 		{[]string{"tpcc", "-w", "2", "--agents", "3", "--dsn", "host=db"}, []string{"at most 2 pods"}},
+		{[]string{"tpch", "--scale", "0.01", "--agents", "16", "--dsn", "host=db"}, []string{"at most 15 pods"}},
 		{[]string{"tpcc", "--agents", "0", "--dsn", "host=db"}, []string{"--agents N"}},
 		{[]string{"tpcc", "--agents", "2", "--dsn", "postgres://u:s3cret@db/b"}, []string{"password"}},
 		{[]string{"tpcc", "--agents", "2", "--dsn", "host=db", "--warehouse-range", "1-2"}, []string{"either --segment or --warehouse-range"}},

@@ -87,6 +87,10 @@ func initSlice(ctx context.Context, dial target.Dialer, w workload.Workload, s w
 	tables := w.Tables()
 	lockKey := "pgarena load " + w.Meta().Name
 
+	if err := refuseReload(ctx, conn, w, tables); err != nil {
+		return st, err
+	}
+
 	opts.Progress.Phase("create tables")
 	t0 := time.Now()
 	if err := createShared(ctx, conn, w, tables, lockKey); err != nil {
@@ -189,6 +193,28 @@ func createShared(ctx context.Context, conn *pgx.Conn, w workload.Workload, tabl
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("create tables: %w", err)
+	}
+	return nil
+}
+
+// refuseReload refuses a slice once the set's foreign keys are built:
+// deleting its rows would break the other slices' rows that refer to
+// them (tpch's lineitem to part), and the keys are not deferrable.
+func refuseReload(ctx context.Context, conn *pgx.Conn, w workload.Workload, tables []workload.Table) error {
+	fks := false
+	for _, t := range tables {
+		fks = fks || slices.ContainsFunc(t.PostLoad, isForeignKey)
+	}
+	if !fks {
+		return nil
+	}
+	var comment string
+	if err := conn.QueryRow(ctx, "select coalesce(obj_description(to_regclass($1), 'pg_class'), '')", tables[0].Name).Scan(&comment); err != nil {
+		return fmt.Errorf("read the slices loaded: %w", err)
+	}
+	if parseSliceState(comment).keysBuilt {
+		name := w.Meta().Name
+		return &workload.InputError{Msg: fmt.Sprintf("%s is loaded in full and its foreign keys are built: a slice cannot be loaded again (the other slices' rows refer to its rows); to load again, pgarena drop %s first", name, name)}
 	}
 	return nil
 }

@@ -99,6 +99,9 @@ type Workload struct {
 	// segmented: the run is one of several processes' (--segment, --agents)
 	segmented bool
 
+	// sliceI of sliceN: the slice loaded (slice.go); sliceN 0: all
+	sliceI, sliceN int
+
 	// read by Prepare from the state table
 	rf1Next, rf2Next int
 	prepared         bool
@@ -252,7 +255,7 @@ func (w *Workload) streamParams(s int) string {
 
 // Tables implements workload.Workload.
 func (w *Workload) Tables() []workload.Table {
-	return tables(w.generator(), w.citus, w.citusLayout == layoutReference)
+	return w.narrow(tables(w.generator(), w.citus, w.citusLayout == layoutReference))
 }
 
 // queryNames are q1..q22; TxTypes are they, then rf1 and rf2.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -284,5 +285,24 @@ func TestConcurrentChunks(t *testing.T) {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != sf001[LineItem] {
 		t.Errorf("concurrent chunks: sha256 %s, want %s", got, sf001[LineItem])
+	}
+}
+
+// Keys bounds the first column of the lines Write writes, at both ends.
+func TestKeys(t *testing.T) {
+	g := New(0.01)
+	for _, tab := range Tables {
+		rows := g.BaseRows(tab)
+		for _, r := range [][2]int64{{0, 1}, {0, rows}, {rows / 3, rows/3 + 1}, {rows / 3, rows * 2 / 3}, {rows - 1, rows}} {
+			if r[0] >= r[1] {
+				continue
+			}
+			b, _ := generate(t, g, tab, r[0], r[1], COPY)
+			k := keys(t, b)
+			first, last := g.Keys(tab, r[0], r[1])
+			if k[0] != first || k[len(k)-1] != last || !slices.IsSorted(k) {
+				t.Errorf("%s rows [%d, %d): keys %d..%d (sorted %v), Keys says %d..%d", tab, r[0], r[1], k[0], k[len(k)-1], slices.IsSorted(k), first, last)
+			}
+		}
 	}
 }

@@ -135,6 +135,20 @@ func partSupplier(part, i, suppliers int64) int64 {
 // every 32 keys; update sets use the gaps (seq 1..3).
 func sparseKey(i int64, seq int64) int64 { return ((i>>3)<<2+seq)<<3 + i&7 }
 
+// Keys is the range [first, last] of the first column's values in the lines of base rows
+// [from, to) of t (from < to): the key, or the key's first column (PartSupp's part,
+// LineItem's order). It grows with the base row, so the lines of disjoint row ranges hold
+// disjoint key ranges.
+func (g *Generator) Keys(t Table, from, to int64) (first, last int64) {
+	switch t {
+	case Nation, Region:
+		return from, to - 1
+	case Orders, LineItem:
+		return sparseKey(from+1, 0), sparseKey(to, 0)
+	}
+	return from + 1, to
+}
+
 func (g *Generator) writeNation(lw *lineWriter, from, to int64) {
 	d := distsByUse()
 	p := g.textPool()
