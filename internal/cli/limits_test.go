@@ -90,7 +90,8 @@ func TestZeroCountsRefused(t *testing.T) {
 	wantUsage(t, pgarena(t, nil, append(run, "--agents", "0")...), "--agents N: N must be at least 1")
 	wantUsage(t, pgarena(t, nil, append(run, "--agents", "-1")...), "--agents N: N must be at least 1")
 	noRuns(t, results)
-	mustRun(t, append(run, "--segment", "0/1")...)
+	startAt := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	mustRun(t, append(run, "--segment", "0/1", "--start-at", startAt)...)
 	wantUsage(t, pgarena(t, nil, "merge", "last", "--segments", "0", "--results", results), "--segments must be at least 1")
 	// Refused before it listens: a served token would wait for Ctrl-C.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
