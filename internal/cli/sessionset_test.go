@@ -72,11 +72,11 @@ func TestWorkerDSN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "citus.127_0_0_1:"+strconv.Itoa(w0)+".connections.client") || strings.Count(string(b), `"worker":`) == 0 {
+	if !strings.Contains(string(b), "citus.127_0_0_1_"+strconv.Itoa(w0)+".connections.client") || strings.Count(string(b), `"worker":`) == 0 {
 		t.Errorf("no samples of worker 0 (port %d)", w0)
 	}
 	w1 := pgtest.CitusCluster(t).Workers[1].Port()
-	if strings.Contains(string(b), "citus.127_0_0_1:"+strconv.Itoa(w1)+".") {
+	if strings.Contains(string(b), "citus.127_0_0_1_"+strconv.Itoa(w1)+".") {
 		t.Errorf("worker 1 sampled though --worker-dsn named only worker 0")
 	}
 	wantUsage(t, pgarena(t, nil, "run", "script", "-f", script, "-t", "1", "--dsn", dsn, "--results", results, "--worker-dsn", "host=x port=notaport"),
