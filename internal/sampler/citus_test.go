@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,9 +12,11 @@ import (
 )
 
 // TestCitusWorkers samples a coordinator and its two workers while
-// single-shard queries all go to worker 0: each worker has its series,
-// Citus's internal connections are apart from the clients, and a finding
-// names worker 0 for doing more than its share.
+// single-shard queries all go to worker 0, one of them sleeping there:
+// each worker has its series, Citus's internal connections are apart from
+// the clients, worker 0's top waits show the sleep, the CPU of its
+// postmaster's process tree (it runs on this host) shows the queries, and
+// a finding names worker 0 for doing more than its share.
 func TestCitusWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -40,6 +43,20 @@ func TestCitusWorkers(t *testing.T) {
 	for i, name := range []string{"w0", "w1"} {
 		workers = append(workers, CitusWorker{Name: name, Config: parseConfig(t, pgtest.CitusWorkerDSN(t, dsn, i))})
 	}
+	// a session sleeping on worker 0 all along: its wait is Timeout:PgSleep
+	sleeper, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sleeper.Close(context.Background())
+	sctx, stopSleep := context.WithCancel(ctx)
+	slept := make(chan struct{})
+	go func() {
+		defer close(slept)
+		for sctx.Err() == nil {
+			_, _ = sleeper.Exec(sctx, "select v from a where k = $1 and pg_sleep(0.5) is not null", key)
+		}
+	}()
 	var c collector
 	s, err := Start(ctx, Options{ConnConfig: parseConfig(t, dsn), Interval: 200 * time.Millisecond, Sink: c.sink, CitusWorkers: workers})
 	if err != nil {
@@ -53,13 +70,17 @@ func TestCitusWorkers(t *testing.T) {
 			}
 		}
 		r := c.run()
-		if maxOf(r.Series("citus.w0.xact_commit_per_s")) > 0 && len(r.Series("citus.w1.connections.client")) > 2 || time.Now().After(deadline) {
+		if maxOf(r.Series("citus.w0.xact_commit_per_s")) > 0 && len(r.Series("citus.w1.connections.client")) > 2 &&
+			maxOf(r.Series("citus.w0.wait.Timeout:PgSleep")) > 0 && maxOf(r.Series("citus.w0.cpu_cores")) > 0 || time.Now().After(deadline) {
 			break
 		}
 	}
+	stopSleep()
+	<-slept
 	fs := s.Stop()
 	r := c.run()
-	for _, name := range []string{"citus.w0.xact_commit_per_s", "citus.w1.xact_commit_per_s", "citus.w0.rows_read_per_s", "citus.w0.wal_bytes_per_s", "citus.w0.waiting", "citus.w0.connections.client", "citus.w0.connections.citus_internal"} {
+	for _, name := range []string{"citus.w0.xact_commit_per_s", "citus.w1.xact_commit_per_s", "citus.w0.rows_read_per_s", "citus.w0.wal_bytes_per_s", "citus.w0.waiting", "citus.w0.connections.client", "citus.w0.connections.citus_internal",
+		"citus.w0.wait.Timeout:PgSleep", "citus.w0.wait_type.Timeout", "citus.w0.cpu_cores", "citus.w0.cpu_pct", "citus.w1.cpu_cores"} {
 		if len(r.Series(name)) == 0 {
 			t.Errorf("no series %s", name)
 		}
@@ -67,7 +88,37 @@ func TestCitusWorkers(t *testing.T) {
 	if maxOf(r.Series("citus.w0.connections.citus_internal")) == 0 {
 		t.Errorf("worker 0 shows no Citus internal connection (the coordinator's)")
 	}
+	if maxOf(r.Series("citus.w0.wait.Timeout:PgSleep")) < 1 || maxOf(r.Series("citus.w0.waiting")) < 1 {
+		t.Errorf("worker 0's sleeping session not among its waits")
+	}
+	if len(r.Series("citus.w1.wait.Timeout:PgSleep")) > 0 {
+		t.Errorf("worker 1 shows the sleep that runs on worker 0")
+	}
+	if maxOf(r.Series("citus.w0.cpu_cores")) <= 0 {
+		t.Errorf("worker 0's postmaster tree used no CPU while serving the queries")
+	}
+	if hasFinding(fs, "sampler_note", "host CPU not sampled") {
+		t.Errorf("findings %+v: a local worker's host CPU not sampled", fs)
+	}
 	if !hasFinding(fs, "citus_worker_skew", "citus worker w0 did much more than its share") {
 		t.Errorf("findings %+v, want worker w0's skew", fs)
+	}
+}
+
+// TestCitusRemoteWorkerCPU: a worker at another host's address has no CPU
+// series, and the run's notes say why.
+func TestCitusRemoteWorkerCPU(t *testing.T) {
+	cfg := parseConfig(t, "host=192.0.2.1 port=5432 user=x dbname=x connect_timeout=1")
+	s := newCitusSource([]CitusWorker{{Name: "192.0.2.1:5432", Config: cfg}}, 200*time.Millisecond, 5)
+	defer s.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var notes []string
+	for _, smp := range s.sample(ctx, time.Now()) {
+		notes = append(notes, smp.Note)
+	}
+	want := "citus worker 192.0.2.1:5432: host CPU not sampled: the worker is on another host (pgarena reads this host's /proc only)"
+	if !slices.Contains(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
 	}
 }
