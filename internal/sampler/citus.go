@@ -240,7 +240,7 @@ func (s *citusSource) treeCPU() map[int]float64 {
 	if len(roots) == 0 {
 		return nil
 	}
-	cpu, err := treeCPU(s.proc, roots)
+	cpu, err := treeCPU(procfs.DefaultMountPoint, roots)
 	if err != nil {
 		return nil
 	}

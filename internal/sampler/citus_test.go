@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/procfs"
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
@@ -120,5 +121,32 @@ func TestCitusRemoteWorkerCPU(t *testing.T) {
 	want := "citus worker 192.0.2.1:5432: host CPU not sampled: the worker is on another host (pgarena reads this host's /proc only)"
 	if !slices.Contains(notes, want) {
 		t.Errorf("notes %q, want %q", notes, want)
+	}
+}
+
+// TestReadStat: the sampler's own parse of /proc/<pid>/stat gives the
+// parent and CPU time procfs's full parse gives.
+func TestReadStat(t *testing.T) {
+	fs, err := procfs.NewFS(procfs.DefaultMountPoint)
+	if err != nil {
+		t.Skip("no /proc: " + err.Error())
+	}
+	self, err := fs.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := self.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ppid, secs, ok := readStat("/proc/self/stat", make([]byte, 1024))
+	after, err := self.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo := float64(before.UTime+before.STime+uint(before.CUTime+before.CSTime)) / clockTicks
+	hi := float64(after.UTime+after.STime+uint(after.CUTime+after.CSTime)) / clockTicks
+	if !ok || ppid != before.PPID || secs < lo || secs > hi {
+		t.Errorf("readStat = ppid %d, %v s (ok %v); procfs: ppid %d, %v to %v s", ppid, secs, ok, before.PPID, lo, hi)
 	}
 }
