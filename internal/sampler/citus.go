@@ -55,7 +55,7 @@ type citusWorkerConn struct {
 	total  map[string]float64 // run totals of the deltas
 	noted  string             // last error noted
 
-	local      bool    // the address is this host's (loopback, Unix socket)
+	local      bool    // the address is this host's (onThisHost)
 	postmaster int     // its pid in this host's /proc; 0 when not found
 	cpuPrev    float64 // CPU seconds of its process tree at cpuAt
 	cpuAt      time.Time
@@ -92,7 +92,7 @@ func newCitusSource(ws []CitusWorker, timeout time.Duration, topN int) *citusSou
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 		wc := &citusWorkerConn{CitusWorker: CitusWorker{Name: w.Name, Config: cfg}, counts: newCounters(), total: map[string]float64{}}
 		switch {
-		case !hostIsLocal(cfg.Host):
+		case !onThisHost(cfg.Host):
 			s.notes = append(s.notes, "citus worker "+w.Name+": host CPU not sampled: the worker is on another host (pgarena reads this host's /proc only)")
 		case procErr != nil:
 			s.notes = append(s.notes, "citus worker "+w.Name+": host CPU not sampled: "+procErr.Error())

@@ -2,6 +2,8 @@ package sampler
 
 import (
 	"context"
+	"net"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -109,8 +111,8 @@ func TestCitusWorkers(t *testing.T) {
 // TestCitusRemoteWorkerCPU: a worker at another host's address has no CPU
 // series, and the run's notes say why.
 func TestCitusRemoteWorkerCPU(t *testing.T) {
-	cfg := parseConfig(t, "host=192.0.2.1 port=5432 user=x dbname=x connect_timeout=1")
-	s := newCitusSource([]CitusWorker{{Name: "192.0.2.1:5432", Config: cfg}}, 200*time.Millisecond, 5)
+	cfg := parseConfig(t, "host=198.51.100.7 port=5432 user=x dbname=x connect_timeout=1")
+	s := newCitusSource([]CitusWorker{{Name: "198.51.100.7:5432", Config: cfg}}, 200*time.Millisecond, 5)
 	defer s.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -118,7 +120,7 @@ func TestCitusRemoteWorkerCPU(t *testing.T) {
 	for _, smp := range s.sample(ctx, time.Now()) {
 		notes = append(notes, smp.Note)
 	}
-	want := "citus worker 192.0.2.1:5432: host CPU not sampled: the worker is on another host (pgarena reads this host's /proc only)"
+	want := "citus worker 198.51.100.7:5432: host CPU not sampled: the worker is on another host (pgarena reads this host's /proc only)"
 	if !slices.Contains(notes, want) {
 		t.Errorf("notes %q, want %q", notes, want)
 	}
@@ -148,5 +150,29 @@ func TestReadStat(t *testing.T) {
 	hi := float64(after.UTime+after.STime+uint(after.CUTime+after.CSTime)) / clockTicks
 	if !ok || ppid != before.PPID || secs < lo || secs > hi {
 		t.Errorf("readStat = ppid %d, %v s (ok %v); procfs: ppid %d, %v to %v s", ppid, secs, ok, before.PPID, lo, hi)
+	}
+}
+
+// TestOnThisHost: loopback, a Unix socket, the host name and the
+// addresses of this machine's interfaces are this host; others are not.
+func TestOnThisHost(t *testing.T) {
+	name, _ := os.Hostname()
+	here := []string{"127.0.0.1", "::1", "localhost", "/var/run/postgresql", name}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				here = append(here, n.IP.String())
+			}
+		}
+	}
+	for _, h := range here {
+		if !onThisHost(h) {
+			t.Errorf("onThisHost(%q) = false", h)
+		}
+	}
+	for _, h := range []string{"198.51.100.7", "worker-1.example", "2001:db8::1"} {
+		if onThisHost(h) {
+			t.Errorf("onThisHost(%q) = true", h)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +21,33 @@ const clockTicks = 100
 // backend_start PostgreSQL reports for it: /proc/stat gives the boot time
 // in whole seconds.
 const startSlack = 3.0
+
+// onThisHost reports whether a server address is this machine's: a
+// loopback address or name, a Unix socket, this machine's host name, or an
+// address of one of its interfaces (no DNS lookup: a name must be the
+// host name to count).
+func onThisHost(host string) bool {
+	if hostIsLocal(host) {
+		return true
+	}
+	if name, err := os.Hostname(); err == nil && strings.EqualFold(host, name) {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}
 
 // findPostmaster returns the pid of the postmaster that forked backend, as
 // this host's /proc sees it: backend's parent, once backend's start time
