@@ -51,8 +51,9 @@
 //	                  citus.<worker>.wait.<type>:<event>, .wait.other and
 //	                  .wait_type.<type> as pg.wait* (Citus's internal sessions
 //	                  included: they do the work there); for a worker on this
-//	                  host (loopback or Unix socket, its backend found in
-//	                  /proc) citus.<worker>.cpu_cores and .cpu_pct (of the
+//	                  host (loopback, Unix socket, host name or an interface's
+//	                  address, and its backend found in /proc by pid and start
+//	                  time) citus.<worker>.cpu_cores and .cpu_pct (of the
 //	                  machine): its postmaster's and children's CPU, reaped
 //	                  ones included; for another host a note says it is not
 //	                  sampled; a finding when one worker
