@@ -52,7 +52,8 @@ func TestSessionSet(t *testing.T) {
 }
 
 // TestWorkerDSN: --worker-dsn samples the workers given, in place of the
-// coordinator's list; a DSN that does not parse is bad input.
+// coordinator's list, with the CPU of a worker on this host, drawn in the
+// report; a DSN that does not parse is bad input.
 func TestWorkerDSN(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.CitusDSN(t)
@@ -63,7 +64,7 @@ func TestWorkerDSN(t *testing.T) {
 	}
 	results := filepath.Join(t.TempDir(), "results")
 	mustRun(t, "run", "script", "-f", script, "-T", "3", "--dsn", dsn, "--results", results, "--progress", "0",
-		"--worker-dsn", pgtest.CitusWorkerDSN(t, dsn, 0))
+		"--sample-interval", "250ms", "--worker-dsn", pgtest.CitusWorkerDSN(t, dsn, 0))
 	files, _ := filepath.Glob(filepath.Join(results, "*", "samples.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("samples files %v", files)
@@ -72,11 +73,20 @@ func TestWorkerDSN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "citus.127_0_0_1:"+strconv.Itoa(w0)+".connections.client") || strings.Count(string(b), `"worker":`) == 0 {
+	if !strings.Contains(string(b), "citus.127_0_0_1_"+strconv.Itoa(w0)+".connections.client") || strings.Count(string(b), `"worker":`) == 0 {
 		t.Errorf("no samples of worker 0 (port %d)", w0)
 	}
+	// worker 0 listens on 127.0.0.1 here: its postgres processes' CPU is read
+	if !strings.Contains(string(b), "citus.127_0_0_1_"+strconv.Itoa(w0)+".cpu_cores") {
+		t.Errorf("no CPU samples of worker 0 (port %d), on this host", w0)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	mustRun(t, "report", "last", "-o", out, "--results", results)
+	if html, err := os.ReadFile(out); err != nil || !strings.Contains(string(html), `"citus-worker-cpu"`) {
+		t.Errorf("report lacks the workers' CPU chart (%v)", err)
+	}
 	w1 := pgtest.CitusCluster(t).Workers[1].Port()
-	if strings.Contains(string(b), "citus.127_0_0_1:"+strconv.Itoa(w1)+".") {
+	if strings.Contains(string(b), "citus.127_0_0_1_"+strconv.Itoa(w1)+".") {
 		t.Errorf("worker 1 sampled though --worker-dsn named only worker 0")
 	}
 	wantUsage(t, pgarena(t, nil, "run", "script", "-f", script, "-t", "1", "--dsn", dsn, "--results", results, "--worker-dsn", "host=x port=notaport"),

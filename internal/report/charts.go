@@ -492,6 +492,9 @@ type sampleChart struct {
 	id, section, title, unit string
 	scale                    float64  // multiply values (bytes to MB)
 	series                   []string // exact names, or a prefix ending in "*" (top 6 by peak)
+	// An id with "%s" makes one chart per Citus worker, "%s" in id, title
+	// and series standing for the worker's word in the series names
+	// (citus.<word>.*); its series are labelled without citus.<word>.
 }
 
 var sampleCharts_ = []sampleChart{
@@ -505,6 +508,9 @@ var sampleCharts_ = []sampleChart{
 	{"citus-connections", "server", "Citus: client and internal connections per node", "sessions", 1,
 		[]string{"citus.*connections.client", "citus.*connections.citus_internal", "pg.connections.citus_internal"}},
 	{"server-waits", "server", "Server: top wait events (active sessions)", "sessions", 1, []string{"pg.wait.*"}},
+	{"citus-worker-waits-%s", "server", "Citus worker %s: top wait events (active sessions, Citus's internal ones included)", "sessions", 1,
+		[]string{"citus.%s.wait.*"}},
+	{"citus-worker-cpu", "server", "Citus workers: CPU of each worker's postgres processes (on this host)", "cores", 1, []string{"citus.*cpu_cores"}},
 	{"server-wal", "server", "Server: WAL written", "MB/s", 1.0 / (1 << 20), []string{"pg.wal_bytes_per_s"}},
 	{"replication-lag", "server", "Replication: lag by pgarena's heartbeat", "s", 1, []string{"pg.replica.*lag_s"}},
 	{"replication-bytes", "server", "Replication: replay lag (pg_stat_replication)", "MB", 1.0 / (1 << 20), []string{"pg.replication.*lag_bytes"}},
@@ -524,7 +530,7 @@ var sampleCharts_ = []sampleChart{
 // interval shows the last sample taken at or before its end.
 func sampleCharts(runs []*store.Run, t *timeline, prefix func(int) string, color func(int, int) string) []chart {
 	var out []chart
-	for _, sc := range sampleCharts_ {
+	for _, sc := range perWorkerCharts(runs, sampleCharts_) {
 		c := chart{ID: sc.id, Section: sc.section, Title: sc.title, Unit: sc.unit}
 		for ri, r := range runs {
 			if len(r.Samples) == 0 {
@@ -551,6 +557,9 @@ func sampleCharts(runs []*store.Run, t *timeline, prefix func(int) string, color
 					}
 				}
 				label := strings.TrimPrefix(strings.TrimPrefix(name, "pg."), "host.")
+				if sc.trim != "" {
+					label = strings.TrimPrefix(name, sc.trim)
+				}
 				c.Series = append(c.Series, series{Name: prefix(ri) + label, Color: color(ri, k),
 					Values: t.values(r, ri, func(iv *metrics.Interval) float64 {
 						if v, ok := at[iv.End.UnixNano()]; ok {
@@ -561,6 +570,46 @@ func sampleCharts(runs []*store.Run, t *timeline, prefix func(int) string, color
 			}
 		}
 		if len(c.Series) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// drawnChart is a sampleChart for one run set; trim, if set, is cut from
+// its series' names for their labels.
+type drawnChart struct {
+	sampleChart
+	trim string
+}
+
+// perWorkerCharts expands the per-worker entries of scs into one chart for
+// each Citus worker that any of runs sampled, in name order.
+func perWorkerCharts(runs []*store.Run, scs []sampleChart) []drawnChart {
+	var workers []string
+	for _, r := range runs {
+		for _, n := range r.SeriesNames() {
+			if rest, ok := strings.CutPrefix(n, "citus."); ok {
+				if w, _, ok := strings.Cut(rest, "."); ok && !slices.Contains(workers, w) {
+					workers = append(workers, w)
+				}
+			}
+		}
+	}
+	slices.Sort(workers)
+	var out []drawnChart
+	for _, sc := range scs {
+		if !strings.Contains(sc.id, "%s") {
+			out = append(out, drawnChart{sampleChart: sc})
+			continue
+		}
+		for _, w := range workers {
+			c := drawnChart{sampleChart: sc, trim: "citus." + w + "."}
+			c.id, c.title = fmt.Sprintf(sc.id, w), fmt.Sprintf(sc.title, w)
+			c.series = nil
+			for _, n := range sc.series {
+				c.series = append(c.series, fmt.Sprintf(n, w))
+			}
 			out = append(out, c)
 		}
 	}
@@ -598,7 +647,7 @@ func expandSeries(r *store.Run, names []string) []string {
 		}
 		var ps []peak
 		for _, a := range all {
-			if strings.HasPrefix(a, pre) && strings.HasSuffix(a, suf) && a != "pg.wait.other" {
+			if strings.HasPrefix(a, pre) && strings.HasSuffix(a, suf) && !strings.HasSuffix(a, ".wait.other") {
 				m := 0.0
 				for _, pt := range r.Series(a) {
 					m = max(m, pt.Value)

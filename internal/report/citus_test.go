@@ -1,8 +1,10 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -25,5 +27,39 @@ func TestComparabilityClusterShapes(t *testing.T) {
 	_, warnings = Comparability([]*store.Run{run(&store.ServerInfo{Citus: citus}), run(&store.ServerInfo{Citus: citus})})
 	if strings.Contains(strings.Join(warnings, "\n"), "cluster shapes") {
 		t.Errorf("same shapes warned: %q", warnings)
+	}
+}
+
+// TestCitusWorkerCharts: each sampled Citus worker gets its own chart of
+// top wait events, labelled as the coordinator's (wait.<type>:<event>,
+// wait.other left out), and one chart draws every worker's CPU.
+func TestCitusWorkerCharts(t *testing.T) {
+	r := outageRun()
+	for s := range 12 {
+		r.Samples = append(r.Samples, store.Sample{Time: t0.Add(time.Duration(s)*time.Second + 500*time.Millisecond), Source: "citus_workers",
+			Values: map[string]float64{"citus.127_0_0_1_9701.wait.Lock:transactionid": 3, "citus.127_0_0_1_9701.wait.CPU": 1,
+				"citus.127_0_0_1_9701.wait.other": 1, "citus.127_0_0_1_9701.cpu_cores": 0.5}},
+			store.Sample{Time: t0.Add(time.Duration(s)*time.Second + 500*time.Millisecond), Source: "citus_workers",
+				Values: map[string]float64{"citus.127_0_0_1_9702.wait.IO:DataFileRead": 2, "citus.127_0_0_1_9702.cpu_cores": 0.25}})
+	}
+	cs := buildCharts([]*store.Run{r}, []string{"citus"})
+	names := func(id string) []string {
+		var out []string
+		for _, s := range chartByID(t, cs, id).Series {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if got := names("citus-worker-waits-127_0_0_1_9701"); !slices.Equal(got, []string{"wait.Lock:transactionid", "wait.CPU"}) {
+		t.Errorf("worker 9701's waits chart draws %q", got)
+	}
+	if got := names("citus-worker-waits-127_0_0_1_9702"); !slices.Equal(got, []string{"wait.IO:DataFileRead"}) {
+		t.Errorf("worker 9702's waits chart draws %q", got)
+	}
+	if got := names("citus-worker-cpu"); !slices.Equal(got, []string{"citus.127_0_0_1_9701.cpu_cores", "citus.127_0_0_1_9702.cpu_cores"}) {
+		t.Errorf("workers' CPU chart draws %q", got)
+	}
+	if c := chartByID(t, cs, "citus-worker-waits-127_0_0_1_9701"); c.Title != "Citus worker 127_0_0_1_9701: top wait events (active sessions, Citus's internal ones included)" {
+		t.Errorf("title %q", c.Title)
 	}
 }

@@ -43,10 +43,20 @@
 //	                  pg.wait_type.<type> for every type
 //	                  pg.connections.citus_internal (Citus's connections between
 //	                  nodes, application_name citus_internal..., not in total)
-//	citus_workers     per Citus worker (Options.CitusWorkers, label worker):
+//	citus_workers     per Citus worker (Options.CitusWorkers, label worker;
+//	                  <worker> is host_port, e.g. 127_0_0_1_9701):
 //	                  citus.<worker>.{xact_commit_per_s,xact_rollback_per_s,
 //	                  rows_read_per_s,wal_bytes_per_s,active,waiting,
-//	                  connections.client,connections.citus_internal}; a finding when one worker
+//	                  connections.client,connections.citus_internal},
+//	                  citus.<worker>.wait.<type>:<event>, .wait.other and
+//	                  .wait_type.<type> as pg.wait* (Citus's internal sessions
+//	                  included: they do the work there); for a worker on this
+//	                  host (loopback, Unix socket, host name or an interface's
+//	                  address, and its backend found in /proc by pid and start
+//	                  time) citus.<worker>.cpu_cores and .cpu_pct (of the
+//	                  machine): its postmaster's and children's CPU, reaped
+//	                  ones included; for another host a note says it is not
+//	                  sampled; a finding when one worker
 //	                  did over 1.25 times the mean of the workers' commits or rows
 //	wal               pg.wal_bytes_per_s, pg.wal_fpi_per_s and pg.wal_buffers_full
 //	                  (PostgreSQL 14+); skipped on a standby

@@ -234,6 +234,7 @@ func TestSeriesWord(t *testing.T) {
 		"active":                        "active",
 		"":                              "unnamed",
 		"walreceiver 10.0.0.2":          "walreceiver_10_0_0_2",
+		"127.0.0.1:34815":               "127_0_0_1_34815",
 	} {
 		if got := seriesWord(in); got != want {
 			t.Errorf("seriesWord(%q) = %q, want %q", in, got, want)

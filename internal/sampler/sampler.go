@@ -139,7 +139,7 @@ func Start(ctx context.Context, opts Options) (*Sampler, error) {
 		s.pool = newPoolerSource(ctx, opts)
 	}
 	if len(opts.CitusWorkers) > 0 {
-		s.citus = newCitusSource(opts.CitusWorkers, opts.QueryTimeout)
+		s.citus = newCitusSource(opts.CitusWorkers, opts.QueryTimeout, opts.TopN)
 	}
 	loopCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel

@@ -642,13 +642,14 @@ func statementTexts(ctx context.Context, conn *pgx.Conn, ids []int64, texts map[
 	return err
 }
 
-// seriesWord makes a word usable inside a series name: letters, digits,
-// '_', '-' and ':' kept, runs of anything else become one '_'.
+// seriesWord makes a word usable inside a series name, a CSV header and a
+// file name: letters, digits, '_' and '-' kept, runs of anything else
+// (a host:port's '.' and ':') become one '_'.
 func seriesWord(s string) string {
 	var b strings.Builder
 	under := false
 	for _, r := range s {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == ':' {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
 			b.WriteRune(r)
 			under = false
 		} else if !under {
