@@ -1,11 +1,7 @@
 package sysbench
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -49,7 +45,7 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 		Clear: func(table string) string {
 			return fmt.Sprintf("DELETE FROM %s WHERE id BETWEEN %d AND %d", table, first, last)
 		},
-		Complete: func(names []string) bool { return coversIDs(names, size) },
+		Complete: func(names []string) bool { return workload.SlicesCover(names, 1, size) },
 	}, true
 }
 
@@ -63,28 +59,4 @@ func (w *Workload) sliceRows(b workload.Batches) workload.Batches {
 	fill := b.Fill
 	return workload.Batches{N: hi - lo, Rows: last - first + 1,
 		Fill: func(i int, dst [][]any) [][]any { return fill(lo+i, dst) }}
-}
-
-// coversIDs reports whether slices named "FIRST-LAST" cover ids 1..size
-// (slices of different splits may overlap).
-func coversIDs(names []string, size int64) bool {
-	type span struct{ lo, hi int64 }
-	var spans []span
-	for _, n := range names {
-		a, b, _ := strings.Cut(n, "-")
-		lo, err1 := strconv.ParseInt(a, 10, 64)
-		hi, err2 := strconv.ParseInt(b, 10, 64)
-		if err1 == nil && err2 == nil && lo <= hi {
-			spans = append(spans, span{lo, hi})
-		}
-	}
-	slices.SortFunc(spans, func(x, y span) int { return cmp.Compare(x.lo, y.lo) })
-	next := int64(1) // the first id not yet covered
-	for _, s := range spans {
-		if s.lo > next {
-			return false
-		}
-		next = max(next, s.hi+1)
-	}
-	return next > size
 }

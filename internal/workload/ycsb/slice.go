@@ -2,9 +2,6 @@ package ycsb
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -85,25 +82,7 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 // coversRecords reports whether slices named "FIRST-LAST" cover the key
 // numbers 0..records-1.
 func coversRecords(names []string, records int64) bool {
-	type span struct{ lo, hi int64 }
-	var spans []span
-	for _, n := range names {
-		a, b, ok := strings.Cut(n, "-")
-		lo, err1 := strconv.ParseInt(a, 10, 64)
-		hi, err2 := strconv.ParseInt(b, 10, 64)
-		if ok && err1 == nil && err2 == nil && lo <= hi {
-			spans = append(spans, span{lo, hi})
-		}
-	}
-	slices.SortFunc(spans, func(x, y span) int { return int(min(max(x.lo-y.lo, -1), 1)) })
-	next := int64(0) // the lowest key number not covered yet
-	for _, s := range spans {
-		if s.lo > next {
-			return false
-		}
-		next = max(next, s.hi+1)
-	}
-	return next >= records
+	return workload.SlicesCover(names, 0, records-1)
 }
 
 // keysSQL is a query of the keys (keyName) of the key numbers first..last:
