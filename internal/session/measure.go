@@ -58,7 +58,11 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		r.notef("%v", err)
 	}
 	// The outputs are fixed before anything publishes: the store first.
-	fan := newFanout(r.notef, append([]Output{rec, figs}, outs...)...)
+	fo := &failover{}
+	if r.spec.Failover == nil {
+		fo = nil
+	}
+	fan := newFanout(r.notef, append(append([]Output{rec, figs}, fo.outputs()...), outs...)...)
 	latest := &latestSamples{m: map[string]float64{}}
 	smp := r.startSampler(ctx, fan, latest)
 	if r.repl, err = r.startReplication(ctx, func(b []store.Sample) { fan.publish(Record{Samples: b}) }); err != nil {
@@ -67,6 +71,16 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		}
 		fan.close()
 		return res, err
+	}
+	if fo != nil {
+		if fo.fo, err = r.newFailover(ctx); err != nil {
+			r.repl.stop()
+			if smp != nil {
+				smp.Stop()
+			}
+			fan.close()
+			return res, err
+		}
 	}
 	var markStep func(time.Time)
 	if smp != nil {
@@ -81,6 +95,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		}
 		return res, err
 	}
+	fo.start(runCtx)
 	sr, err := r.runSteps(runCtx, fan, latest.get, markStep)
 	// The logs are complete once the clients have stopped (a normal end,
 	// an interrupt or a failure alike).
@@ -105,6 +120,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		findings = smp.Stop()
 	}
 	fan.close()
+	r.sum.Failover = fo.result(ctx, &r.sum)
 	if err == nil {
 		r.sum.Figures = figs.end(r.notef)
 		r.explainSlowest(ctx)
