@@ -2,8 +2,12 @@ package replica_test
 
 import (
 	"context"
+	"fmt"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/replica"
@@ -99,4 +103,62 @@ func TestFailoverCountsLostCommits(t *testing.T) {
 		t.Errorf("the new primary holds %d ledger rows; acknowledged %d - lost %d + unanswered kept %d = %d",
 			held, res.LedgerAcked, res.AckedLost, res.InDoubtKept, res.LedgerAcked-res.AckedLost+res.InDoubtKept)
 	}
+}
+
+// TestFailoverCommandAndOrchestrator: the fault is the user's command
+// (SIGQUIT to the postmaster: an immediate shutdown) and the promotion
+// the user's orchestrator's (here the test's): pgarena waits for it.
+func TestFailoverCommandAndOrchestrator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	tgt, teardown := provision(t, ctx, "streaming")
+	defer teardown()
+	standby := tgt.Replicas[0].Config
+	pid := postmasterPID(t, ctx, tgt.Config)
+	fo := &replica.Failover{After: 500 * time.Millisecond, Command: fmt.Sprintf("kill -QUIT %d", pid), External: true,
+		Primary: tgt.Config, Standby: standby, Clients: replica.FollowConfig(tgt.Config, standby), Timeout: time.Minute,
+		Notef: t.Logf}
+	if err := fo.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	fo.Start(ctx)
+	// The orchestrator: once the primary is gone, promote the standby.
+	for deadline := time.Now().Add(time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command did not stop the primary")
+		}
+	}
+	exec(t, ctx, standby, `select pg_promote()`)
+	waitLedgerRows(t, ctx, standby, 10)
+	res := fo.Stop(ctx, start, nil)
+	t.Logf("failover: %+v", *res)
+	if res.Problem != "" || res.Fault != "command" || res.Promotion != "external" || res.DowntimeS <= 0 {
+		t.Errorf("failover %+v", *res)
+	}
+}
+
+// waitLedgerRows waits until the ledger on cfg has n rows more than now.
+func waitLedgerRows(t *testing.T, ctx context.Context, cfg *pgx.ConnConfig, n int64) {
+	t.Helper()
+	first := int64(-1)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		conn, err := target.Connect(ctx, cfg, "test")
+		if err != nil {
+			continue
+		}
+		var have int64
+		err = conn.QueryRow(ctx, `select count(*) from `+replica.LedgerTable).Scan(&have)
+		conn.Close(ctx)
+		if err != nil {
+			continue
+		}
+		if first < 0 {
+			first = have
+		}
+		if have >= first+n {
+			return
+		}
+	}
+	t.Fatalf("the ledger on the new primary did not grow by %d rows within a minute", n)
 }
