@@ -67,6 +67,9 @@ func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider,
 	if r.failover.After == 0 && (r.failover.Command != "" || r.failover.External) {
 		return nil, usagef("--failover-command and --failover-external go with --failover DURATION")
 	}
+	if r.failover.After != 0 && r.kind == "" && r.dsn == "" {
+		return nil, usagef("--failover needs a standby to promote: --replica streaming, or --replica-dsn STANDBY")
+	}
 	if r.failover.After != 0 && r.kind != "" && r.kind != "streaming" {
 		return nil, usagef("--failover promotes a streaming standby (--replica streaming or --replica-dsn), not a %s replica", r.kind)
 	}
