@@ -11,7 +11,7 @@ import (
 )
 
 // TestFailoverEverywhere: a run's failover shows in the summary, the CSV
-// export and the comparison.
+// export, the plan export and the comparison.
 func TestFailoverEverywhere(t *testing.T) {
 	s := metrics.Summary{Status: metrics.StatusComplete, DurationS: 10, Transactions: 100, TPS: 10,
 		Failover: &metrics.Failover{Fault: "immediate shutdown", Promotion: "pg_promote", Replication: "async",
@@ -34,6 +34,16 @@ func TestFailoverEverywhere(t *testing.T) {
 	for col, want := range map[string]string{"failover_downtime_s": "0.35", "failover_acked_lost": "7", "failover_replication": "async"} {
 		if i := slices.Index(CSVColumns, col); i < 0 || row[i] != want {
 			t.Errorf("CSV %s: %q, want %q", col, row[i], want)
+		}
+	}
+	d := &PlanData{Name: "p", Rows: []PlanRow{{Cell: "c", State: "done", Run: run}, {Cell: "d", State: "pending"}}}
+	b.Reset()
+	if err := PlanJSON(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"failover_acked_lost": 7`, `"failover_downtime_s": 0.35`, `"failover_replication": "async"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("plan export lacks %s:\n%s", want, b.String())
 		}
 	}
 	sync := s
