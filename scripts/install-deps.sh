@@ -111,7 +111,7 @@ fi
 
 # Poolers, replication and peers (with --tests): the pooler tests start their
 # own pgbouncer, haproxy and pgpool on free ports, the replica tests a
-# pglogical subscriber, the interoperability tests Debian's sysbench. The
+# pglogical and a slony subscriber, the interoperability tests Debian's sysbench. The
 # packages must not start system services (pgbouncer would hold port 6432,
 # haproxy and pgpool theirs): a policy-rc.d refuses service starts while
 # they install. pglogical must match the server's major version.
@@ -127,6 +127,12 @@ if [ "$WITH_TESTS" = 1 ]; then
 	if [ -n "$major" ] && [ ! -f "/usr/share/postgresql/$major/extension/pglogical.control" ] &&
 		apt-cache show "postgresql-$major-pglogical" >/dev/null 2>&1; then
 		missing+=("postgresql-$major-pglogical")
+	fi
+	# slony (--replica slony): slon and slonik, and its server functions
+	command -v slonik >/dev/null 2>&1 || missing+=(slony1-2-bin)
+	if [ -n "$major" ] && ! ls "/usr/lib/postgresql/$major/lib/"slony1_funcs*.so >/dev/null 2>&1 &&
+		apt-cache show "postgresql-$major-slony1-2" >/dev/null 2>&1; then
+		missing+=("postgresql-$major-slony1-2")
 	fi
 	if [ "${#missing[@]}" -gt 0 ]; then
 		log "installing ${missing[*]} (for the pooler, replica and interoperability tests)"

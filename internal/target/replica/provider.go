@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 // Kinds are the replicas --replica starts.
-var Kinds = []string{"streaming", "logical", "pglogical"}
+var Kinds = []string{"streaming", "logical", "pglogical", "slony"}
 
 // DefaultSyncTimeout bounds a logical replica's initial copy.
 const DefaultSyncTimeout = time.Hour
@@ -44,7 +45,7 @@ func (p *Provider) CreatesTarget() bool { return target.CreatesTarget(p.Inner) }
 // CheckKind validates a --replica value.
 func CheckKind(kind string) error {
 	if !slices.Contains(Kinds, kind) {
-		return fmt.Errorf("unknown --replica %q (use %s; for any other replication system, slony or londiste included, run the replica yourself and pass --replica-dsn)", kind, strings.Join(Kinds, ", "))
+		return fmt.Errorf("unknown --replica %q (use %s; for any other replication system, londiste included, run the replica yourself and pass --replica-dsn)", kind, strings.Join(Kinds, ", "))
 	}
 	return nil
 }
@@ -177,6 +178,12 @@ func (p *Provider) start(ctx context.Context, t *target.Target, binDir string, m
 		syncTimeout: p.SyncTimeout, notef: p.Notef, primaryLog: t.ServerLog, replicaLog: c.LogPath()}
 	if lg.syncTimeout <= 0 {
 		lg.syncTimeout = DefaultSyncTimeout
+	}
+	if p.Kind == "slony" {
+		sl := &slony{primary: t.Config, replica: cfg, primaryDSN: primary, replicaDSN: c.DSN(t.Config.Database), schema: lg,
+			logDir: filepath.Dir(c.LogPath()), major: c.Binaries().Major, syncTimeout: lg.syncTimeout, notef: p.Notef}
+		rep.Attach, rep.Trouble = sl.attach, sl.trouble
+		return rep, func() { sl.detach(); remove() }, nil
 	}
 	rep.Attach, rep.Trouble = lg.attach, lg.trouble
 	return rep, func() { lg.detach(); remove() }, nil

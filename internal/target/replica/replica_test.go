@@ -152,8 +152,14 @@ func testLagAndCatchUp(t *testing.T, kind string, hold func(*testing.T, context.
 			t.Fatal("no lag read within 10 s after the catch-up")
 		}
 	}
-	if after.Max > 0.3 {
-		t.Errorf("lag after catch-up: %.2fs, want about 0", after.Max)
+	// slony applies the SYNC events its slon fetches from the origin by
+	// polling: its lag at rest is about a second here (1.35 and 1.58 s).
+	atRest := 0.3
+	if kind == "slony" {
+		atRest = 2.5
+	}
+	if after.Max > atRest {
+		t.Errorf("lag after catch-up: %.2fs, want at most %.1fs", after.Max, atRest)
 	}
 	var primary, copy int
 	conn, err := target.Connect(ctx, rep.Config, "test")
@@ -206,6 +212,15 @@ func TestStreaming(t *testing.T) {
 func TestLogical(t *testing.T) { testLagAndCatchUp(t, "logical", byLock) }
 
 func TestPglogical(t *testing.T) { testLagAndCatchUp(t, "pglogical", byLock) }
+
+// TestSlony: a slony subscriber, its slon daemons started and stopped by
+// pgarena (the teardown leaves nothing in the test's directory).
+func TestSlony(t *testing.T) {
+	if _, err := osexec.LookPath("slonik"); err != nil && !pgtest.Required() {
+		t.Skip("slony is not installed (scripts/install-deps.sh --tests)")
+	}
+	testLagAndCatchUp(t, "slony", byLock)
+}
 
 // knowsSetting reports whether the server binaries have a setting
 // (PostgreSQL 15.20 added output_plugin_libraries).
