@@ -42,6 +42,7 @@ type slony struct {
 	syncTimeout            time.Duration
 	notef                  func(format string, args ...any)
 	slons                  []*exec.Cmd
+	forget                 []func()
 	keyed                  []string // tables given slonyKey
 	logs                   []string
 }
@@ -51,6 +52,7 @@ type slony struct {
 // waits until the subscriber has copied the set.
 func (s *slony) attach(ctx context.Context, tables []string) error {
 	start := time.Now()
+	killStaleSlons()
 	for _, prog := range []string{"slon", "slonik"} {
 		if _, err := exec.LookPath(prog); err != nil {
 			return fmt.Errorf("--replica slony: %s not found: "+slonyInstall, prog, s.major)
@@ -143,6 +145,7 @@ func (s *slony) startSlon(node int, dsn string) error {
 		return fmt.Errorf("slony replica: starting slon: %w", err)
 	}
 	s.slons, s.logs = append(s.slons, cmd), append(s.logs, path)
+	s.forget = append(s.forget, recordSlon(cmd.Process.Pid))
 	return nil
 }
 
@@ -205,6 +208,9 @@ func (s *slony) detach() {
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 		}
+	}
+	for _, f := range s.forget {
+		f()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
