@@ -62,7 +62,7 @@ func TestReplicaLogicalSweep(t *testing.T) {
 func TestReplicaBadInput(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{"run", "tpcb", "--replica", "londiste"},
+		{"run", "tpcb", "--replica", "bucardo"},
 		{"run", "tpcb", "--dsn", "host=/nonexistent", "--replica", "streaming"},
 		{"run", "tpcb", "--replica-dsn", "host=/nonexistent port=x"},
 		{"run", "tpcb", "-T", "10s", "--failover", "3s"},

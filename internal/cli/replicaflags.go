@@ -25,7 +25,7 @@ type replicaFlags struct {
 }
 
 func (r *replicaFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&r.kind, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical, pglogical or slony; lag, catch-up and sustainable tps are reported")
+	fl.StringVar(&r.kind, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical, pglogical, slony or londiste; lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&r.dsn, "replica-dsn", "", "a replica you run (any replication system; it must replicate the table pgarena_heartbeat): lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&r.readDSN, "read-dsn", "", "send the workload's read-only transactions (tpcc order-status and stock-level, tpcb -S) to this replica, as a second client group; it must replicate pgarena_heartbeat (its lag is measured)")
 	fl.DurationVar(&r.syncTimeout, "replica-sync-timeout", replica.DefaultSyncTimeout, "wait at most this long for a --replica logical or pglogical to copy the loaded tables")

@@ -6,8 +6,9 @@
 // standby (pg_basebackup -R, started by internal/target/local), a built-in
 // logical subscriber (publication and subscription of the workload's
 // tables), a pglogical subscriber (Debian's postgresql-NN-pglogical), or
-// a slony subscriber (slony.go: slonik and two slon daemons pgarena runs).
-// The logical kinds and slony follow the workload's tables only once they are loaded
+// a slony subscriber (slony.go: slonik and two slon daemons pgarena runs)
+// or a londiste leaf (londiste.go: pgqd and two londiste workers).
+// The logical kinds, slony and londiste follow the workload's tables only once they are loaded
 // (target.Replica.Attach): the subscriber gets the tables' definitions from
 // pg_dump --schema-only, then copies their data (copy_data), and Attach
 // returns when the copy is done, so the measured run starts in sync.
