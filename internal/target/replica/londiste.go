@@ -42,7 +42,15 @@ type londiste struct {
 	procs                  []*exec.Cmd
 	keyed                  []string
 	logs                   []string
+	created                []string // the extensions create-root made on the primary
 }
+
+// londisteExtensions are the extensions create-root installs; pgarena
+// marks them with londisteMark, so that it drops only its own (those a
+// killed run left behind, at the next run).
+var londisteExtensions = []string{"londiste", "pgq_node", "pgq"}
+
+const londisteMark = "pgarena: londiste replica"
 
 func (l *londiste) ini(node string) string { return filepath.Join(l.dir, "londiste-"+node+".ini") }
 
@@ -81,8 +89,27 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 	if err := os.WriteFile(filepath.Join(l.dir, "pgqd.ini"), []byte(pgqd), 0o600); err != nil {
 		return err
 	}
+	var had, ours []string
+	if err := pconn.QueryRow(ctx, `select coalesce(array_agg(extname::text), '{}'),
+			coalesce(array_agg(extname::text) filter (where obj_description(oid, 'pg_extension') = $2), '{}')
+		from pg_extension where extname = any($1)`, londisteExtensions, londisteMark).Scan(&had, &ours); err != nil {
+		return err
+	}
+	if len(had) > 0 && len(ours) == len(had) {
+		l.notef("londiste replica: removing the londiste set-up a killed run left on the primary")
+		l.created = ours
+		l.dropExtensions(ctx, pconn)
+	} else if len(had) > 0 {
+		return fmt.Errorf("--replica londiste: the primary has the extensions %s already (pgarena did not create them, or a killed run left them): drop them or use another database", strings.Join(had, ", "))
+	}
+	l.created = londisteExtensions
 	if err := l.run(ctx, l.ini("root"), "create-root", "pgarena_root", l.primaryDSN); err != nil {
 		return err
+	}
+	for _, ext := range londisteExtensions {
+		if _, err := pconn.Exec(ctx, `comment on extension `+ext+` is '`+londisteMark+`'`); err != nil {
+			return fmt.Errorf("londiste replica: %w", err)
+		}
 	}
 	if err := l.run(ctx, l.ini("leaf"), "create-leaf", "pgarena_leaf", l.replicaDSN, "--provider="+l.primaryDSN); err != nil {
 		return err
@@ -194,4 +221,14 @@ func (l *londiste) detach() {
 	}
 	defer conn.Close(context.Background())
 	dropKeys(ctx, conn, "londiste", l.keyed, l.notef)
+	l.dropExtensions(ctx, conn)
+}
+
+// dropExtensions drops the extensions pgarena created on the primary.
+func (l *londiste) dropExtensions(ctx context.Context, conn *pgx.Conn) {
+	for _, ext := range l.created {
+		if _, err := conn.Exec(ctx, `drop extension if exists `+ext+` cascade`); err != nil {
+			l.notef("londiste replica: could not drop the extension %s from the primary: %v", ext, err)
+		}
+	}
 }
