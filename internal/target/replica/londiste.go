@@ -68,6 +68,20 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 		return err
 	}
 	defer pconn.Close(context.Background())
+	var had, ours []string
+	if err := pconn.QueryRow(ctx, `select coalesce(array_agg(extname::text), '{}'),
+			coalesce(array_agg(extname::text) filter (where obj_description(oid, 'pg_extension') = $2), '{}')
+		from pg_extension where extname = any($1)`, londisteExtensions, londisteMark).Scan(&had, &ours); err != nil {
+		return err
+	}
+	if len(had) > 0 && len(ours) == len(had) {
+		l.notef("londiste replica: removing the londiste set-up a killed run left on the primary")
+		l.created = ours
+		l.dropExtensions(ctx, pconn)
+	} else if len(had) > 0 {
+		return fmt.Errorf("--replica londiste: the primary has the extensions %s already, which pgarena did not create: drop them or use another database", strings.Join(had, ", "))
+	}
+	l.created = londisteExtensions
 	qualified, keyed, err := addKeys(ctx, pconn, "londiste", tables, l.notef)
 	l.keyed = keyed
 	if err != nil {
@@ -89,20 +103,6 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 	if err := os.WriteFile(filepath.Join(l.dir, "pgqd.ini"), []byte(pgqd), 0o600); err != nil {
 		return err
 	}
-	var had, ours []string
-	if err := pconn.QueryRow(ctx, `select coalesce(array_agg(extname::text), '{}'),
-			coalesce(array_agg(extname::text) filter (where obj_description(oid, 'pg_extension') = $2), '{}')
-		from pg_extension where extname = any($1)`, londisteExtensions, londisteMark).Scan(&had, &ours); err != nil {
-		return err
-	}
-	if len(had) > 0 && len(ours) == len(had) {
-		l.notef("londiste replica: removing the londiste set-up a killed run left on the primary")
-		l.created = ours
-		l.dropExtensions(ctx, pconn)
-	} else if len(had) > 0 {
-		return fmt.Errorf("--replica londiste: the primary has the extensions %s already (pgarena did not create them, or a killed run left them): drop them or use another database", strings.Join(had, ", "))
-	}
-	l.created = londisteExtensions
 	if err := l.run(ctx, l.ini("root"), "create-root", "pgarena_root", l.primaryDSN); err != nil {
 		return err
 	}

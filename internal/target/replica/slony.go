@@ -38,11 +38,16 @@ const tableKey = "pgarena_repl_key"
 func addKeys(ctx context.Context, pconn *pgx.Conn, kind string, tables []string, notef func(string, ...any)) (qualified, keyed []string, err error) {
 	qualified = make([]string, len(tables))
 	for i, t := range tables {
-		var hasKey bool
+		var hasKey, ours bool
 		if err := pconn.QueryRow(ctx, `select quote_ident(n.nspname) || '.' || quote_ident(c.relname),
-				exists (select from pg_index i where i.indrelid = c.oid and i.indisprimary)
-			from pg_class c join pg_namespace n on n.oid = c.relnamespace where c.oid = to_regclass($1)`, t).Scan(&qualified[i], &hasKey); err != nil {
+				exists (select from pg_index i where i.indrelid = c.oid and i.indisprimary),
+				exists (select from pg_attribute a where a.attrelid = c.oid and a.attname = $2 and not a.attisdropped)
+			from pg_class c join pg_namespace n on n.oid = c.relnamespace where c.oid = to_regclass($1)`, t, tableKey).Scan(&qualified[i], &hasKey, &ours); err != nil {
 			return nil, keyed, fmt.Errorf("%s replica: table %s: %w", kind, t, err)
+		}
+		if ours {
+			// left by a killed run: dropped at the end of this one
+			keyed = append(keyed, qualified[i])
 		}
 		if hasKey {
 			continue
