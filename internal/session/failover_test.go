@@ -3,11 +3,14 @@ package session
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/local"
 	"github.com/pgarena/pgarena/internal/target/replica"
 	"github.com/pgarena/pgarena/internal/workload/tpcb"
@@ -90,4 +93,62 @@ func TestFailoverSync(t *testing.T) {
 	if fo.AckedLost != 0 {
 		t.Errorf("%d acknowledged commits lost with a synchronous standby", fo.AckedLost)
 	}
+}
+
+// TestFailoverNamedPair: a primary and a standby the test runs, named as
+// --dsn and --replica-dsn; the fault is a command (SIGQUIT to the
+// postmaster: an immediate shutdown) and pgarena promotes the standby.
+func TestFailoverNamedPair(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := os.Environ()
+	bin, err := local.FindBinaries("", local.Env(env))
+	if err != nil {
+		t.Skip(err)
+	}
+	settings := map[string]string{"fsync": "off", "shared_buffers": "32MB"}
+	primary, err := local.Start(ctx, local.Options{Env: env, BinDir: bin.Dir, Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Remove()
+	standby, err := local.Start(ctx, local.Options{Env: env, BinDir: bin.Dir, Settings: settings,
+		BaseBackupFrom: primary.TCPDSN("postgres") + " application_name=teststandby"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Remove()
+	pcfg, err := target.ParseDSN(primary.DSN("postgres"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg, err := target.ParseDSN(standby.DSN("postgres"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := os.ReadFile(filepath.Join(primary.DataDir(), "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &replica.DSN{Inner: &target.DSN{Config: pcfg}, Config: scfg}
+	spec := Spec{
+		Groups:   []Group{{Name: "tpcb", Workload: tpcbWorkload(t, tpcb.ScriptTPCBLike), Clients: 2, QueryMode: "prepared"}},
+		Duration: 4 * time.Second, Tick: 250 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
+		Hooks: Hooks{Notef: t.Logf}, CatchUpTimeout: time.Minute, MaxErrorRate: 1,
+		Failover: &Failover{After: 1500 * time.Millisecond, Timeout: time.Minute,
+			Command: "kill -QUIT " + strings.SplitN(string(pid), "\n", 2)[0]},
+	}
+	res, err := Run(ctx, spec, p, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo := res.Summary.Failover
+	if fo == nil || fo.Problem != "" || fo.Fault != "command" || fo.DowntimeS <= 0 || fo.LedgerAcked == 0 {
+		t.Fatalf("failover %+v", fo)
+	}
+	t.Logf("failover: %+v", *fo)
 }
