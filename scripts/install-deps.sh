@@ -117,7 +117,7 @@ fi
 
 # Poolers, replication and peers (with --tests): the pooler tests start their
 # own pgbouncer, haproxy and pgpool on free ports, the replica tests a
-# pglogical subscriber, the interoperability tests Debian's sysbench. The
+# pglogical, a slony and a londiste subscriber, the interoperability tests Debian's sysbench. The
 # packages must not start system services (pgbouncer would hold port 6432,
 # haproxy, pgpool and prometheus theirs): a policy-rc.d refuses service starts while
 # they install. pglogical must match the server's major version.
@@ -136,6 +136,22 @@ if [ "$WITH_TESTS" = 1 ]; then
 		apt-cache show "postgresql-$major-pglogical" >/dev/null 2>&1; then
 		missing+=("postgresql-$major-pglogical")
 	fi
+	# slony (--replica slony): slon and slonik, and its server functions
+	command -v slonik >/dev/null 2>&1 || missing+=(slony1-2-bin)
+	if [ -n "$major" ] && ! ls "/usr/lib/postgresql/$major/lib/"slony1_funcs*.so >/dev/null 2>&1 &&
+		apt-cache show "postgresql-$major-slony1-2" >/dev/null 2>&1; then
+		missing+=("postgresql-$major-slony1-2")
+	fi
+	# londiste (--replica londiste): the londiste and pgqd daemons, and
+	# the pgq, pgq_node and londiste extensions
+	command -v londiste >/dev/null 2>&1 || missing+=(python3-londiste)
+	command -v pgqd >/dev/null 2>&1 || missing+=(pgqd)
+	for ext in pgq3:pgq pgq-node:pgq_node londiste-sql:londiste; do
+		if [ -n "$major" ] && [ ! -f "/usr/share/postgresql/$major/extension/${ext#*:}.control" ] &&
+			apt-cache show "postgresql-$major-${ext%%:*}" >/dev/null 2>&1; then
+			missing+=("postgresql-$major-${ext%%:*}")
+		fi
+	done
 	if [ "${#missing[@]}" -gt 0 ]; then
 		log "installing ${missing[*]} (for the pooler, replica and interoperability tests)"
 		if [ "$SUDO" != "__nosudo" ] && [ ! -e /usr/sbin/policy-rc.d ]; then

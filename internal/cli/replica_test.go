@@ -62,9 +62,14 @@ func TestReplicaLogicalSweep(t *testing.T) {
 func TestReplicaBadInput(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{"run", "tpcb", "--replica", "slony"},
+		{"run", "tpcb", "--replica", "bucardo"},
 		{"run", "tpcb", "--dsn", "host=/nonexistent", "--replica", "streaming"},
 		{"run", "tpcb", "--replica-dsn", "host=/nonexistent port=x"},
+		{"run", "tpcb", "-T", "10s", "--failover", "3s"},
+		{"run", "tpcb", "-T", "10s", "--failover", "20s", "--replica", "streaming"},
+		{"run", "tpcb", "-T", "10s", "--failover", "3s", "--replica", "logical"},
+		{"run", "tpcb", "-t", "100", "--failover", "3s", "--replica", "streaming"},
+		{"run", "tpcb", "--failover-external"},
 	} {
 		r := pgarena(t, nil, append(args, "--results", t.TempDir())...)
 		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {

@@ -21,13 +21,18 @@ type replicaFlags struct {
 	readDSN        string
 	catchUpTimeout time.Duration
 	syncTimeout    time.Duration
+	failover       session.Failover
 }
 
 func (r *replicaFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&r.kind, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical or pglogical; lag, catch-up and sustainable tps are reported")
+	fl.StringVar(&r.kind, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical, pglogical, slony or londiste; lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&r.dsn, "replica-dsn", "", "a replica you run (any replication system; it must replicate the table pgarena_heartbeat): lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&r.readDSN, "read-dsn", "", "send the workload's read-only transactions (tpcc order-status and stock-level, tpcb -S) to this replica, as a second client group; it must replicate pgarena_heartbeat (its lag is measured)")
 	fl.DurationVar(&r.syncTimeout, "replica-sync-timeout", replica.DefaultSyncTimeout, "wait at most this long for a --replica logical or pglogical to copy the loaded tables")
+	fl.DurationVar(&r.failover.After, "failover", 0, "stop the primary this long into the run, promote its standby (--replica streaming or --replica-dsn) and report the downtime and the acknowledged commits lost")
+	fl.StringVar(&r.failover.Command, "failover-command", "", "with --failover: the command (sh -c) that stops the primary; default: an immediate shutdown of the embedded cluster")
+	fl.BoolVar(&r.failover.External, "failover-external", false, "with --failover: do not promote the standby, wait for your orchestrator to")
+	fl.DurationVar(&r.failover.Timeout, "failover-timeout", replica.DefaultFailoverTimeout, "with --failover: wait at most this long for the promotion, and then for the first commit on the new primary")
 	fl.DurationVar(&r.catchUpTimeout, "catch-up-timeout", session.DefaultCatchUpTimeout, "after the load, wait at most this long for the replicas to catch up")
 }
 
@@ -58,6 +63,15 @@ func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider,
 			return nil, usagef("--read-dsn: %s", err)
 		}
 		p = &replica.DSN{Inner: p, Config: cfg, Kind: readReplica}
+	}
+	if r.failover.After == 0 && (r.failover.Command != "" || r.failover.External) {
+		return nil, usagef("--failover-command and --failover-external go with --failover DURATION")
+	}
+	if r.failover.After != 0 && r.kind == "" && r.dsn == "" {
+		return nil, usagef("--failover needs a standby to promote: --replica streaming, or --replica-dsn STANDBY")
+	}
+	if r.failover.After != 0 && r.kind != "" && r.kind != "streaming" {
+		return nil, usagef("--failover promotes a streaming standby (--replica streaming or --replica-dsn), not a %s replica", r.kind)
 	}
 	if r.catchUpTimeout <= 0 {
 		return nil, usagef("--catch-up-timeout must be positive")
@@ -106,4 +120,13 @@ func splitReads(spec *session.Spec, r *replicaFlags) error {
 	spec.Groups = []session.Group{w, rd}
 	spec.Steps = []session.Step{{Clients: w.Clients}}
 	return nil
+}
+
+// failoverSpec is the run's --failover, nil without one.
+func (r *replicaFlags) failoverSpec() *session.Failover {
+	if r.failover.After == 0 {
+		return nil
+	}
+	f := r.failover
+	return &f
 }

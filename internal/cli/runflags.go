@@ -196,6 +196,7 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 		ProceedWithConnected: f.proceed,
 		SampleEvery:          f.sampleEvery,
 		CatchUpTimeout:       f.replica.catchUpTimeout,
+		Failover:             f.replica.failoverSpec(),
 		NetIO:                netMode,
 		AdaptProcs:           !f.fixedProcs,
 	}

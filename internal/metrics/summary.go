@@ -83,6 +83,8 @@ type Summary struct {
 	Groups []GroupSummary `json:"groups,omitempty"`
 	// Replication is how the replicas kept up (--replica, --replica-dsn).
 	Replication *Replication `json:"replication,omitempty"`
+	// Failover is what a failover during the run cost (--failover).
+	Failover *Failover `json:"failover,omitempty"`
 }
 
 // GroupSummary is one client group's part of a run with several groups.

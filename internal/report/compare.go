@@ -481,6 +481,7 @@ func compareText(w io.Writer, groups []*Group, metric Metric) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	replicationCompare(w, groups)
+	failoverCompare(w, groups)
 	if repeats {
 		fmt.Fprintf(w, "noise: 95%% CI (t-distribution) of the mean over each group's runs; a single run uses %d batch means of its intervals\n", batches)
 	} else {

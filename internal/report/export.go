@@ -47,6 +47,12 @@ var CSVColumns = []string{
 	// and sustainable_tps an upper bound, sustainable_upper_bound true),
 	// and the longest time a replica could not be read
 	"caught_up", "sustainable_upper_bound", "replica_unreadable_s",
+	// a failover during the run (--failover): the standby's sync state,
+	// fault to first commit on the new primary, fault to promotion, the
+	// workload's failures during the downtime, the ledger's acknowledged
+	// commits, those the new primary lacks, and those never answered
+	"failover_replication", "failover_downtime_s", "failover_promoted_s",
+	"failover_failed_during", "failover_ledger_acked", "failover_acked_lost", "failover_in_doubt",
 }
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
@@ -107,7 +113,8 @@ func csvRow(r *store.Run, s *metrics.Summary, clients int, step string) []string
 	row = append(row, figureCell(s, "nopm"), figureCell(s, "tpm"))
 	repl, replAdded := replicationCells(s.Replication)
 	row = append(row, repl...)
-	return append(row, replAdded...)
+	row = append(row, replAdded...)
+	return append(row, failoverCells(s.Failover)...)
 }
 
 // figureCell is the run-wide figure named name of s, "" if it has none.

@@ -73,6 +73,21 @@ var PlanCSVColumns = []string{"plan", "index", "cell", "cell_name", "target", "w
 // is false (sustainable_upper_bound true).
 var PlanReplicationColumns = []string{"catch_up_s", "caught_up", "sustainable_tps", "sustainable_upper_bound"}
 
+// PlanFailoverColumns are a failover's columns of the plan export
+// (--failover): the standby's sync state, the downtime, and the ledger's
+// acknowledged commits lost and acknowledged.
+var PlanFailoverColumns = []string{"failover_replication", "failover_downtime_s", "failover_acked_lost", "failover_ledger_acked"}
+
+// hasFailover reports whether any row's run failed over.
+func (d *PlanData) hasFailover() bool {
+	for i := range d.Rows {
+		if r := d.Rows[i].Run; r != nil && r.Summary.Failover != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // hasReplication reports whether any row's run has replicas.
 func (d *PlanData) hasReplication() bool {
 	for i := range d.Rows {
@@ -114,6 +129,9 @@ func planHeader(d *PlanData) (head, figs []string) {
 	if d.hasReplication() {
 		head = append(head, PlanReplicationColumns...)
 	}
+	if d.hasFailover() {
+		head = append(head, PlanFailoverColumns...)
+	}
 	return head, figs
 }
 
@@ -126,6 +144,9 @@ func planCSVRow(d *PlanData, r *PlanRow, figs []string) []string {
 		row = append(row, make([]string, len(PlanCSVColumns)-8+len(figs))...)
 		if repl {
 			row = append(row, make([]string, len(PlanReplicationColumns))...)
+		}
+		if d.hasFailover() {
+			row = append(row, make([]string, len(PlanFailoverColumns))...)
 		}
 		return row
 	}
@@ -143,6 +164,13 @@ func planCSVRow(d *PlanData, r *PlanRow, figs []string) []string {
 			row = append(row, f(rp.CatchUpS), strconv.FormatBool(rp.CaughtUp), f(rp.SustainableTPS), strconv.FormatBool(rp.SustainableUpperBound))
 		} else {
 			row = append(row, make([]string, len(PlanReplicationColumns))...)
+		}
+	}
+	if d.hasFailover() {
+		if fo := s.Failover; fo != nil {
+			row = append(row, fo.Replication, f(fo.DowntimeS), strconv.FormatInt(fo.AckedLost, 10), strconv.FormatInt(fo.LedgerAcked, 10))
+		} else {
+			row = append(row, make([]string, len(PlanFailoverColumns))...)
 		}
 	}
 	return row
@@ -177,7 +205,7 @@ func PlanJSON(w io.Writer, d *PlanData) error {
 // numbers are null.
 func jsonValue(col, v string) any {
 	switch col {
-	case "plan", "cell", "cell_name", "target", "workload", "state", "run_id", "status":
+	case "plan", "cell", "cell_name", "target", "workload", "state", "run_id", "status", "failover_replication":
 		return v
 	}
 	if strings.HasPrefix(col, "axis_") {

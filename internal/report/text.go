@@ -288,6 +288,7 @@ func SummaryText(w io.Writer, s *metrics.Summary) {
 	ind = ""
 	groupsText(w, s)
 	replicationText(w, s)
+	failoverText(w, s)
 	status := s.Status
 	if s.StopReason != "" {
 		status += ": " + s.StopReason

@@ -72,9 +72,14 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 			r.notef("%v", err)
 		}
 	}
+	fo := &failover{}
+	if r.spec.Failover == nil {
+		fo = nil
+	}
 	// The outputs are fixed before anything publishes: the store first,
-	// the caller's outputs after the run's own (ownOutputs).
-	fan := newFanout(r.notef, append([]Output{rec, figs}, outs...)...)
+	// the run's own (the figures' window, the failover's), then the caller's.
+	own := append([]Output{rec, figs}, fo.outputs()...)
+	fan := newFanout(r.notef, append(own, outs...)...)
 	r.fanned = true
 	defer fan.close()
 	fan.publish(Record{Start: &RunStart{ID: r.writer.ID(), Spec: r.recorded, Server: srv}})
@@ -86,6 +91,16 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		}
 		fan.close()
 		return res, err
+	}
+	if fo != nil {
+		if fo.fo, err = r.newFailover(ctx); err != nil {
+			r.repl.stop()
+			if smp != nil {
+				smp.Stop()
+			}
+			fan.close()
+			return res, err
+		}
 	}
 	var markStep func(time.Time)
 	if smp != nil {
@@ -101,6 +116,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		}
 		return res, err
 	}
+	fo.start(runCtx)
 	sr, err := r.runSteps(runCtx, fan, latest.get, markStep, beginFigures)
 	// The logs are complete once the clients have stopped (a normal end,
 	// an interrupt or a failure alike).
@@ -124,7 +140,8 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if smp != nil {
 		findings = smp.Stop()
 	}
-	fan.closeFirst(ownOutputs)
+	fan.closeFirst(len(own)) // the failover's output has every interval then
+	r.sum.Failover = fo.result(ctx, &r.sum)
 	if err == nil {
 		r.sum.Figures = figs.end(r.notef, r.sum.Start, r.sum.End)
 		r.explainSlowest(ctx)
@@ -178,10 +195,6 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	return res, nil
 }
-
-// ownOutputs is how many outputs the run has of its own (the store, the
-// figures' window) before the caller's.
-const ownOutputs = 2
 
 // load initialises w on the target.
 func (r *run) load(ctx context.Context, w workload.Workload) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
@@ -27,6 +29,9 @@ type replication struct {
 	// catch-ups of the steps so far, per replica, for the run's summary.
 	catchUp [][]time.Duration
 	caught  []bool
+	// ended: stopped before the end of the run (a failover): no catch-up.
+	ended atomic.Bool
+	once  sync.Once
 }
 
 // startReplication creates the heartbeat on the target, attaches the
@@ -136,6 +141,9 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 // from start to end, and returns how they kept up with transactions
 // committed over durationS at tps.
 func (rp *replication) step(ctx context.Context, start, end time.Time, transactions int64, durationS, tps float64) *metrics.Replication {
+	if rp.ended.Load() {
+		return nil
+	}
 	took, ok, err := rp.mon.CatchUp(ctx, rp.timeout, "--catch-up-timeout")
 	if err != nil {
 		rp.notef("replication: no catch-up measured: %v", err)
@@ -201,6 +209,19 @@ func (rp *replication) stop() {
 	if rp == nil {
 		return
 	}
-	rp.mon.Stop()
-	rp.hb.Close()
+	rp.once.Do(func() {
+		rp.mon.Stop()
+		rp.hb.Close()
+	})
+}
+
+// end stops watching the replicas before the end of the run: the primary
+// is about to go (a failover), so there is no catch-up to measure.
+func (rp *replication) end() {
+	if rp == nil {
+		return
+	}
+	rp.ended.Store(true)
+	rp.notef("replication: the heartbeat stops before the failover; no catch-up is measured after it")
+	rp.stop()
 }

@@ -86,6 +86,9 @@ type Spec struct {
 	// CatchUpTimeout bounds the wait for the target's replicas after each
 	// step (0: DefaultCatchUpTimeout).
 	CatchUpTimeout time.Duration
+	// Failover, when set, stops the primary during the run and promotes
+	// its standby (--failover).
+	Failover *Failover
 	// NetIO is the clients' socket I/O mode.
 	NetIO netio.Mode
 	// AdaptProcs adds Ps while clients need CPU (see netio.AdaptProcs).
@@ -326,6 +329,9 @@ func (s *Spec) validate() error {
 	if len(s.Steps) == 0 {
 		g := s.Groups[0]
 		s.Steps = []Step{{Clients: g.Clients, Schedule: g.Schedule}}
+	}
+	if s.Failover != nil {
+		return s.Failover.validate(s)
 	}
 	return nil
 }

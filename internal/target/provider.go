@@ -32,6 +32,9 @@ type Target struct {
 	// Replicas follow the target (--replica, --replica-dsn): their lag and
 	// catch-up are measured (nil: none).
 	Replicas []Replica
+	// Crash, when set, stops the server at once (an immediate shutdown:
+	// no checkpoint, every session cut off), for a cluster pgarena runs.
+	Crash func(ctx context.Context) error
 	// Server is the database server itself when Config goes through a
 	// pooler (nil otherwise): samplers, the loader and the control
 	// connection use it, so they watch the server, not the pooler.

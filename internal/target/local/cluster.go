@@ -702,6 +702,17 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return nil
 }
 
+// Crash stops the server at once: pg_ctl stop -m immediate (no
+// checkpoint; sessions are cut off, as by a power failure of the server).
+func (c *Cluster) Crash(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, killTimeout)
+	defer cancel()
+	if out, err := c.pgCtl(ctx, "stop", "-m", "immediate"); err != nil {
+		return fmt.Errorf("immediate shutdown of PostgreSQL in %s: %v: %s", c.dataDir, err, strings.TrimSpace(out))
+	}
+	return nil
+}
+
 // kill stops the server however it can: pg_ctl stop -m immediate, then
 // SIGKILL of the postmaster. It waits a moment for a postmaster.pid to
 // appear, since pg_ctl start may have been interrupted right after forking.

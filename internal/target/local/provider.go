@@ -56,7 +56,7 @@ func (e *Ephemeral) Provision(ctx context.Context) (*target.Target, func(), erro
 		return nil, nil, err
 	}
 	return &target.Target{Config: cfg, Description: e.Describe(), Local: true, DataDir: c.DataDir(),
-		ServerLog: c.LogPath(), Fresh: true}, teardown, nil
+		ServerLog: c.LogPath(), Fresh: true, Crash: c.Crash}, teardown, nil
 }
 
 // Named provides a running named cluster (pgarena cluster start --name).

@@ -5,8 +5,10 @@
 // named cluster) and starts a replica of it on this host: a streaming
 // standby (pg_basebackup -R, started by internal/target/local), a built-in
 // logical subscriber (publication and subscription of the workload's
-// tables), or a pglogical subscriber (Debian's postgresql-NN-pglogical).
-// The logical kinds follow the workload's tables only once they are loaded
+// tables), a pglogical subscriber (Debian's postgresql-NN-pglogical), or
+// a slony subscriber (slony.go: slonik and two slon daemons pgarena runs)
+// or a londiste leaf (londiste.go: pgqd and two londiste workers).
+// The logical kinds, slony and londiste follow the workload's tables only once they are loaded
 // (target.Replica.Attach): the subscriber gets the tables' definitions from
 // pg_dump --schema-only, then copies their data (copy_data), and Attach
 // returns when the copy is done, so the measured run starts in sync.
@@ -28,4 +30,8 @@
 // than the primary (system identifier, or a standby of it); the run then
 // requires a new beat within ShowWait from a replica that replicates
 // nothing by its own account (Progress).
+//
+// Failover (failover.go) stops the primary during a run, promotes a
+// streaming standby, and counts the acknowledged commits the new primary
+// lacks with a ledger client.
 package replica

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 // Kinds are the replicas --replica starts.
-var Kinds = []string{"streaming", "logical", "pglogical"}
+var Kinds = []string{"streaming", "logical", "pglogical", "slony", "londiste"}
 
 // DefaultSyncTimeout bounds a logical replica's initial copy.
 const DefaultSyncTimeout = time.Hour
@@ -44,7 +45,7 @@ func (p *Provider) CreatesTarget() bool { return target.CreatesTarget(p.Inner) }
 // CheckKind validates a --replica value.
 func CheckKind(kind string) error {
 	if !slices.Contains(Kinds, kind) {
-		return fmt.Errorf("unknown --replica %q (use %s; for any other replication system, slony or londiste included, run the replica yourself and pass --replica-dsn)", kind, strings.Join(Kinds, ", "))
+		return fmt.Errorf("unknown --replica %q (use %s; for any other replication system, run the replica yourself and pass --replica-dsn)", kind, strings.Join(Kinds, ", "))
 	}
 	return nil
 }
@@ -177,6 +178,18 @@ func (p *Provider) start(ctx context.Context, t *target.Target, binDir string, m
 		syncTimeout: p.SyncTimeout, notef: p.Notef, primaryLog: t.ServerLog, replicaLog: c.LogPath()}
 	if lg.syncTimeout <= 0 {
 		lg.syncTimeout = DefaultSyncTimeout
+	}
+	if p.Kind == "slony" {
+		sl := &slony{primary: t.Config, replica: cfg, primaryDSN: primary, replicaDSN: c.DSN(t.Config.Database), schema: lg,
+			logDir: filepath.Dir(c.LogPath()), major: c.Binaries().Major, syncTimeout: lg.syncTimeout, notef: p.Notef}
+		rep.Attach, rep.Trouble = sl.attach, sl.trouble
+		return rep, func() { sl.detach(); remove() }, nil
+	}
+	if p.Kind == "londiste" {
+		ld := &londiste{primary: t.Config, replica: cfg, primaryDSN: primary, replicaDSN: c.DSN(t.Config.Database), dbname: t.Config.Database,
+			schema: lg, dir: filepath.Dir(c.LogPath()), major: c.Binaries().Major, syncTimeout: lg.syncTimeout, notef: p.Notef}
+		rep.Attach, rep.Trouble = ld.attach, ld.trouble
+		return rep, func() { ld.detach(); remove() }, nil
 	}
 	rep.Attach, rep.Trouble = lg.attach, lg.trouble
 	return rep, func() { lg.detach(); remove() }, nil

@@ -152,8 +152,16 @@ func testLagAndCatchUp(t *testing.T, kind string, hold func(*testing.T, context.
 			t.Fatal("no lag read within 10 s after the catch-up")
 		}
 	}
-	if after.Max > 0.3 {
-		t.Errorf("lag after catch-up: %.2fs, want about 0", after.Max)
+	// slony applies the SYNC events its slon fetches from the origin by
+	// polling, londiste the batches between the queue's ticks: their lag
+	// at rest is up to about 1.7 s here (slony 1.35 and 1.58 s, londiste
+	// 1.69 s).
+	atRest := 0.3
+	if kind == "slony" || kind == "londiste" {
+		atRest = 2.5
+	}
+	if after.Max > atRest {
+		t.Errorf("lag after catch-up: %.2fs, want at most %.1fs", after.Max, atRest)
 	}
 	var primary, copy int
 	conn, err := target.Connect(ctx, rep.Config, "test")
@@ -206,6 +214,24 @@ func TestStreaming(t *testing.T) {
 func TestLogical(t *testing.T) { testLagAndCatchUp(t, "logical", byLock) }
 
 func TestPglogical(t *testing.T) { testLagAndCatchUp(t, "pglogical", byLock) }
+
+// TestSlony: a slony subscriber, its slon daemons started and stopped by
+// pgarena (the teardown leaves nothing in the test's directory).
+func TestSlony(t *testing.T) {
+	if _, err := osexec.LookPath("slonik"); err != nil && !pgtest.Required() {
+		t.Skip("slony is not installed (scripts/install-deps.sh --tests)")
+	}
+	testLagAndCatchUp(t, "slony", byLock)
+}
+
+// TestLondiste: a londiste leaf, its workers and pgqd started and stopped
+// by pgarena.
+func TestLondiste(t *testing.T) {
+	if _, err := osexec.LookPath("londiste"); err != nil && !pgtest.Required() {
+		t.Skip("londiste is not installed (scripts/install-deps.sh --tests)")
+	}
+	testLagAndCatchUp(t, "londiste", byLock)
+}
 
 // knowsSetting reports whether the server binaries have a setting
 // (PostgreSQL 15.20 added output_plugin_libraries).

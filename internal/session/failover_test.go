@@ -1,0 +1,154 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/target"
+	"github.com/pgarena/pgarena/internal/target/local"
+	"github.com/pgarena/pgarena/internal/target/replica"
+	"github.com/pgarena/pgarena/internal/workload/tpcb"
+)
+
+// runFailover runs tpcb on an embedded primary with a streaming standby
+// (primary settings over the test's), stops the primary 1.5 s into a 4 s
+// run and promotes the standby.
+func runFailover(t *testing.T, settings map[string]string) *metrics.Failover {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := local.Env(os.Environ())
+	bin, err := local.FindBinaries("", env)
+	if err != nil {
+		t.Skip(err)
+	}
+	all := map[string]string{"fsync": "off", "shared_buffers": "32MB"}
+	for k, v := range settings {
+		all[k] = v
+	}
+	p := &replica.Provider{Kind: "streaming", Env: env, Notef: t.Logf,
+		Inner: &local.Ephemeral{Bin: bin, Env: env, Settings: all}}
+	spec := Spec{
+		Groups:   []Group{{Name: "tpcb", Workload: tpcbWorkload(t, tpcb.ScriptTPCBLike), Clients: 2, QueryMode: "prepared"}},
+		Duration: 4 * time.Second, Tick: 250 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
+		Hooks:          Hooks{Notef: t.Logf},
+		CatchUpTimeout: time.Minute,
+		Failover:       &Failover{After: 1500 * time.Millisecond, Timeout: time.Minute},
+		MaxErrorRate:   1,
+	}
+	res, err := Run(ctx, spec, p, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo := res.Summary.Failover
+	if fo == nil || fo.Problem != "" {
+		t.Fatalf("failover %+v", fo)
+	}
+	t.Logf("failover: %+v", *fo)
+	if fo.FaultAtS < 1 || fo.FaultAtS > 3 || fo.DowntimeS <= 0 || fo.DowntimeS > fo.PromotedS+1 || fo.LedgerAcked == 0 {
+		t.Errorf("fault at %.2f s, promoted after %.2f s, downtime %.2f s, %d acknowledged", fo.FaultAtS, fo.PromotedS, fo.DowntimeS, fo.LedgerAcked)
+	}
+	if fo.Fault != "immediate shutdown" || fo.Promotion != "pg_promote" {
+		t.Errorf("fault %q, promotion %q", fo.Fault, fo.Promotion)
+	}
+	if res.Summary.Transactions == 0 || res.Summary.Replication != nil {
+		t.Errorf("%d transactions; replication %+v (no catch-up after a failover)", res.Summary.Transactions, res.Summary.Replication)
+	}
+	run, err := st.Load(res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Summary.Failover == nil || run.Summary.Failover.LedgerAcked != fo.LedgerAcked {
+		t.Errorf("stored failover %+v", run.Summary.Failover)
+	}
+	return fo
+}
+
+// TestFailoverAsync: an asynchronous standby takes over; the clients
+// follow it; what the ledger lost, if anything, is counted.
+func TestFailoverAsync(t *testing.T) {
+	fo := runFailover(t, nil)
+	if fo.Replication != "async" {
+		t.Errorf("replication %q, want async", fo.Replication)
+	}
+}
+
+// TestFailoverSync: with a synchronous standby (synchronous_commit on),
+// no acknowledged commit is lost.
+func TestFailoverSync(t *testing.T) {
+	fo := runFailover(t, map[string]string{"synchronous_commit": "on", "synchronous_standby_names": "pgarena_streaming"})
+	if fo.Replication != "sync" {
+		t.Errorf("replication %q, want sync", fo.Replication)
+	}
+	if fo.AckedLost != 0 {
+		t.Errorf("%d acknowledged commits lost with a synchronous standby", fo.AckedLost)
+	}
+}
+
+// TestFailoverNamedPair: a primary and a standby the test runs, named as
+// --dsn and --replica-dsn; the fault is a command (SIGQUIT to the
+// postmaster: an immediate shutdown) and pgarena promotes the standby.
+func TestFailoverNamedPair(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := os.Environ()
+	bin, err := local.FindBinaries("", local.Env(env))
+	if err != nil {
+		t.Skip(err)
+	}
+	settings := map[string]string{"fsync": "off", "shared_buffers": "32MB"}
+	primary, err := local.Start(ctx, local.Options{Env: env, BinDir: bin.Dir, Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Remove()
+	standby, err := local.Start(ctx, local.Options{Env: env, BinDir: bin.Dir, Settings: settings,
+		BaseBackupFrom: primary.TCPDSN("postgres") + " application_name=teststandby"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer standby.Remove()
+	pcfg, err := target.ParseDSN(primary.DSN("postgres"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scfg, err := target.ParseDSN(standby.DSN("postgres"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := os.ReadFile(filepath.Join(primary.DataDir(), "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &replica.DSN{Inner: &target.DSN{Config: pcfg}, Config: scfg}
+	spec := Spec{
+		Groups:   []Group{{Name: "tpcb", Workload: tpcbWorkload(t, tpcb.ScriptTPCBLike), Clients: 2, QueryMode: "prepared"}},
+		Duration: 4 * time.Second, Tick: 250 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
+		Hooks: Hooks{Notef: t.Logf}, CatchUpTimeout: time.Minute, MaxErrorRate: 1,
+		Failover: &Failover{After: 1500 * time.Millisecond, Timeout: time.Minute,
+			Command: "kill -QUIT " + strings.SplitN(string(pid), "\n", 2)[0]},
+	}
+	res, err := Run(ctx, spec, p, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo := res.Summary.Failover
+	if fo == nil || fo.Problem != "" || fo.Fault != "command" || fo.DowntimeS <= 0 || fo.LedgerAcked == 0 {
+		t.Fatalf("failover %+v", fo)
+	}
+	t.Logf("failover: %+v", *fo)
+}
