@@ -37,9 +37,16 @@ type PlanRow struct {
 	Run      *store.Run // the run that decided State; nil when none finished
 }
 
-// figure returns the run's figure of merit named name (nopm, tpm).
+// figure returns the run's figure of merit named name (nopm, tpm), or its
+// replicas' sustainable_tps.
 func (r *PlanRow) figure(name string) (float64, bool) {
 	if r.Run == nil {
+		return 0, false
+	}
+	if name == "sustainable_tps" {
+		if rp := r.Run.Summary.Replication; rp != nil {
+			return rp.SustainableTPS, true
+		}
 		return 0, false
 	}
 	for _, f := range r.Run.Summary.Figures {
@@ -291,8 +298,9 @@ var planTemplate = sync.OnceValue(func() *template.Template {
 // planPage is what the template renders.
 type planPage struct {
 	*PlanData
-	Metric      string // tps or nopm
+	Metric      string // tps, nopm, or sustainable_tps (runs with replicas)
 	Cells       []planCell
+	Replication *replicationTable // runs with replicas: sustainable tps, clients × systems
 	Charts      []svgChart
 	Environment []envLine
 	Counts      map[string]int
@@ -301,15 +309,20 @@ type planPage struct {
 type envLine struct{ Key, Value string }
 
 // PlanHTML renders the plan's report: the headline metric (NOPM for TPC-C,
-// else TPS) against the first numeric axis, one chart per workload with a
+// sustainable tps for runs with replicas, else TPS) against the first
+// numeric axis, one chart per workload with a
 // line per target (and other axis values); a table of every cell with the
 // mean and 95% confidence interval over its repeats; the environment.
 func PlanHTML(w io.Writer, d *PlanData) error {
 	pg := planPage{PlanData: d, Metric: "tps", Counts: map[string]int{}}
-	if d.hasFigure("nopm") {
+	switch {
+	case d.hasFigure("nopm"):
 		pg.Metric = "nopm"
+	case d.hasReplication():
+		pg.Metric = "sustainable_tps"
+		pg.Replication = planReplicationTable(d)
 	}
-	pg.Cells = planCells(d, "nopm")
+	pg.Cells = planCells(d, pg.Metric)
 	pg.Charts = planCharts(d, pg.Cells, pg.Metric)
 	pg.Environment = planEnvironment(d)
 	for _, r := range d.Rows {

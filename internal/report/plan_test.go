@@ -132,3 +132,40 @@ func TestPlanHTMLInChromium(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanReplicationTable: a plan whose runs have replicas draws the
+// classic table (clients × systems, sustainable tps with raw tps and
+// catch-up) and charts sustainable tps; a replica that did not catch up
+// marks its cell as an upper bound.
+func TestPlanReplicationTable(t *testing.T) {
+	d := planFixture(false)
+	for i := range d.Rows {
+		r := &d.Rows[i]
+		if r.State != "done" {
+			continue
+		}
+		s := &r.Run.Summary
+		s.Replication = &metrics.Replication{CatchUpS: 0.5, CaughtUp: true, SustainableTPS: s.TPS * 0.9}
+		if r.Target == "direct" && r.Axes[0] == "16" {
+			s.Replication.CaughtUp = false
+		}
+	}
+	var b bytes.Buffer
+	if err := PlanHTML(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{`<table id="plan-replication">`, "Sustainable tps by clients and system",
+		"<th>direct</th>", "<td class=\"num\">1</td>", "≤ 1441 (raw 1602, catch-up 0.50 s)",
+		"tpcb: sustainable_tps vs clients"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("plan report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "<script>alert(1)</script>") {
+		t.Error("a target's name reached the page unescaped")
+	}
+	if tbl := planReplicationTable(planFixture(false)); tbl != nil {
+		t.Errorf("a plan without replicas got a replication table: %+v", tbl)
+	}
+}

@@ -85,7 +85,7 @@ func planCharts(d *PlanData, cells []planCell, metric string) []svgChart {
 		var names []string
 		for _, c := range cells {
 			e := c.TPS
-			if metric == "nopm" {
+			if metric != "tps" {
 				e = c.Figure
 			}
 			if c.Workload != wl || e.N == 0 {
