@@ -65,6 +65,7 @@ type Failover struct {
 	firstOK    time.Time // first ledger commit on a connection opened after downAt
 	quit       chan struct{}
 	ledgerDone chan struct{}
+	runDone    chan struct{} // closed when the fault, promotion and first commit are followed
 	fo         metrics.Failover
 	stop       context.CancelFunc
 	done       sync.WaitGroup
@@ -131,10 +132,10 @@ func (f *Failover) Start(ctx context.Context) {
 	if f.External {
 		f.fo.Promotion = "external"
 	}
-	f.quit, f.ledgerDone = make(chan struct{}), make(chan struct{})
+	f.quit, f.ledgerDone, f.runDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	f.done.Add(2)
 	go func() { defer f.done.Done(); defer close(f.ledgerDone); f.ledger(ctx) }()
-	go func() { defer f.done.Done(); f.run(ctx) }()
+	go func() { defer f.done.Done(); defer close(f.runDone); f.run(ctx) }()
 }
 
 // ledger inserts ids 1, 2, ... one transaction each, through Clients,
@@ -322,16 +323,32 @@ func syncState(ctx context.Context, primary, standby *pgx.ConnConfig) string {
 	return ""
 }
 
+// stopGrace bounds how long Stop waits for the watcher to see a promotion.
+const stopGrace = 10 * time.Second
+
 // Stop ends the ledger client and the failover, then counts the
 // acknowledged commits the new primary lacks. interval gives the
 // workload's intervals (for the failures during the downtime and the
 // recovery of the rate); start is the start of the run.
+
 func (f *Failover) Stop(ctx context.Context, start time.Time, intervals []metrics.Interval) *metrics.Failover {
 	// The ledger's last transaction finishes; then the rest stops.
 	close(f.quit)
 	select {
 	case <-f.ledgerDone:
 	case <-time.After(15 * time.Second):
+	}
+	// After a fault, the promotion and first commit the servers already
+	// went through are seen before the rest stops: the watcher polls, and
+	// may be a poll (and a connection) behind the ledger.
+	f.mu.Lock()
+	faulted := !f.faultAt.IsZero()
+	f.mu.Unlock()
+	if faulted {
+		select {
+		case <-f.runDone:
+		case <-time.After(stopGrace):
+		}
 	}
 	f.stop()
 	f.done.Wait()
