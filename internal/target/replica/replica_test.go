@@ -24,9 +24,10 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// provision starts an embedded primary with a replica of kind, in a
-// temporary directory of the test (checked empty after teardown).
-func provision(t *testing.T, ctx context.Context, kind string) (*target.Target, func()) {
+// tempServer gives a test a temporary directory for its servers (removed
+// afterwards), the environment that points them there, and the server
+// binaries; it skips (or fails under PGARENA_REQUIRE_PG=1) without them.
+func tempServer(t *testing.T) (string, local.Env, local.Binaries) {
 	t.Helper()
 	// As root the server runs as postgres: the directory must be reachable.
 	tmp, err := os.MkdirTemp("", "replicatest-")
@@ -43,6 +44,14 @@ func provision(t *testing.T, ctx context.Context, kind string) (*target.Target, 
 		}
 		t.Skip(err)
 	}
+	return tmp, env, bin
+}
+
+// provision starts an embedded primary with a replica of kind, in a
+// temporary directory of the test (checked empty after teardown).
+func provision(t *testing.T, ctx context.Context, kind string) (*target.Target, func()) {
+	t.Helper()
+	tmp, env, bin := tempServer(t)
 	// The initial copy's deadline is within the test's budget: a replica
 	// that cannot follow fails with its servers' words, not the context's.
 	p := &replica.Provider{Kind: kind, Env: env, Notef: t.Logf, SyncTimeout: time.Minute,
@@ -248,20 +257,7 @@ func knowsSetting(t *testing.T, bin local.Binaries, name string) bool {
 // output_plugin_libraries.
 func ephemeral(t *testing.T, ctx context.Context, settings map[string]string) (*local.Ephemeral, local.Env) {
 	t.Helper()
-	tmp, err := os.MkdirTemp("", "replicatest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(tmp, 0o755)
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	env := local.Env(append(os.Environ(), "TMPDIR="+tmp))
-	bin, err := local.FindBinaries("", env)
-	if err != nil {
-		if pgtest.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	_, env, bin := tempServer(t)
 	if !knowsSetting(t, bin, "output_plugin_libraries") {
 		t.Skipf("PostgreSQL %s has no output_plugin_libraries", bin.Version)
 	}
@@ -451,6 +447,15 @@ func TestLagGrowsWhileReplicaDown(t *testing.T) {
 	mu.Unlock()
 	if err := syscall.Kill(postmasterPID(t, ctx, tgt.Replicas[0].Config), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	// The kill takes effect when a read fails (a read in flight may still
+	// be answered by its backend); the span after that is measured.
+	killed := time.Now()
+	for mon.Stats(killed, time.Now())[0].Failed == 0 {
+		if time.Since(killed) > 10*time.Second {
+			t.Fatal("no read of the killed replica failed within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	from := time.Now()
 	time.Sleep(2 * time.Second) // the span the replica is down, measured
