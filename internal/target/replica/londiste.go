@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -153,17 +152,9 @@ func (l *londiste) run(ctx context.Context, ini string, args ...string) error {
 // directory; it dies with pgarena (Linux).
 func (l *londiste) start(prog string, args ...string) error {
 	path := filepath.Join(l.dir, fmt.Sprintf("%s-%d.out", prog, len(l.procs)))
-	f, err := os.Create(path)
+	cmd, err := startDaemon(path, prog, args...)
 	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.Command(prog, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	dieWithParent(cmd.SysProcAttr)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("londiste replica: starting %s: %w", prog, err)
+		return fmt.Errorf("londiste replica: %w", err)
 	}
 	l.procs, l.logs = append(l.procs, cmd), append(l.logs, path)
 	return nil
@@ -203,15 +194,7 @@ func (l *londiste) trouble(context.Context) error {
 // detach stops the daemons and drops the key columns from the primary.
 func (l *londiste) detach() {
 	for _, cmd := range l.procs {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		stopDaemon(cmd)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

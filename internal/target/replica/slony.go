@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -158,19 +157,11 @@ func (s *slony) slonik(ctx context.Context, script string) error {
 // subscriber's server log; it dies with pgarena (Linux).
 func (s *slony) startSlon(node int, dsn string) error {
 	path := filepath.Join(s.logDir, fmt.Sprintf("slon-%d.log", node))
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	// a SYNC event every 100 ms of activity (default 2 s), as often as
 	// the heartbeat beats, so the lag is not the sync interval's
-	cmd := exec.Command("slon", "-s", "100", slonyCluster, dsn)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	dieWithParent(cmd.SysProcAttr)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("slony replica: starting slon: %w", err)
+	cmd, err := startDaemon(path, "slon", "-s", "100", slonyCluster, dsn)
+	if err != nil {
+		return fmt.Errorf("slony replica: %w", err)
 	}
 	s.slons, s.logs = append(s.slons, cmd), append(s.logs, path)
 	s.forget = append(s.forget, recordSlon(cmd.Process.Pid))
@@ -227,15 +218,7 @@ func (s *slony) trouble(context.Context) error {
 // columns from the primary.
 func (s *slony) detach() {
 	for _, cmd := range s.slons {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		stopDaemon(cmd)
 	}
 	for _, f := range s.forget {
 		f()
