@@ -50,31 +50,27 @@ var k8sOwnFlags = []string{"--image", "--namespace", "--name", "--results-pvc", 
 	"--cpu", "--memory", "--dsn-secret", "--env-secret", "--start-margin", "--legacy-backoff",
 	"--agents", "--start-at", "--segment", "--segment-of", "--segment-id-file", "--results", "--dsn"}
 
+// add adds pgarena k8s WORKLOAD's flags: the Job's (common) and the
+// results volume and start.
 func (k *k8sFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&k.image, "image", "pgarena:"+Version, "container image with the pgarena binary on PATH")
-	fl.StringVar(&k.namespace, "namespace", "", "namespace of the Job (default: kubectl's)")
-	fl.StringVar(&k.name, "name", "", "name of the Job and of its results directory (default pgarena-WORKLOAD-TIME)")
+	k.common(fl, "pgarena-WORKLOAD-TIME", "250m + 25m per client of the pod", "64Mi + 64Ki per client of the pod")
 	fl.StringVar(&k.resultsPVC, "results-pvc", "", "existing ReadWriteMany PersistentVolumeClaim for the results, mounted at /results (default: the manifest claims NAME-results)")
 	fl.StringVar(&k.resultsSize, "results-size", "1Gi", "size of the claim the manifest writes (without --results-pvc)")
 	fl.StringVar(&k.class, "storage-class", "", "storage class of the claim the manifest writes: one offering ReadWriteMany (NFS, CephFS, EFS, Azure Files...), which many clusters' default class does not (the claim then stays Pending)")
-	fl.StringVar(&k.cpu, "cpu", "", "CPU request of each pod (default 250m + 25m per client of the pod)")
-	fl.StringVar(&k.memory, "memory", "", "memory request of each pod (default 64Mi + 64Ki per client of the pod)")
-	fl.StringVar(&k.dsnSecret, "dsn-secret", "", "Secret whose key \"dsn\" holds the target DSN (instead of --dsn)")
-	fl.StringVar(&k.envSecret, "env-secret", "", "Secret whose keys become the pods' environment, e.g. PGPASSWORD")
 	fl.DurationVar(&k.startMargin, "start-margin", 0, "start measuring this long after the manifest is written (unless --start-at): time to apply it, schedule the pods, pull the image and connect (default 2m, 3m when the manifest claims the results volume)")
-	fl.BoolVar(&k.legacyBackoff, "legacy-backoff", false, "for clusters older than Kubernetes 1.29 (no backoffLimitPerIndex): write backoffLimit instead, so a failed pod fails the Job rather than running again later")
 }
 
-// addLoad adds the flags k8s init shares with k8s WORKLOAD.
-func (k *k8sFlags) addLoad(fl *pflag.FlagSet) {
+// common adds the flags of every Job pgarena k8s writes (a run's or a
+// load's), with the defaults that differ between them named.
+func (k *k8sFlags) common(fl *pflag.FlagSet, defaultName, defaultCPU, defaultMemory string) {
 	fl.StringVar(&k.image, "image", "pgarena:"+Version, "container image with the pgarena binary on PATH (make image builds pgarena:VERSION)")
 	fl.StringVar(&k.namespace, "namespace", "", "namespace of the Job (default: kubectl's)")
-	fl.StringVar(&k.name, "name", "", "name of the Job (default pgarena-load-WORKLOAD-TIME)")
-	fl.StringVar(&k.cpu, "cpu", "", "CPU request of each pod (default 250m + 25m per load worker)")
-	fl.StringVar(&k.memory, "memory", "", "memory request of each pod (default 256Mi)")
+	fl.StringVar(&k.name, "name", "", "name of the Job (default "+defaultName+")")
+	fl.StringVar(&k.cpu, "cpu", "", "CPU request of each pod (default "+defaultCPU+")")
+	fl.StringVar(&k.memory, "memory", "", "memory request of each pod (default "+defaultMemory+")")
 	fl.StringVar(&k.dsnSecret, "dsn-secret", "", "Secret whose key \"dsn\" holds the target DSN (instead of --dsn)")
 	fl.StringVar(&k.envSecret, "env-secret", "", "Secret whose keys become the pods' environment, e.g. PGPASSWORD")
-	fl.BoolVar(&k.legacyBackoff, "legacy-backoff", false, "for clusters older than Kubernetes 1.29 (no backoffLimitPerIndex): write backoffLimit instead")
+	fl.BoolVar(&k.legacyBackoff, "legacy-backoff", false, "for clusters older than Kubernetes 1.29 (no backoffLimitPerIndex): write backoffLimit instead, so a failed pod fails the Job rather than running again later")
 }
 
 func (a *app) k8sCommand() *cobra.Command {
@@ -107,7 +103,7 @@ func (a *app) addK8sInit(k8s *cobra.Command) {
 		dsn             string
 	)
 	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {
-		k.addLoad(sub.Flags())
+		k.common(sub.Flags(), "pgarena-load-WORKLOAD-TIME", "250m + 250m per load worker", "256Mi")
 		sub.Flags().IntVar(&agents, "agents", 0, "pods, each loading one slice")
 		sub.Flags().IntVar(&workers, "load-workers", 4, "connections each pod loads with")
 		sub.Flags().StringVar(&dsn, "dsn", "", "the database to load (without a password: give it in --env-secret or the whole DSN in --dsn-secret)")
