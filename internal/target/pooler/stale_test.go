@@ -48,6 +48,8 @@ func TestPoolerChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Printf("POOLERDIR %s\n", tg.Config.Host)
+	// This process is the one killed by the test: it lives until then,
+	// at most 2 minutes (the sleep is the life under test, not a wait).
 	time.Sleep(2 * time.Minute)
 }
 
