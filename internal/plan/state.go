@@ -36,7 +36,7 @@ type Status struct {
 
 // State derives the plan's state from the runs in the store: there is no
 // other record, so it is right after a kill -9 or a reboot.
-func State(p *Plan, st *store.Store) (*Status, error) {
+func State(p *Plan, st store.Source) (*Status, error) {
 	runs, err := st.List()
 	if err != nil {
 		return nil, err

@@ -2,16 +2,12 @@ package serve
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/store"
@@ -20,9 +16,6 @@ import (
 // listRow is one run of the runs list.
 type listRow struct {
 	store.RunInfo
-	Target string
-	Failed int64
-	NOPM   float64 // TPC-C's figure of merit; 0 when the run has none
 }
 
 // Headline is the run's main figure: NOPM for TPC-C runs, else tps.
@@ -36,102 +29,17 @@ func (r listRow) Headline() string {
 	return fmt.Sprintf("%.1f tps", r.TPS)
 }
 
-// extras are what the list shows beyond store.RunInfo, read from spec.json
-// and summary.json once per change of their modification times.
-type extras struct {
-	specMod, sumMod time.Time
-	target          string
-	failed          int64
-	nopm            float64
-}
-
-// listCache keeps each run's extras, so that a list of thousands of runs
-// stats two files per run instead of decoding them.
-type listCache struct {
-	mu sync.Mutex
-	m  map[string]extras
-}
-
-func newListCache() *listCache { return &listCache{m: map[string]extras{}} }
-
-// rows lists the store's runs with their extras, newest first.
+// rows lists the store's runs, newest first.
 func (s *Server) rows() ([]listRow, error) {
 	infos, err := s.store.List()
 	if err != nil {
 		return nil, err
 	}
 	rows := make([]listRow, len(infos))
-	seen := make(map[string]bool, len(infos))
 	for i, ri := range infos {
-		ex := s.list.get(ri.Dir, ri.ID)
-		rows[i] = listRow{RunInfo: ri, Target: ex.target, Failed: ex.failed, NOPM: ex.nopm}
-		seen[ri.ID] = true
+		rows[i] = listRow{RunInfo: ri}
 	}
-	s.list.prune(seen)
 	return rows, nil
-}
-
-func (c *listCache) get(dir, id string) extras {
-	specMod, sumMod := modTime(filepath.Join(dir, store.SpecFile)), modTime(filepath.Join(dir, store.SummaryFile))
-	c.mu.Lock()
-	ex, ok := c.m[id]
-	c.mu.Unlock()
-	if ok && ex.specMod.Equal(specMod) && ex.sumMod.Equal(sumMod) {
-		return ex
-	}
-	ex = readExtras(dir)
-	ex.specMod, ex.sumMod = specMod, sumMod
-	c.mu.Lock()
-	c.m[id] = ex
-	c.mu.Unlock()
-	return ex
-}
-
-func (c *listCache) prune(seen map[string]bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for id := range c.m {
-		if !seen[id] {
-			delete(c.m, id)
-		}
-	}
-}
-
-func modTime(p string) time.Time {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return time.Time{}
-	}
-	return fi.ModTime()
-}
-
-// readExtras decodes the parts of spec.json and summary.json the list
-// needs; what cannot be read is left empty (the list still shows the run).
-func readExtras(dir string) extras {
-	var ex extras
-	var sp struct {
-		Target string `json:"target"`
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, store.SpecFile)); err == nil && json.Unmarshal(b, &sp) == nil {
-		ex.target = sp.Target
-	}
-	var sum struct {
-		Failed  int64 `json:"failed"`
-		Figures []struct {
-			Name  string  `json:"name"`
-			Tx    string  `json:"tx"`
-			Value float64 `json:"value"`
-		} `json:"figures"`
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, store.SummaryFile)); err == nil && json.Unmarshal(b, &sum) == nil {
-		ex.failed = sum.Failed
-		for _, f := range sum.Figures {
-			if f.Name == "nopm" && f.Tx == "" {
-				ex.nopm = f.Value
-			}
-		}
-	}
-	return ex
 }
 
 // listQuery is the list's filters and order, from the URL.
@@ -241,7 +149,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	p := listPage{Dir: s.store.Dir(), Total: len(all)}
+	p := listPage{Dir: s.store.Where(), Total: len(all)}
 	lq, err := parseListQuery(r, s.opts.Now())
 	p.Query = lq
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -17,11 +16,11 @@ import (
 	"github.com/pgarena/pgarena/internal/store"
 )
 
-// runCache keeps recently loaded runs, each with the signature of its
-// directory when it was read: a run is read again only when a file in its
-// directory changed (a live run grows by an interval per tick).
+// runCache keeps recently loaded runs, each with its signature when it was
+// read (store.Source.Signature): a run is read again only when its record
+// changed (a live run grows by an interval per tick).
 type runCache struct {
-	st *store.Store
+	st store.Source
 	mu sync.Mutex
 	m  map[string]cachedRun
 }
@@ -35,16 +34,16 @@ type cachedRun struct {
 // of intervals is tens of MB).
 const runCacheSize = 16
 
-func newRunCache(st *store.Store) *runCache { return &runCache{st: st, m: map[string]cachedRun{}} }
+func newRunCache(st store.Source) *runCache { return &runCache{st: st, m: map[string]cachedRun{}} }
 
 // load returns the run ref names; fresh reads it again even if its
-// directory looks unchanged (a writer that died changes no file).
+// record looks unchanged (a writer that died changes no file).
 func (c *runCache) load(ref string, fresh bool) (*store.Run, string, error) {
 	id, err := c.st.Resolve(ref)
 	if err != nil {
 		return nil, "", err
 	}
-	sig, err := dirSignature(filepath.Join(c.st.Dir(), id))
+	sig, err := c.st.Signature(id)
 	if err != nil {
 		return nil, "", fmt.Errorf("run %s: %w", id, err)
 	}
@@ -68,25 +67,6 @@ func (c *runCache) load(ref string, fresh bool) (*store.Run, string, error) {
 	c.m[id] = cachedRun{sig: sig, run: run}
 	c.mu.Unlock()
 	return run, sig, nil
-}
-
-// dirSignature names the size and modification time of every file in a
-// run directory: it changes whenever the run's writer adds anything,
-// whatever the files are called.
-func dirSignature(dir string) (string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil {
-			continue // removed while we looked
-		}
-		fmt.Fprintf(&b, "%s:%d:%d;", e.Name(), fi.Size(), fi.ModTime().UnixNano())
-	}
-	return b.String(), nil
 }
 
 // runError answers a request for a run that cannot be read: missing (or

@@ -10,11 +10,10 @@ import (
 	"github.com/pgarena/pgarena/internal/store"
 )
 
-// Server serves one results directory. Build it with New.
+// Server serves one results directory or database. Build it with New.
 type Server struct {
-	store *store.Store
+	store store.Source
 	opts  Options
-	list  *listCache
 	runs  *runCache
 	pngs  *pngCache
 	mux   *http.ServeMux
@@ -28,21 +27,21 @@ type Options struct {
 	// Plans are plan files whose status pages show every cell, pending
 	// ones and the ETA included; other plans are shown from their runs' tags.
 	Plans []string
-	// Poll is how often a live page looks at its run directory (default 1 s).
+	// Poll is how often a live page looks at its run (default 1 s).
 	Poll time.Duration
 	// Now is the clock for "since" filters (default time.Now).
 	Now func() time.Time
 }
 
 // New returns a Server over st.
-func New(st *store.Store, opts Options) *Server {
+func New(st store.Source, opts Options) *Server {
 	if opts.Poll <= 0 {
 		opts.Poll = time.Second
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{store: st, opts: opts, list: newListCache(), runs: newRunCache(st), pngs: &pngCache{}, mux: http.NewServeMux()}
+	s := &Server{store: st, opts: opts, runs: newRunCache(st), pngs: &pngCache{}, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /{$}", s.handleList)
 	s.mux.HandleFunc("GET /run/{id}", s.handleRun)
 	s.mux.HandleFunc("GET /run/{id}/events", s.handleEvents)

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,11 @@ type RunInfo struct {
 	Dir      string    `json:"dir"`
 	// End is when a finished run ended (zero while running or interrupted).
 	End time.Time `json:"end,omitzero"`
+	// Target is where it ran (redacted), Failed its failed transactions,
+	// NOPM TPC-C's figure of merit (0 when the run has none).
+	Target string  `json:"target,omitempty"`
+	Failed int64   `json:"failed,omitempty"`
+	NOPM   float64 `json:"nopm,omitempty"`
 	// PlanTag is the run's plan and cell, if a plan ran it.
 	PlanTag
 }
@@ -80,6 +86,7 @@ type listSpec struct {
 	Label    string    `json:"label"`
 	Workload string    `json:"workload"`
 	Clients  int       `json:"clients"`
+	Target   string    `json:"target"`
 	PlanTag
 }
 
@@ -87,9 +94,15 @@ type listSummary struct {
 	End     time.Time `json:"end"`
 	Status  string    `json:"status"`
 	TPS     float64   `json:"tps"`
+	Failed  int64     `json:"failed"`
 	Latency struct {
 		P95 float64 `json:"p95"`
 	} `json:"latency_ms"`
+	Figures []struct {
+		Name  string  `json:"name"`
+		Tx    string  `json:"tx"`
+		Value float64 `json:"value"`
+	} `json:"figures"`
 }
 
 // List returns the runs of the store, newest first (by Created, then id).
@@ -129,39 +142,29 @@ func (s *Store) List() ([]RunInfo, error) {
 // than failing the whole list.
 func (s *Store) runInfo(name string) RunInfo {
 	dir := s.runDir(name)
-	var sp listSpec
-	if err := readJSON(filepath.Join(dir, SpecFile), &sp); err != nil {
+	spec, err := os.ReadFile(filepath.Join(dir, SpecFile))
+	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return RunInfo{} // not a run, or one whose spec is not written yet
 		}
 		return RunInfo{ID: name, Status: StatusCorrupt, Dir: dir}
 	}
-	ri := RunInfo{ID: name, Created: sp.Created, Label: sp.Label, Workload: sp.Workload,
-		Clients: sp.Clients, Dir: dir, PlanTag: sp.PlanTag}
-	var sum listSummary
+	var sum json.RawMessage
 	found, live, err := readSummary(dir, &sum)
-	switch {
-	case err != nil:
-		ri.Status = StatusCorrupt
-	case found:
-		ri.Status = cmp.Or(sum.Status, metrics.StatusComplete)
-		ri.TPS, ri.P95MS, ri.End = sum.TPS, sum.Latency.P95, sum.End
-	default:
-		ri.Status = live
-		if live == metrics.StatusInterrupted {
-			// As Load (show) summarises it: from the intervals recorded.
-			if ivs, _, err := readIntervals(filepath.Join(dir, IntervalsFile)); err == nil && len(ivs) > 0 {
-				acc := &metrics.Accumulator{}
-				for _, iv := range ivs {
-					acc.Add(iv)
-				}
-				var sum metrics.Summary
-				acc.Fill(&sum)
-				ri.TPS, ri.P95MS = sum.TPS, sum.Latency.P95
-			}
+	if err != nil {
+		ri := ListInfo(name, dir, spec, nil, "", nil)
+		if ri.ID != "" {
+			ri.Status = StatusCorrupt
 		}
+		return ri
 	}
-	return ri
+	if !found {
+		sum = nil
+	}
+	return ListInfo(name, dir, spec, sum, live, func() ([]metrics.Interval, error) {
+		ivs, _, err := readIntervals(filepath.Join(dir, IntervalsFile))
+		return ivs, err
+	})
 }
 
 // runNames returns the names of the directories in the store that may be
@@ -254,49 +257,22 @@ func digitPrefix(s string) int {
 // Resolve returns the id of the run ref names: an id, an unambiguous id
 // prefix, "last" (the newest run) or "last~N" (N runs before the newest).
 func (s *Store) Resolve(ref string) (string, error) {
-	noRun := &noRunError{ref: ref, dir: s.dir}
-	if ref == "last" || strings.HasPrefix(ref, "last~") {
-		n := 0
-		if ref != "last" {
-			var err error
-			n, err = strconv.Atoi(strings.TrimPrefix(ref, "last~"))
-			if err != nil || n < 0 {
-				return "", noRun
+	return ResolveAmong(ref, s.dir, s.List, func(prefix string) ([]string, error) {
+		if isRun(s.runDir(prefix)) {
+			return []string{prefix}, nil
+		}
+		names, err := s.runNames()
+		if err != nil {
+			return nil, err
+		}
+		var matches []string
+		for _, name := range names {
+			if strings.HasPrefix(name, prefix) && isRun(s.runDir(name)) {
+				matches = append(matches, name)
 			}
 		}
-		runs, err := s.List()
-		if err != nil {
-			return "", err
-		}
-		if n >= len(runs) {
-			return "", noRun
-		}
-		return runs[n].ID, nil
-	}
-	if ref == "" || ref == "." || ref == ".." || strings.ContainsAny(ref, `/\`) || strings.HasPrefix(ref, ".") {
-		return "", noRun
-	}
-	if isRun(s.runDir(ref)) {
-		return ref, nil
-	}
-	names, err := s.runNames()
-	if err != nil {
-		return "", err
-	}
-	var matches []string
-	for _, name := range names {
-		if strings.HasPrefix(name, ref) && isRun(s.runDir(name)) {
-			matches = append(matches, name)
-		}
-	}
-	switch len(matches) {
-	case 0:
-		return "", noRun
-	case 1:
-		return matches[0], nil
-	}
-	slices.SortFunc(matches, compareIDs)
-	return "", &ambiguousError{ref: ref, dir: s.dir, ids: matches}
+		return matches, nil
+	})
 }
 
 func isRun(dir string) bool {
@@ -322,6 +298,9 @@ type Run struct {
 	// they were taken; Findings the end-of-run findings (findings.json).
 	Samples  []Sample  `json:"samples,omitempty"`
 	Findings []Finding `json:"findings,omitempty"`
+	// HistogramLog is histograms.hlog of a run read from a source other
+	// than a directory (Dir is then empty); nil when it has none.
+	HistogramLog []byte `json:"-"`
 }
 
 // Load reads the run ref names (see Resolve): spec, server info, every
@@ -370,13 +349,10 @@ func (s *Store) Load(ref string) (*Run, error) {
 	}
 	r.Status = status
 	if haveSummary {
-		r.Summary = sum
+		r.Complete(&sum)
 	} else {
-		r.Summary = r.computeSummary(status)
+		r.Complete(nil)
 	}
-	// Each step of a sweep with its full detail, also for an interrupted
-	// run or an older summary.json.
-	r.Summary.Steps = r.Steps()
 	return r, nil
 }
 
@@ -413,6 +389,12 @@ func (r *Run) Accumulate() *metrics.Accumulator {
 // keyed by name: from histograms.hlog when the run wrote one, else merged
 // from the intervals.
 func (r *Run) Histograms() (map[string]*hdr.Histogram, error) {
+	if r.HistogramLog != nil {
+		return ReadHistogramLog(bytes.NewReader(r.HistogramLog))
+	}
+	if r.Dir == "" {
+		return r.Accumulate().Histograms(), nil
+	}
 	f, err := os.Open(filepath.Join(r.Dir, HistogramsFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return r.Accumulate().Histograms(), nil
