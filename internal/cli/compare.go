@@ -51,6 +51,7 @@ func (a *app) compareCommand() *cobra.Command {
 			if groupBy != "" && groupBy != "label" && groupBy != "run" {
 				return usagef("--group-by %q: want label or run", groupBy)
 			}
+			defer sel.close()
 			runs, err := sel.load(a, args, nil)
 			if err != nil {
 				return err

@@ -20,6 +20,27 @@ import (
 type runSelection struct {
 	results string
 	since   string
+	src     store.Source // opened by the first read
+	done    func()
+}
+
+// source opens the selection's source once.
+func (s *runSelection) source(a *app) (store.Source, error) {
+	if s.src == nil {
+		src, done, err := a.source(s.results)
+		if err != nil {
+			return nil, err
+		}
+		s.src, s.done = src, done
+	}
+	return s.src, nil
+}
+
+// close releases the source, if it was opened.
+func (s *runSelection) close() {
+	if s.done != nil {
+		s.done()
+	}
 }
 
 const selectionHelp = `Runs are named by id (or an unambiguous prefix), "last", "last~N" (the Nth
@@ -28,7 +49,7 @@ pattern, oldest first). --since keeps runs created at or after a time
 (2026-11-22, 2026-11-22T03:00:00Z) or within a duration (24h).`
 
 func (s *runSelection) addFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&s.results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	cmd.Flags().StringVar(&s.results, "results", "", resultsHelp)
 	cmd.Flags().StringVar(&s.since, "since", "", "only runs created at or after this time (2026-11-22, RFC 3339) or within this duration (24h)")
 }
 
@@ -48,10 +69,12 @@ func parseSince(v string, now time.Time) (time.Time, error) {
 // load resolves refs (or, with none, the runs defaults gives) and loads them
 // in order, each once. A reference that names no run is a usage error.
 func (s *runSelection) load(a *app, refs, defaults []string) ([]*store.Run, error) {
-	st := store.OpenReadOnly(a.resultsDir(s.results))
+	st, err := s.source(a)
+	if err != nil {
+		return nil, err
+	}
 	var since time.Time
 	if s.since != "" {
-		var err error
 		if since, err = parseSince(s.since, time.Now()); err != nil {
 			return nil, err
 		}
@@ -82,7 +105,7 @@ func (s *runSelection) load(a *app, refs, defaults []string) ([]*store.Run, erro
 				}
 			}
 			if n == 0 {
-				return nil, usagef("no run in %s has a label matching %q (see pgarena list)", st.Dir(), glob)
+				return nil, usagef("no run in %s has a label matching %q (see pgarena list)", st.Where(), glob)
 			}
 			continue
 		}
@@ -112,14 +135,18 @@ func (s *runSelection) load(a *app, refs, defaults []string) ([]*store.Run, erro
 		runs = append(runs, r)
 	}
 	if len(runs) == 0 {
-		return nil, usagef("no runs selected in %s (see pgarena list)", st.Dir())
+		return nil, usagef("no runs selected in %s (see pgarena list)", st.Where())
 	}
 	return runs, nil
 }
 
 // allRuns lists every run id in the store, oldest first.
 func (s *runSelection) allRuns(a *app) ([]string, error) {
-	l, err := store.OpenReadOnly(a.resultsDir(s.results)).List()
+	st, err := s.source(a)
+	if err != nil {
+		return nil, err
+	}
+	l, err := st.List()
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +181,7 @@ CSV columns: ` + strings.Join(report.CSVColumns, ", ") + `
 			if format != "csv" && format != "json" {
 				return usagef("--format %q: want csv or json", format)
 			}
+			defer sel.close()
 			defaults, err := sel.allRuns(a)
 			if err != nil {
 				return err

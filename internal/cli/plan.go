@@ -141,7 +141,12 @@ func (a *app) planStatusCommand() *cobra.Command {
 			if err != nil {
 				return usagef("%s", err)
 			}
-			s, err := plan.State(p, store.OpenReadOnly(a.resultsDir(results)))
+			src, done, err := a.source(results)
+			if err != nil {
+				return err
+			}
+			defer done()
+			s, err := plan.State(p, src)
 			if err != nil {
 				return err
 			}
@@ -151,7 +156,7 @@ func (a *app) planStatusCommand() *cobra.Command {
 			printPlanStatus(a.Stdout, s)
 			return nil
 		}}
-	cmd.Flags().StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	cmd.Flags().StringVar(&results, "results", "", resultsHelp)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the state as JSON")
 	return cmd
 }
@@ -219,7 +224,11 @@ func (a *app) planData(path, results string) (*report.PlanData, error) {
 	if err != nil {
 		return nil, usagef("%s", err)
 	}
-	st := store.OpenReadOnly(a.resultsDir(results))
+	st, done, err := a.source(results)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	s, err := plan.State(p, st)
 	if err != nil {
 		return nil, err
@@ -271,7 +280,7 @@ func (a *app) planReportCommand() *cobra.Command {
 			fmt.Fprintf(a.Stderr, "wrote %s\n", out)
 			return nil
 		}}
-	cmd.Flags().StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	cmd.Flags().StringVar(&results, "results", "", resultsHelp)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "HTML file to write (default PLAN.html)")
 	return cmd
 }
@@ -297,7 +306,7 @@ func (a *app) planExportCommand() *cobra.Command {
 			}
 			return writeFileWith(out, write)
 		}}
-	cmd.Flags().StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	cmd.Flags().StringVar(&results, "results", "", resultsHelp)
 	cmd.Flags().StringVar(&format, "format", "csv", "csv or json")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write (default: stdout)")
 	return cmd

@@ -32,6 +32,7 @@ several runs the series are overlaid and a comparison table is added.
 Without runs it reports the last one. ` + selectionHelp,
 		Example: "  pgarena report last -o run.html\n  pgarena report RUN_A RUN_B RUN_C -o cmp.html\n  pgarena report last --png charts/",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer sel.close()
 			runs, err := sel.load(a, args, []string{"last"})
 			if err != nil {
 				return err

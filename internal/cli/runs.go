@@ -7,8 +7,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgarena/pgarena/internal/report"
-	"github.com/pgarena/pgarena/internal/store"
 )
+
+// resultsHelp is the --results flag of the read commands.
+const resultsHelp = "results directory, or a results database as a postgres:// URL (default $PGARENA_RESULTS or ./pgarena-results)"
 
 func (a *app) listCommand() *cobra.Command {
 	var results string
@@ -18,13 +20,17 @@ func (a *app) listCommand() *cobra.Command {
 		Example: "  pgarena list\n  pgarena list --results /data/pgarena-results",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st := store.OpenReadOnly(a.resultsDir(results))
-			runs, err := st.List()
+			src, done, err := a.source(results)
+			if err != nil {
+				return err
+			}
+			defer done()
+			runs, err := src.List()
 			if err != nil {
 				return err
 			}
 			if len(runs) == 0 {
-				fmt.Fprintf(a.Stderr, "no runs in %s yet (try `pgarena run tpcb`)\n", st.Dir())
+				fmt.Fprintf(a.Stderr, "no runs in %s yet (try `pgarena run tpcb`)\n", src.Where())
 				return nil
 			}
 			rows := make([]report.RunRow, len(runs))
@@ -36,7 +42,7 @@ func (a *app) listCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	cmd.Flags().StringVar(&results, "results", "", resultsHelp)
 	return cmd
 }
 
@@ -54,8 +60,12 @@ interrupted, summarised from the intervals it recorded.`,
 		Example: "  pgarena show last\n  pgarena show last~1 --json\n  pgarena show 20261122-0315",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st := store.OpenReadOnly(a.resultsDir(results))
-			run, err := st.Load(args[0])
+			src, done, err := a.source(results)
+			if err != nil {
+				return err
+			}
+			defer done()
+			run, err := src.Load(args[0])
 			if err != nil {
 				return usagef("%s", err)
 			}
@@ -77,7 +87,7 @@ interrupted, summarised from the intervals it recorded.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	cmd.Flags().StringVar(&results, "results", "", resultsHelp)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgarena/pgarena/internal/serve"
-	"github.com/pgarena/pgarena/internal/store"
 )
 
 const serveLong = `Serve the results directory in the browser: the runs list (filters,
@@ -42,7 +41,7 @@ func (a *app) serveCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
+	f.StringVar(&results, "results", "", resultsHelp)
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address host:port; not loopback: a token is required")
 	f.StringVar(&token, "token", "", "token required on every request (default: generated when --addr is not loopback)")
 	f.StringSliceVar(&plans, "plan", nil, "plan file whose status shows every cell, pending ones included (repeatable)")
@@ -68,7 +67,11 @@ func (a *app) serve(ctx context.Context, results, addr, token string, plans []st
 		}
 		token = hex.EncodeToString(b)
 	}
-	st := store.OpenReadOnly(a.resultsDir(results))
+	st, release, err := a.source(results)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usagef("--addr %s: %v", addr, err)
@@ -79,7 +82,7 @@ func (a *app) serve(ctx context.Context, results, addr, token string, plans []st
 	if token != "" {
 		url += "?token=" + token
 	}
-	fmt.Fprintf(a.Stderr, "serving %s at %s (read-only; Ctrl-C stops)\n", st.Dir(), url)
+	fmt.Fprintf(a.Stderr, "serving %s at %s (read-only; Ctrl-C stops)\n", st.Where(), url)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

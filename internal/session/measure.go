@@ -184,7 +184,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	res.Summary, res.Findings = r.sum, findings
 	// The caller's outputs get the outcome as recorded, then drain.
-	fan.publish(Record{End: &RunEnd{Summary: r.sum, Findings: findings}})
+	fan.publish(Record{End: &RunEnd{Summary: r.sum, Findings: findings, Histograms: sr.acc}})
 	fan.close()
 	res.OutputProblems = fan.outputProblems()
 	res.Stopped, res.Autostopped = sr.stopped, sr.autostopped

@@ -34,6 +34,9 @@ type RunStart struct {
 type RunEnd struct {
 	Summary  metrics.Summary
 	Findings []store.Finding
+	// Histograms are the run's full latency histograms, as its
+	// histograms.hlog holds them (nil for a run that failed before them).
+	Histograms *metrics.Accumulator
 }
 
 // StepStart announces step N of Of.

@@ -85,6 +85,9 @@ func Open(dir string) (*Store, error) {
 	if dir == "" {
 		dir = DefaultDirName
 	}
+	if strings.Contains(dir, "://") { // never echoed: it may hold a password
+		return nil, fmt.Errorf("%w: a results database is read with --results URL (list, show, compare, report, export, plan status, serve); runs are recorded in a directory and sent to a database with --out postgres=URL", ErrNotWritable)
+	}
 	fail := func(err error) (*Store, error) { return nil, &notWritableError{dir: dir, err: err} }
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return fail(err)

@@ -76,8 +76,12 @@ func (o *Output) Write(r session.Record) error {
 		}
 		return o.conn.SendBatch(ctx, b).Close()
 	case r.End != nil:
+		var hlog []byte
+		if r.End.Histograms != nil {
+			hlog, _ = store.EncodeHistogramLog(r.End.Histograms) // as Writer.Finish: a run without is still recorded
+		}
 		return pgx.BeginFunc(ctx, o.conn, func(tx pgx.Tx) error {
-			if err := writeEnd(ctx, tx, o.id, &r.End.Summary); err != nil {
+			if err := writeEnd(ctx, tx, o.id, &r.End.Summary, hlog); err != nil {
 				return err
 			}
 			return writeFindings(ctx, tx, o.id, r.End.Findings)
@@ -109,18 +113,37 @@ func (o *Output) Close() error {
 }
 
 const (
-	insertInterval = `INSERT INTO ` + Schema + `.intervals (run, seq, start_at, end_at, warmup, step, data)
-VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run, seq) DO NOTHING`
-	insertSample = `INSERT INTO ` + Schema + `.samples (run, seq, at, source, "values", labels, note)
-VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run, seq) DO NOTHING`
+	insertInterval = `INSERT INTO ` + Schema + `.intervals (run, seq, start_at, end_at, warmup, step, data, total)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run, seq) DO NOTHING`
+	insertSample = `INSERT INTO ` + Schema + `.samples (run, seq, at, source, "values", labels, note, "time")
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (run, seq) DO NOTHING`
 )
+
+// Columns of the rows intervalArgs and sampleArgs make.
+var (
+	intervalColumns = []string{"run", "seq", "start_at", "end_at", "warmup", "step", "data", "total"}
+	sampleColumns   = []string{"run", "seq", "at", "source", "values", "labels", "note", "time"}
+)
+
+// intervalTotal is intervals.total: the interval's figures over every
+// transaction type, for SQL (the data's histograms hold them exactly).
+type intervalTotal struct {
+	Count  int64   `json:"count"`
+	Failed int64   `json:"failed"`
+	P50    float64 `json:"p50_ms"`
+	P95    float64 `json:"p95_ms"`
+	P99    float64 `json:"p99_ms"`
+}
 
 func intervalArgs(run int64, iv *metrics.Interval) []any {
 	data, err := json.Marshal(iv)
 	if err != nil {
 		data = []byte("null")
 	}
-	return []any{run, iv.Seq, iv.Start, iv.End, iv.Warmup, iv.Step, string(data)}
+	t := iv.Total()
+	st := t.LatencyStats()
+	total := intervalTotal{Count: t.Count, Failed: t.Failed(), P50: st.P50, P95: st.P95, P99: st.P99}
+	return []any{run, iv.Seq, iv.Start, iv.End, iv.Warmup, iv.Step, string(data), total}
 }
 
 func sampleArgs(run int64, seq int, s store.Sample) []any {
@@ -135,7 +158,7 @@ func sampleArgs(run int64, seq int, s store.Sample) []any {
 	if s.Note != "" {
 		note = s.Note
 	}
-	return []any{run, seq, s.Time, s.Source, vals, labels, note}
+	return []any{run, seq, s.Time, s.Source, vals, labels, note, s.Time.Format(time.RFC3339Nano)}
 }
 
 // upsertRun inserts the run's row, or updates its spec and server, and
@@ -156,9 +179,15 @@ RETURNING id`, spec.Host.Hostname, spec.ID, spec.Workload, spec.Label, spec.Crea
 	return id, err
 }
 
-func writeEnd(ctx context.Context, tx pgx.Tx, run int64, sum *metrics.Summary) error {
-	_, err := tx.Exec(ctx, `UPDATE `+Schema+`.runs SET status = $2, summary = $3, updated = now() WHERE id = $1`,
-		run, sum.Status, sum)
+// writeEnd records the run's outcome: status, summary and histograms.hlog
+// (nil: none).
+func writeEnd(ctx context.Context, tx pgx.Tx, run int64, sum *metrics.Summary, hlog []byte) error {
+	var h any
+	if hlog != nil {
+		h = string(hlog)
+	}
+	_, err := tx.Exec(ctx, `UPDATE `+Schema+`.runs SET status = $2, summary = $3, histograms = $4, updated = now() WHERE id = $1`,
+		run, sum.Status, sum, h)
 	return err
 }
 

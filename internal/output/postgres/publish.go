@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,10 +12,10 @@ import (
 )
 
 // Publish uploads a recorded run in one transaction and reports whether it
-// wrote anything. A run already there with the same status and summary is
-// left alone, so publishing twice changes nothing; a run there in another
-// state (written live and interrupted, or still running then) is replaced
-// by the recorded one.
+// wrote anything. A run already there with the same status, summary and
+// histograms is left alone, so publishing twice changes nothing; a run there
+// in another state (written live and interrupted, still running then, or
+// published by schema version 1) is replaced by the recorded one.
 func Publish(ctx context.Context, conn *pgx.Conn, run *store.Run) (bool, error) {
 	spec := run.Spec
 	spec.ID = run.ID
@@ -24,14 +25,23 @@ func Publish(ctx context.Context, conn *pgx.Conn, run *store.Run) (bool, error) 
 	if err != nil {
 		return false, err
 	}
+	hlog, err := run.HistogramLogBytes()
+	if err != nil {
+		return false, fmt.Errorf("run %s: %w", run.ID, err)
+	}
 	wrote := false
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, spec.Host.Hostname+"/"+spec.ID); err != nil {
 			return err
 		}
 		var same bool
-		err := tx.QueryRow(ctx, `SELECT status = $3 AND summary = $4::jsonb FROM `+Schema+`.runs WHERE host = $1 AND run_id = $2`,
-			spec.Host.Hostname, spec.ID, run.Status, string(sum)).Scan(&same)
+		var h any
+		if hlog != nil {
+			h = string(hlog)
+		}
+		// histograms too: a run published by version 1 is published again whole
+		err := tx.QueryRow(ctx, `SELECT coalesce(status = $3 AND summary = $4::jsonb AND histograms IS NOT DISTINCT FROM $5, false) FROM `+Schema+`.runs WHERE host = $1 AND run_id = $2`,
+			spec.Host.Hostname, spec.ID, run.Status, string(sum), h).Scan(&same)
 		switch {
 		case err == nil && same:
 			return nil
@@ -50,20 +60,18 @@ func Publish(ctx context.Context, conn *pgx.Conn, run *store.Run) (bool, error) 
 		for i := range run.Intervals {
 			ivRows[i] = intervalArgs(id, &run.Intervals[i])
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{Schema, "intervals"},
-			[]string{"run", "seq", "start_at", "end_at", "warmup", "step", "data"}, pgx.CopyFromRows(ivRows)); err != nil {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{Schema, "intervals"}, intervalColumns, pgx.CopyFromRows(ivRows)); err != nil {
 			return err
 		}
 		smRows := make([][]any, len(run.Samples))
 		for i, s := range run.Samples {
 			smRows[i] = sampleArgs(id, i, s)
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{Schema, "samples"},
-			[]string{"run", "seq", "at", "source", "values", "labels", "note"}, pgx.CopyFromRows(smRows)); err != nil {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{Schema, "samples"}, sampleColumns, pgx.CopyFromRows(smRows)); err != nil {
 			return err
 		}
 		if run.Status != metrics.StatusRunning {
-			if err := writeEnd(ctx, tx, id, &final); err != nil {
+			if err := writeEnd(ctx, tx, id, &final, hlog); err != nil {
 				return err
 			}
 		}

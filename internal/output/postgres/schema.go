@@ -24,10 +24,24 @@
 //	findings(run, seq, severity, kind,       as findings.json
 //	         message, data)
 //
-// Views for ad-hoc SQL: run_headlines (one row per run with its headline
-// figures: tps, p99 ms, transactions, failed, clients, plan and cell) and
-// interval_tx (one row per interval and transaction type: committed, tps,
-// failed, p99 ms).
+// Version 2 adds runs.histograms (histograms.hlog as recorded), samples.time
+// (the sample's time as written, nanoseconds and offset; "at" is it to the
+// microsecond), the total of each interval (committed, failed, p50/p95/p99
+// ms: intervals.total) and an index for run id prefixes.
+//
+// Views for ad-hoc SQL (Grafana: examples/grafana/):
+//
+//	runs_overview       one row per run: run_id, host, label, workload, started,
+//	                    duration_s, status, stop_reason, sqlstate (of a failed
+//	                    run's error), tps, p50_ms, p95_ms, p99_ms, transactions,
+//	                    failed, unfinished, clients, plan, cell
+//	intervals_overview  one row per interval and transaction type, and one with
+//	                    type 'total' (absent from intervals written by version 1):
+//	                    run (runs.id), run_id, label, seq, t (end of the
+//	                    interval), t_s (seconds since the run's first interval),
+//	                    warmup, step, type, committed, tps, failed, p50_ms,
+//	                    p95_ms, p99_ms
+//	run_headlines, interval_tx   version 1's views, kept as they were
 package postgres
 
 import (
@@ -104,6 +118,45 @@ SELECT i.run, r.run_id, r.label, i.seq, i.start_at, i.end_at, i.warmup, i.step,
 	(t->'latency_ms'->>'p99')::float8 AS p99_ms
 FROM pgarena_results.intervals i JOIN pgarena_results.runs r ON r.id = i.run,
 	jsonb_array_elements(i.data->'tx') t;`,
+
+	`ALTER TABLE pgarena_results.runs ADD COLUMN histograms text;
+ALTER TABLE pgarena_results.samples ADD COLUMN "time" text;
+ALTER TABLE pgarena_results.intervals ADD COLUMN total jsonb;
+CREATE INDEX runs_run_id ON pgarena_results.runs (run_id text_pattern_ops);
+CREATE VIEW pgarena_results.runs_overview AS
+SELECT r.id, r.run_id, r.host, r.label, r.workload,
+	coalesce((r.summary->>'start')::timestamptz, r.created) AS started,
+	(r.summary->>'duration_s')::float8 AS duration_s,
+	r.status,
+	r.summary->>'stop_reason' AS stop_reason,
+	substring(r.summary->>'stop_reason' FROM 'SQLSTATE ([0-9A-Z]{5})') AS sqlstate,
+	(r.summary->>'tps')::float8 AS tps,
+	(r.summary->'latency_ms'->>'p50')::float8 AS p50_ms,
+	(r.summary->'latency_ms'->>'p95')::float8 AS p95_ms,
+	(r.summary->'latency_ms'->>'p99')::float8 AS p99_ms,
+	(r.summary->>'transactions')::bigint AS transactions,
+	(r.summary->>'failed')::bigint AS failed,
+	coalesce((r.summary->>'unfinished')::bigint, 0) AS unfinished,
+	(r.spec->>'clients')::int AS clients,
+	r.spec->>'plan' AS plan, r.spec->>'cell_name' AS cell
+FROM pgarena_results.runs r;
+CREATE VIEW pgarena_results.intervals_overview AS
+WITH iv AS (
+	SELECT i.*, r.run_id, r.label,
+		extract(epoch FROM i.end_at - i.start_at) AS secs,
+		extract(epoch FROM i.end_at - min(i.start_at) OVER (PARTITION BY i.run)) AS t_s
+	FROM pgarena_results.intervals i JOIN pgarena_results.runs r ON r.id = i.run)
+SELECT iv.run, iv.run_id, iv.label, iv.seq, iv.end_at AS t, iv.t_s, iv.warmup, iv.step,
+	x.type, x.committed, x.committed / nullif(iv.secs, 0) AS tps, x.failed, x.p50_ms, x.p95_ms, x.p99_ms
+FROM iv, LATERAL (
+	SELECT t->>'name' AS type, (t->>'count')::bigint AS committed, coalesce((t->>'failed')::bigint, 0) AS failed,
+		(t->'latency_ms'->>'p50')::float8 AS p50_ms, (t->'latency_ms'->>'p95')::float8 AS p95_ms,
+		(t->'latency_ms'->>'p99')::float8 AS p99_ms
+	FROM jsonb_array_elements(iv.data->'tx') t
+	UNION ALL
+	SELECT 'total', (iv.total->>'count')::bigint, (iv.total->>'failed')::bigint,
+		(iv.total->>'p50_ms')::float8, (iv.total->>'p95_ms')::float8, (iv.total->>'p99_ms')::float8
+	WHERE iv.total IS NOT NULL) x;`,
 }
 
 // Version is the schema version this pgarena writes.

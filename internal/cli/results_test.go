@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/output/postgres"
+	"github.com/pgarena/pgarena/internal/pgtest"
+	"github.com/pgarena/pgarena/internal/report/reporttest"
+	"github.com/pgarena/pgarena/internal/serve"
+	"github.com/pgarena/pgarena/internal/store"
+)
+
+// resultsURL is dsn (key=value, as pgtest gives) as the postgres:// URL
+// --results takes.
+func resultsURL(t *testing.T, dsn string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{"host": {cfg.Host}, "port": {strconv.Itoa(int(cfg.Port))}, "sslmode": {"disable"}}
+	return "postgres://" + url.User(cfg.User).String() + "@/" + url.PathEscape(cfg.Database) + "?" + q.Encode()
+}
+
+// twoCells is a plan of two short tpcb cells, samples included.
+const twoCells = `name: two
+targets:
+  - name: db
+    dsn: ${PLAN_TEST_DSN}
+    init: once
+defaults:
+  time: 2s
+  flags:
+    interval: 500ms
+    progress: 0
+    sample-interval: 500ms
+workloads:
+  - name: tpcb
+    flags:
+      scale: 1
+      select-only: true
+matrix:
+  clients: [1, 2]
+`
+
+// TestReadersSameFromDatabase: runs published into a results database read
+// back byte for byte as from their directory in every read command: list,
+// show (text and JSON), compare, report, export (CSV and JSON), plan status,
+// report and export, and serve's pages. The runs are the report fixtures
+// (sweeps, an interrupted run, labels, two hosts) and a plan's two real
+// runs (server, samples, findings, histograms.hlog).
+func TestReadersSameFromDatabase(t *testing.T) {
+	t.Parallel()
+	dsn, resdb := pgtest.DSN(t), pgtest.DSN(t)
+	dir := t.TempDir()
+	results, file := filepath.Join(dir, "results"), filepath.Join(dir, "two.yaml")
+	if _, err := reporttest.Write(results, append(reporttest.Standard(), reporttest.Sweep())); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(twoCells), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(cleanEnv(), "PLAN_TEST_DSN="+dsn)
+	if r := pgarena(t, env, "plan", "run", file, "--results", results); r.code != 0 {
+		t.Fatalf("plan run:\n%s", r)
+	}
+	mustRun(t, "publish", "--all", "--to", resdb, "--results", results)
+	db := resultsURL(t, resdb)
+	var samples, findings, hlogs int
+	if err := pgtest.Connect(t, resdb, pgx.QueryExecModeExec).QueryRow(context.Background(), `SELECT
+		(SELECT count(*) FROM pgarena_results.samples), (SELECT count(*) FROM pgarena_results.findings),
+		(SELECT count(histograms) FROM pgarena_results.runs)`).Scan(&samples, &findings, &hlogs); err != nil || samples == 0 || hlogs == 0 {
+		t.Errorf("published %d samples, %d findings, %d histogram logs (%v): want samples and logs", samples, findings, hlogs, err)
+	}
+
+	src, err := postgres.OpenResults(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	where := src.Where()
+	infos, err := store.OpenReadOnly(results).List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 12 {
+		t.Fatalf("%d runs in the directory, want 12", len(infos))
+	}
+	a, b := infos[len(infos)-1].ID, infos[len(infos)-2].ID // the two oldest: pool-a
+	cmds := [][]string{
+		{"list"},
+		{"compare", a, b},
+		{"compare", "--group-by", "label", "--metric", "p95", "label~pool-*"},
+		{"report", "-o", "-", "last"},
+		{"report", "-o", "-", a, b, "last~1"},
+		{"export", "--format", "csv"},
+		{"export", "--format", "json"},
+		{"plan", "status", file},
+		{"plan", "status", "--json", file},
+		{"plan", "export", "--format", "csv", file},
+		{"plan", "export", "--format", "json", file},
+		{"show", "nosuchrun"},
+	}
+	for _, ri := range infos {
+		cmds = append(cmds, []string{"show", ri.ID}, []string{"show", "--json", ri.ID})
+	}
+	for _, c := range cmds {
+		fromDir := pgarena(t, env, append(c, "--results", results)...)
+		fromDB := pgarena(t, env, append(c, "--results", db)...)
+		fromDB.stderr = strings.ReplaceAll(fromDB.stderr, where, results)
+		if (fromDir.code != 0 || fromDir.stdout == "") && c[1] != "nosuchrun" {
+			t.Errorf("pgarena %s read nothing from the directory:\n%s", strings.Join(c, " "), fromDir)
+		}
+		if fromDir.code != fromDB.code || fromDir.stdout != fromDB.stdout || fromDir.stderr != fromDB.stderr {
+			t.Errorf("pgarena %s: the database reads differently from the directory\n%s\n%s",
+				strings.Join(c, " "), firstDiff(fromDir.String(), fromDB.String()), fromDB)
+		}
+	}
+	reportDir, reportDB := filepath.Join(dir, "dir.html"), filepath.Join(dir, "db.html")
+	mustRun(t, "plan", "report", file, "--results", results, "-o", reportDir)
+	mustRun(t, "plan", "report", file, "--results", db, "-o", reportDB)
+	if x, y := readFile(t, reportDir), readFile(t, reportDB); x != y {
+		t.Errorf("plan report: %s", firstDiff(x, y))
+	}
+
+	pages := []string{"/", "/run/" + a, "/run/" + infos[0].ID, "/compare?run=" + a + "&run=" + b,
+		"/download/csv?run=" + a, "/download/json?run=" + infos[0].ID, "/plan/two", "/run/nosuchrun"}
+	dirSrv := httptest.NewServer(serve.New(store.OpenReadOnly(results), serve.Options{}))
+	defer dirSrv.Close()
+	dbSrv := httptest.NewServer(serve.New(src, serve.Options{}))
+	defer dbSrv.Close()
+	for _, p := range pages {
+		x, y := get(t, dirSrv.URL+p), get(t, dbSrv.URL+p)
+		y = strings.ReplaceAll(y, where, results)
+		if x != y {
+			t.Errorf("serve %s: %s", p, firstDiff(x, y))
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// get fetches url (through localhost, as serve wants without a token) and
+// returns its status line and body.
+func get(t *testing.T, u string) string {
+	t.Helper()
+	u = strings.Replace(u, "127.0.0.1", "localhost", 1)
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Status + "\n" + string(b)
+}
+
+// firstDiff shows where x and y first differ.
+func firstDiff(x, y string) string {
+	i := 0
+	for i < len(x) && i < len(y) && x[i] == y[i] {
+		i++
+	}
+	from := max(0, i-200)
+	return "first difference at byte " + strconv.Itoa(i) + ":\n--- directory ---\n" + x[from:min(len(x), i+200)] +
+		"\n--- database ---\n" + y[from:min(len(y), i+200)]
+}
+
+// TestPublishConcurrently: two machines publish at once into one results
+// database, each its own runs and both the same runs: every run is there
+// once, whole.
+func TestPublishConcurrently(t *testing.T) {
+	t.Parallel()
+	resdb := pgtest.DSN(t)
+	one, two := t.TempDir(), t.TempDir()
+	fx := reporttest.Standard()
+	ids, err := reporttest.Write(one, fx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids[4:] { // the second machine's runs
+		if err := os.Rename(filepath.Join(one, id), filepath.Join(two, id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, d := range []string{one, two, one, two} {
+		wg.Go(func() {
+			if r := pgarena(t, nil, "publish", "--all", "--to", resdb, "--results", d); r.code != 0 {
+				t.Errorf("publish %s:\n%s", d, r)
+			}
+		})
+	}
+	wg.Wait()
+	c := pgtest.Connect(t, resdb, pgx.QueryExecModeExec)
+	var runs, intervals, want int
+	if err := c.QueryRow(context.Background(), `SELECT count(*), (SELECT count(*) FROM pgarena_results.intervals) FROM pgarena_results.runs`).Scan(&runs, &intervals); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{one, two} {
+		infos, err := store.OpenReadOnly(d).List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ri := range infos {
+			r, err := store.OpenReadOnly(d).Load(ri.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want += len(r.Intervals)
+		}
+	}
+	if runs != len(fx) || intervals != want {
+		t.Errorf("%d runs with %d intervals in the database, want %d with %d", runs, intervals, len(fx), want)
+	}
+}
+
+// TestResultsURLKeepsItsPassword: a results database that cannot be
+// reached, or --results URL given to a command that records runs, is one
+// line without the URL's password.
+func TestResultsURLKeepsItsPassword(t *testing.T) {
+	t.Parallel()
+	u := "postgres://bench:s3cr3tpw@127.0.0.1:1/results?connect_timeout=5"
+	for _, args := range [][]string{
+		{"list", "--results", u},
+		{"show", "last", "--results", u},
+		{"export", "--results", u},
+		{"run", "tpcb", "-T", "1s", "--dsn", "postgres://127.0.0.1:1/x", "--results", u},
+		{"list", "--results", "postgres://bench:s3cr3tpw@127.0.0.1:1/results?sslmode=bogus"},
+	} {
+		r := pgarena(t, nil, args...)
+		if r.code != ExitUsage || strings.Contains(r.stdout+r.stderr, "s3cr3tpw") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("pgarena %s: want exit 2, one line and no password:\n%s", strings.Join(args, " "), r)
+		}
+	}
+}
