@@ -255,3 +255,62 @@ func TestResultsURLKeepsItsPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestOutPostgresFailedRun: a run that fails after it was recorded is in
+// the results database as in its directory: failed, with its error (the
+// SQLSTATE in runs_overview). One fails initialising (its role may not
+// create tables: 42501), one when its clients are refused (the role's
+// connection limit: 53300).
+func TestOutPostgresFailedRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn, resdb := pgtest.DSN(t), pgtest.DSN(t)
+	results := t.TempDir()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pgtest.Connect(t, dsn, pgx.QueryExecModeExec)
+	owner, guest := "owner_"+cfg.Database, "guest_"+cfg.Database
+	for _, q := range []string{"CREATE ROLE " + owner + " LOGIN", "CREATE ROLE " + guest + " LOGIN",
+		"ALTER DATABASE " + cfg.Database + " OWNER TO " + owner} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = c.Exec(ctx, "ALTER DATABASE "+cfg.Database+" OWNER TO "+cfg.User)
+		_, _ = c.Exec(ctx, "DROP OWNED BY "+owner+", "+guest)
+		_, _ = c.Exec(ctx, "DROP ROLE "+owner+", "+guest)
+	})
+	as := func(role string) string { return strings.Replace(dsn, "user="+cfg.User, "user="+role, 1) }
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", as(owner))
+	if _, err := c.Exec(ctx, "ALTER ROLE "+owner+" CONNECTION LIMIT 3"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args     []string
+		sqlstate string
+	}{
+		{[]string{"--dsn", as(guest), "--init", "-s", "1"}, "42501"},
+		{[]string{"--dsn", as(owner), "-c", "8"}, "53300"},
+	} {
+		args := append([]string{"run", "tpcb", "-S", "-T", "2s", "--sample-interval", "0", "--results", results,
+			"--out", "postgres=" + resdb}, tc.args...)
+		r := pgarena(t, nil, args...)
+		if r.code != ExitFailed {
+			t.Fatalf("pgarena %s: want exit %d\n%s", strings.Join(args, " "), ExitFailed, r)
+		}
+		fromDir := mustRun(t, "show", "--json", "last", "--results", results)
+		var id, status, reason, sqlstate string
+		err := pgtest.Connect(t, resdb, pgx.QueryExecModeExec).QueryRow(ctx, `SELECT run_id, status, stop_reason, coalesce(sqlstate, '')
+			FROM pgarena_results.runs_overview ORDER BY id DESC LIMIT 1`).Scan(&id, &status, &reason, &sqlstate)
+		if err != nil || status != "failed" || sqlstate != tc.sqlstate || !strings.Contains(fromDir.stdout, id) {
+			t.Errorf("%s: the results database has run %s %s (%s), SQLSTATE %q (%v); want the run failed with %s:\n%s",
+				tc.args, id, status, reason, sqlstate, err, tc.sqlstate, fromDir.stdout)
+		}
+		if fromDB := mustRun(t, "show", "--json", id, "--results", resultsURL(t, resdb)); fromDB.stdout != fromDir.stdout {
+			t.Errorf("%s: show --json differs: %s", tc.args, firstDiff(fromDir.stdout, fromDB.stdout))
+		}
+	}
+}

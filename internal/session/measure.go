@@ -37,6 +37,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if err := r.writer.SetServer(srv); err != nil {
 		return res, err
 	}
+	r.described = &srv
 	for _, w := range r.workloads() {
 		if load {
 			if err := r.load(ctx, w); err != nil {
@@ -80,8 +81,8 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	// the run's own (the figures' window, the failover's), then the caller's.
 	own := append([]Output{rec, figs}, fo.outputs()...)
 	fan := newFanout(r.notef, append(own, outs...)...)
-	r.fanned = true
-	defer fan.close()
+	r.fanned, r.fan, r.own = true, fan, len(own)
+	// A run that fails from here on closes the fan in endOutputs.
 	fan.publish(Record{Start: &RunStart{ID: r.writer.ID(), Spec: r.recorded, Server: srv}})
 	latest := &latestSamples{m: map[string]float64{}}
 	smp := r.startSampler(ctx, fan, latest)
@@ -89,7 +90,6 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		if smp != nil {
 			smp.Stop()
 		}
-		fan.close()
 		return res, err
 	}
 	if fo != nil {
@@ -98,7 +98,6 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 			if smp != nil {
 				smp.Stop()
 			}
-			fan.close()
 			return res, err
 		}
 	}
@@ -110,7 +109,6 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	closeObs, err := r.startObservers()
 	if err != nil {
 		r.repl.stop()
-		fan.close()
 		if smp != nil {
 			smp.Stop()
 		}

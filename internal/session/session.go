@@ -212,6 +212,12 @@ type run struct {
 	markSteady func(...sampler.Window)
 	// fanned is set once the outputs are behind the fan (which closes them).
 	fanned bool
+	// fan is the outputs' fan once measuring set it up (the run's own
+	// outputs first, own of them): a run that fails then ends it (fail).
+	fan *fanout
+	own int
+	// described is server.json as recorded (nil until the server is described).
+	described *store.ServerInfo
 }
 
 // Run runs spec against the target p provides, recording it in st and
@@ -276,10 +282,14 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 		SessionSettings: rs.SessionSettings}
 	if fresh {
 		if r.tgt, teardown, err = p.Provision(ctx); err != nil {
-			return Result{}, r.fail(ctx, err)
+			err = r.fail(ctx, err)
+			r.endOutputs(outs)
+			return Result{}, err
 		}
 		if err := r.connect(ctx); err != nil {
-			return Result{}, r.fail(ctx, err)
+			err = r.fail(ctx, err)
+			r.endOutputs(outs)
+			return Result{}, err
 		}
 		defer r.conn.Close(context.Background())
 	}
@@ -292,7 +302,9 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 	}
 	res, err := r.measure(ctx, fresh || spec.Init, outs)
 	if err != nil {
-		return res, r.fail(ctx, err)
+		err = r.fail(ctx, err)
+		r.endOutputs(outs)
+		return res, err
 	}
 	return res, nil
 }
@@ -482,6 +494,31 @@ func (r *run) fail(ctx context.Context, err error) error {
 		r.notef("could not record the failed run: %v", ferr)
 	}
 	return err
+}
+
+// endOutputs gives the caller's outputs the end of a run that failed, as
+// recorded by fail: after the run's own outputs are done when measuring had
+// begun, else with the run's start first (it failed before measuring), so
+// that a results database marks it failed with its error as the run's
+// directory does.
+func (r *run) endOutputs(outs []Output) {
+	if r.fan == nil {
+		if len(outs) == 0 {
+			return
+		}
+		r.fan, r.fanned = &fanout{notef: r.notef}, true
+		for _, o := range outs {
+			r.fan.addOutput(o, false)
+		}
+		start := &RunStart{ID: r.writer.ID(), Spec: r.recorded}
+		if r.described != nil {
+			start.Server = *r.described
+		}
+		r.fan.publish(Record{Start: start})
+	}
+	r.fan.closeFirst(r.own)
+	r.fan.publish(Record{End: &RunEnd{Summary: r.sum, Histograms: &metrics.Accumulator{}}})
+	r.fan.close()
 }
 
 // Params records a workload's parameters: what it reports, else the flags

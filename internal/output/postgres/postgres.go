@@ -94,7 +94,11 @@ func (o *Output) start(ctx context.Context, s *session.RunStart) error {
 	return pgx.BeginFunc(ctx, o.conn, func(tx pgx.Tx) error {
 		spec := s.Spec
 		spec.ID = s.ID
-		id, err := upsertRun(ctx, tx, &spec, &s.Server, metrics.StatusRunning)
+		var srv *store.ServerInfo
+		if s.Server.Version != "" { // else it failed before the server was described
+			srv = &s.Server
+		}
+		id, err := upsertRun(ctx, tx, &spec, srv, metrics.StatusRunning)
 		o.id = id
 		return err
 	})
