@@ -60,6 +60,12 @@ func TestOutPostgresAndPublish(t *testing.T) {
 		t.Errorf("interval_tx: %d committed, %v", committed, err)
 	}
 
+	for _, c := range [][]string{{"show", id}, {"show", "--json", id}, {"export", "--format", "json", id}} {
+		fromDir := mustRun(t, append(c, "--results", results)...)
+		if fromDB := mustRun(t, append(c, "--results", resultsURL(t, dsn))...); fromDB.stdout != fromDir.stdout {
+			t.Errorf("%s of the run written live: %s", c, firstDiff(fromDir.stdout, fromDB.stdout))
+		}
+	}
 	if p := mustRun(t, "publish", id, "--to", dsn, "--results", results); !strings.Contains(p.stdout, id+": already published") {
 		t.Errorf("publishing a run written live:\n%s", p)
 	}

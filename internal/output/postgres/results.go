@@ -270,13 +270,12 @@ func (r *Results) samples(key int64) ([]store.Sample, error) {
 			return err
 		}
 		var (
-			at                   time.Time
-			written, vals, label *string
-			note                 *string
-			s                    store.Sample
+			at                         time.Time
+			source                     string
+			written, vals, label, note *string
 		)
-		_, err = pgx.ForEachRow(rs, []any{&at, &written, &s.Source, &vals, &label, &note}, func() error {
-			smp := store.Sample{Time: at, Source: s.Source}
+		_, err = pgx.ForEachRow(rs, []any{&at, &written, &source, &vals, &label, &note}, func() error {
+			smp := store.Sample{Time: at, Source: source}
 			if written != nil {
 				if err := smp.Time.UnmarshalText([]byte(*written)); err != nil {
 					return fmt.Errorf("sample time: %w", err)
