@@ -1,8 +1,11 @@
 // Package postgres keeps runs in a PostgreSQL results database: the output
-// `--out postgres=DSN` writes a run as it goes, and Publish uploads recorded
-// runs (`pgarena publish`). Several machines may write to one database at
+// `--out postgres=DSN` writes a run as it goes, Publish uploads recorded
+// runs (`pgarena publish`), and Results reads them back for the read
+// commands (`--results postgres://...`), a store.Source printing the same as
+// the runs' directories. Several machines may write to one database at
 // once: a run is keyed by its host and id, and every write of a run is
-// ordered by an advisory lock on that key.
+// ordered by an advisory lock on that key. A run that fails after it was
+// recorded is written failed with its error, as in its directory.
 //
 // # Schema
 //
