@@ -7,11 +7,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -312,5 +315,63 @@ func TestOutPostgresFailedRun(t *testing.T) {
 		if fromDB := mustRun(t, "show", "--json", id, "--results", resultsURL(t, resdb)); fromDB.stdout != fromDir.stdout {
 			t.Errorf("%s: show --json differs: %s", tc.args, firstDiff(fromDir.stdout, fromDB.stdout))
 		}
+	}
+}
+
+// TestOutPostgresKilled: a run written live whose pgarena is killed with
+// SIGKILL reads as running from the results database while it goes and as
+// interrupted once its writer is gone, as from its directory.
+func TestOutPostgresKilled(t *testing.T) {
+	t.Parallel()
+	dsn, resdb := pgtest.DSN(t), pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	results, db := t.TempDir(), resultsURL(t, resdb)
+	cmd := osexec.Command(os.Args[0], "run", "tpcb", "-S", "-c", "1", "-T", "90s", "--dsn", dsn,
+		"--results", results, "--interval", "200ms", "--out", "postgres="+resdb)
+	cmd.Env = append(cleanEnv(), cliMainEnv+"=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := false
+	t.Cleanup(func() {
+		if !waited {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	status := func(results string) string {
+		t.Helper()
+		r := pgarena(t, nil, "show", "--json", "last", "--results", results)
+		if r.code != 0 {
+			return ""
+		}
+		return str(t, summaryJSON(t, r.stdout), "status")
+	}
+	c := pgtest.Connect(t, resdb, pgx.QueryExecModeExec)
+	deadline := time.Now().Add(60 * time.Second)
+	for n := 0; n < 3; {
+		if time.Now().After(deadline) {
+			t.Fatal("no 3 intervals in the results database within 60 s")
+		}
+		_ = c.QueryRow(context.Background(), `SELECT count(*) FROM pgarena_results.intervals`).Scan(&n) // no schema yet: none
+		time.Sleep(50 * time.Millisecond)
+	}
+	if s := status(db); s != "running" {
+		t.Errorf("while it runs the results database says %q, want running", s)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waited = true
+	deadline = time.Now().Add(30 * time.Second) // the server sees the socket closed at once
+	for status(db) != "interrupted" {
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the kill the results database says %q, want interrupted", status(db))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s := status(results); s != "interrupted" {
+		t.Errorf("the run's directory says %q", s)
 	}
 }

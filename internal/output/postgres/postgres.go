@@ -43,6 +43,10 @@ func New(p output.Params) (session.Output, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	cfg = cfg.Copy()
+	for k, v := range writerKeepalives {
+		cfg.RuntimeParams[k] = v
+	}
 	conn, err := target.Connect(ctx, cfg, "pgarena-results")
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", target.Redacted(cfg), err)
@@ -90,6 +94,23 @@ func (o *Output) Write(r session.Record) error {
 	return nil
 }
 
+// writerKeepalives make the server notice a writer whose machine is gone
+// within about a minute (a killed process closes its socket at once), so
+// that its run lock is released and readers call the run interrupted.
+var writerKeepalives = map[string]string{"tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "3"}
+
+// runLockSpace is the first key of a run's lock (pg_advisory_lock(int,
+// int)); the second is runs.id. The live output holds it while it writes
+// the run, as the run's directory has its run.lock: a reader that finds a
+// run "running" without it knows the writer is gone (interrupted).
+const runLockSpace = "1885823346" // "pgar"
+
+// runLockHeld is SQL true when the writer of run r (a row of runs) holds
+// the run's lock.
+const runLockHeld = `EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND l.classid = ` + runLockSpace + ` AND l.objid = (r.id % 2147483648)::oid AND l.objsubid = 2)`
+
 func (o *Output) start(ctx context.Context, s *session.RunStart) error {
 	return pgx.BeginFunc(ctx, o.conn, func(tx pgx.Tx) error {
 		spec := s.Spec
@@ -99,7 +120,12 @@ func (o *Output) start(ctx context.Context, s *session.RunStart) error {
 			srv = &s.Server
 		}
 		id, err := upsertRun(ctx, tx, &spec, srv, metrics.StatusRunning)
+		if err != nil {
+			return err
+		}
 		o.id = id
+		// held by the session (not the transaction) until Close
+		_, err = tx.Exec(ctx, `SELECT pg_advisory_lock(`+runLockSpace+`, ($1 % 2147483648)::int)`, id)
 		return err
 	})
 }

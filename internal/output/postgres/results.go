@@ -88,9 +88,14 @@ func (r *Results) query(f func(ctx context.Context, c *pgx.Conn) error) error {
 	return nil
 }
 
+// liveStatus is a run's status as readers see it: a run still marked
+// running whose writer no longer holds its lock was interrupted (its
+// process or machine died), as a run directory whose lock is free.
+const liveStatus = `CASE WHEN r.status = 'running' AND NOT ` + runLockHeld + ` THEN 'interrupted' ELSE r.status END`
+
 // listQuery selects what a List line needs of each run: the parts of its
 // spec and summary that store.ListInfo decodes, not the whole documents.
-const listQuery = `SELECT r.id, r.run_id, r.status,
+const listQuery = `SELECT r.id, r.run_id, ` + liveStatus + `,
 	jsonb_build_object('created', spec->'created', 'label', spec->'label', 'workload', spec->'workload',
 		'clients', spec->'clients', 'target', spec->'target', 'plan', spec->'plan', 'cell', spec->'cell',
 		'cell_name', spec->'cell_name', 'repeat', spec->'repeat')::text,
@@ -172,7 +177,7 @@ func likePrefix(p string) string {
 func (r *Results) Signature(id string) (string, error) {
 	var sig string
 	err := r.query(func(ctx context.Context, c *pgx.Conn) error {
-		return c.QueryRow(ctx, `SELECT string_agg(concat_ws(':', r.id, r.status, r.updated,
+		return c.QueryRow(ctx, `SELECT string_agg(concat_ws(':', r.id, `+liveStatus+`, r.updated,
 			(SELECT max(seq) FROM `+Schema+`.intervals WHERE run = r.id), (SELECT max(seq) FROM `+Schema+`.samples WHERE run = r.id)), ';')
 			FROM `+Schema+`.runs r WHERE r.run_id = $1`, id).Scan(&sig)
 	})
@@ -193,8 +198,8 @@ func (r *Results) Load(ref string) (*store.Run, error) {
 		server, sum, hlog *string
 	)
 	err = r.query(func(ctx context.Context, c *pgx.Conn) error {
-		return c.QueryRow(ctx, `SELECT id, array_agg(host) OVER (), status, spec::text, server::text, summary::text, histograms
-			FROM `+Schema+`.runs WHERE run_id = $1 LIMIT 1`, id).Scan(&key, &hosts, &status, &spec, &server, &sum, &hlog)
+		return c.QueryRow(ctx, `SELECT id, array_agg(host) OVER (), `+liveStatus+`, spec::text, server::text, summary::text, histograms
+			FROM `+Schema+`.runs r WHERE run_id = $1 LIMIT 1`, id).Scan(&key, &hosts, &status, &spec, &server, &sum, &hlog)
 	})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

@@ -5,7 +5,12 @@
 // the runs' directories. Several machines may write to one database at
 // once: a run is keyed by its host and id, and every write of a run is
 // ordered by an advisory lock on that key. A run that fails after it was
-// recorded is written failed with its error, as in its directory.
+// recorded is written failed with its error, as in its directory. The live
+// output holds a session advisory lock on (1885823346, runs.id) while it
+// writes, as a run directory's run.lock: readers call a run still marked
+// running without that lock interrupted (its writer was killed, or its
+// machine is gone: the server's keepalives notice within about a minute).
+// A published snapshot of a running run therefore reads as interrupted.
 //
 // # Schema
 //
