@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // ProgressLine formats one progress report, pgbench -P style, for the
@@ -86,7 +87,7 @@ func errorLines(s *metrics.Summary) []string {
 // DetailText renders what one failure said as one line:
 //
 //	ERROR 42P01: relation "pgbench_accounts" does not exist (detail: …; hint: …)
-func DetailText(d metrics.ErrorDetail) string {
+func DetailText(d pgerr.ErrorDetail) string {
 	var b strings.Builder
 	if d.Severity != "" {
 		b.WriteString(d.Severity)
