@@ -257,23 +257,22 @@ type RunValidator interface {
 }
 
 // FigureReporter is implemented by workloads with figures of merit read
-// around a run (TPC-C's NOPM and TPM as HammerDB defines them). The CLI
-// calls Snapshot just before the run and just after it, and Figures with
-// both snapshots, the run's length and the committed count per
-// transaction type.
+// around a run (TPC-C's NOPM and TPM as HammerDB defines them; TPC-H's
+// power@size from the query times). The session calls Snapshot just
+// before the measured window and just after it, and Figures with what the
+// window measured.
 type FigureReporter interface {
 	Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]float64, error)
-	Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []Figure
+	Figures(w FigureWindow) []Figure
 }
 
-// TimedFigureReporter is a FigureReporter whose figures need the time
-// spent in each transaction type (TPC-H's power@size: the geometric mean
-// of the query times). The session calls TimedFigures in place of
-// Figures, adding the times of the committed transactions of each type in
-// the window.
-type TimedFigureReporter interface {
-	FigureReporter
-	TimedFigures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64, times map[string]TxTimes) []Figure
+// FigureWindow is what a run measured between FigureReporter's two
+// snapshots.
+type FigureWindow struct {
+	Before, After map[string]float64 // the snapshots
+	Elapsed       time.Duration      // the window's length
+	Committed     map[string]int64   // committed transactions per type
+	Times         map[string]TxTimes // their latencies per type
 }
 
 // TxTimes are the latencies of one transaction type's committed

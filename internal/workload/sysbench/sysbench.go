@@ -371,7 +371,8 @@ func (w *Workload) Snapshot(context.Context, *pgx.Conn) (map[string]float64, err
 // sysbench counts them (reads, writes and other: BEGIN and COMMIT), for
 // the committed transactions, each of which runs a fixed number of
 // statements.
-func (w *Workload) Figures(_, _ map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
+func (w *Workload) Figures(win workload.FigureWindow) []workload.Figure {
+	elapsed, committed := win.Elapsed, win.Committed
 	if elapsed <= 0 {
 		return nil
 	}
