@@ -40,6 +40,9 @@ type Meta struct {
 	// tpcc: --warehouses 1), for tests that exercise every workload; nil
 	// when the defaults are small already.
 	TestFlags []string
+	// QueryMode is the protocol of a run without -M: simple, extended or
+	// prepared; "" is pgbench's simple.
+	QueryMode string
 }
 
 // Workload is one benchmark: its schema and data, and a way to run its
@@ -411,13 +414,6 @@ type Slice struct {
 // transactions in all, as -t per client.
 type OperationCounter interface {
 	OperationCount() int
-}
-
-// QueryModeDefaulter is implemented by workloads whose natural query
-// protocol is not pgbench's simple one (tpcc: prepared). The CLI uses it
-// when -M is not given; the value is one of simple, extended, prepared.
-type QueryModeDefaulter interface {
-	DefaultQueryMode() string
 }
 
 // Seeder is implemented by workloads whose initial data depends on a seed

@@ -49,6 +49,9 @@ func init() {
 		Description: "CH-benCHmark: TPC-C transactions and 22 TPC-H-derived queries at once (NOPM and QphH)",
 		New:         func() workload.Workload { return New() },
 		TestFlags:   []string{"--warehouses", "1"},
+		// As tpcc; the queries are prepared once per connection, then
+		// reused every round.
+		QueryMode: "prepared",
 	})
 }
 
@@ -205,11 +208,6 @@ func (w *Workload) SetSeed(seed uint64) {
 	w.seed = seed
 	w.tpcc.SetSeed(seed)
 }
-
-// DefaultQueryMode implements workload.QueryModeDefaulter: prepared, as
-// tpcc (the queries are prepared once per connection, then reused every
-// round).
-func (w *Workload) DefaultQueryMode() string { return w.tpcc.DefaultQueryMode() }
 
 // Params implements workload.Parameterizer: tpcc's, and the client groups.
 func (w *Workload) Params() map[string]string {

@@ -59,6 +59,7 @@ func init() {
 		Description: "sysbench 1.0 OLTP tests (oltp_read_write, oltp_point_select, ...), sysbench compatible",
 		New:         func() workload.Workload { return New() },
 		TestFlags:   []string{"--tables", "2", "--table-size", "10000"},
+		QueryMode:   "prepared", // sysbench's pgsql driver prepares its statements
 	})
 }
 
@@ -186,10 +187,6 @@ func (w *Workload) SetArgs(args []string) error {
 // SetSeed implements workload.Seeder: the seed of the loaded data (and of
 // oltp_insert's unique ids).
 func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
-
-// DefaultQueryMode implements workload.QueryModeDefaulter: sysbench's pgsql
-// driver prepares its statements.
-func (w *Workload) DefaultQueryMode() string { return "prepared" }
 
 // Validate implements workload.Workload.
 func (w *Workload) Validate() error {
