@@ -351,19 +351,18 @@ type ProgressFigurer interface {
 // them as pgarena's like its tables, refuses to replace same-named
 // functions it did not create, and drop removes them.
 type Functioner interface {
-	// Functions lists the signatures as to_regprocedure reads them:
-	// "name(int,text)".
-	Functions() []string
+	Functions() []Function
+	// FunctionsOnly says whether init was asked for the functions alone
+	// (tpcc --functions-only): then init creates them with their Create
+	// statements on a database already loaded, leaving its tables and
+	// data alone.
+	FunctionsOnly() bool
 }
 
-// FunctionInstaller is implemented by Functioners whose functions init can
-// create alone on a database already loaded (tpcc --functions-only),
-// leaving its tables and data alone.
-type FunctionInstaller interface {
-	// FunctionsOnly says whether init was asked for the functions alone.
-	FunctionsOnly() bool
-	// FunctionDDL maps each signature of Functions to its create statement.
-	FunctionDDL() map[string]string
+// Function is one function or procedure a Functioner's init creates.
+type Function struct {
+	Signature string // as to_regprocedure reads it: "name(int,text)"
+	Create    string // the statement that creates it
 }
 
 // InitPreparer is implemented by workloads whose schema depends on the

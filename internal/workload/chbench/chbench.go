@@ -267,7 +267,11 @@ func (w *Workload) Distribute() []string {
 }
 
 // Functions implements workload.Functioner: tpcc's stored procedures.
-func (w *Workload) Functions() []string { return w.tpcc.Functions() }
+func (w *Workload) Functions() []workload.Function { return w.tpcc.Functions() }
+
+// FunctionsOnly implements workload.Functioner: tpcc's (chbench does not
+// take --functions-only, so false).
+func (w *Workload) FunctionsOnly() bool { return w.tpcc.FunctionsOnly() }
 
 // Check implements workload.Checker: TPC-C's consistency conditions, and
 // the extra tables hold their rows (they are never written).
