@@ -422,13 +422,13 @@ type Seeder interface {
 	SetSeed(seed uint64)
 }
 
-// CheckNote is implemented by Check errors that may describe an expected
-// state rather than a failure (tpcb after simple-update runs): when IsNote
-// is true the CLI prints the error as a note and the check passes.
-type CheckNote interface {
-	error
-	IsNote() bool
-}
+// CheckNote is a Check error that describes an expected state rather than
+// a failure (tpcb after simple-update runs): the CLI prints Err as a note
+// and the check passes.
+type CheckNote struct{ Err error }
+
+func (n *CheckNote) Error() string { return n.Err.Error() }
+func (n *CheckNote) Unwrap() error { return n.Err }
 
 // Parameterizer is implemented by workloads that report their parameters for
 // the run record (scale, mode) beyond their flags.
