@@ -330,9 +330,9 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (pgerr.ErrorClass,
 // statementFailed counts, with -r, a failure of the transaction at the
 // command its error names (workload.StatementError): retried, or final.
 func (c *client) statementFailed(tx workload.TxType, err error, retried bool) {
-	var se workload.StatementError
+	var se *workload.StatementError
 	if c.cfg.StatementLatencies && errors.As(err, &se) {
-		c.handle.StatementFailed(c.txBase+int(tx), se.Statement(), retried)
+		c.handle.StatementFailed(c.txBase+int(tx), se.Statement, retried)
 	}
 }
 

@@ -127,13 +127,16 @@ type Retrier interface {
 	Retry()
 }
 
-// StatementError is implemented by errors of Do that know which command of
-// the transaction's script (StatementLister's numbering) failed, for the
+// StatementError is an error of Do that names the command of the
+// transaction's script (StatementLister's numbering) that failed, for the
 // per-command failures and retries of -r.
-type StatementError interface {
-	error
-	Statement() int
+type StatementError struct {
+	Statement int
+	Err       error
 }
+
+func (e *StatementError) Error() string { return e.Err.Error() }
+func (e *StatementError) Unwrap() error { return e.Err }
 
 // Threader is implemented by workloads that follow pgbench's split of the
 // clients into -j threads (pgbench draws the script of each transaction
