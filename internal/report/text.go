@@ -131,7 +131,7 @@ func pct(n, of int64) float64 {
 }
 
 // workloadParamLines prints the workload parameters that shape the
-// numbers, as the database had them (workload.Parameterizer after
+// numbers, as the database had them (workload.Flagser.Params after
 // Prepare): tpcb's partitions and fill factor as pgbench prints them when
 // not the defaults, tpcc's warehouses.
 func workloadParamLines(p func(string, ...any), params map[string]string) {

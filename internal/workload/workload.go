@@ -190,6 +190,10 @@ type Flagser interface {
 	// apply to some verbs only are annotated with ForVerbs; the CLI gives
 	// each verb's command (and its help) only the flags that apply to it.
 	Flags() *pflag.FlagSet
+	// Params reports the parameters for the run record: those the flags
+	// set, as the workload uses them, and what Prepare read from the
+	// database (tpcb's scale).
+	Params() map[string]string
 }
 
 // The CLI's verbs that take a workload.
@@ -432,12 +436,6 @@ type CheckNote struct{ Err error }
 
 func (n *CheckNote) Error() string { return n.Err.Error() }
 func (n *CheckNote) Unwrap() error { return n.Err }
-
-// Parameterizer is implemented by workloads that report their parameters for
-// the run record (scale, mode) beyond their flags.
-type Parameterizer interface {
-	Params() map[string]string
-}
 
 // ReadOnlySplitter is implemented by workloads whose read-only
 // transaction types can run apart from the others (--read-dsn sends them

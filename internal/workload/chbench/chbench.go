@@ -209,7 +209,7 @@ func (w *Workload) SetSeed(seed uint64) {
 	w.tpcc.SetSeed(seed)
 }
 
-// Params implements workload.Parameterizer: tpcc's, and the client groups.
+// Params implements workload.Flagser: tpcc's, and the client groups.
 func (w *Workload) Params() map[string]string {
 	p := w.tpcc.Params()
 	p["oltp_clients"] = strconv.Itoa(w.oltpClients)

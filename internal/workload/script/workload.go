@@ -190,7 +190,7 @@ func (w *Workload) Statements(tx workload.TxType) []string {
 	return w.prog.scripts[tx].Commands()
 }
 
-// Params implements workload.Parameterizer.
+// Params implements workload.Flagser.
 func (w *Workload) Params() map[string]string {
 	return map[string]string{"scripts": strings.Join(w.files, " "), "random_seed": strconv.FormatUint(w.seed, 10),
 		"scale": strconv.Itoa(w.scale)}

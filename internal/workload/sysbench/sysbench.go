@@ -237,7 +237,7 @@ func (w *Workload) ValidateRun(clients int) error {
 // event of sysbench).
 func (w *Workload) TxTypes() []string { return []string{w.test} }
 
-// Params implements workload.Parameterizer: the test and, after Prepare,
+// Params implements workload.Flagser: the test and, after Prepare,
 // the tables and rows the run uses.
 func (w *Workload) Params() map[string]string {
 	p := map[string]string{

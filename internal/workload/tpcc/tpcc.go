@@ -307,7 +307,7 @@ func (w *Workload) TxTypes() []string { return txNames }
 // counts them as completed (they return nil, see newOrder).
 func (w *Workload) Rollbacks() int64 { return w.rollbacks.Load() }
 
-// Params implements workload.Parameterizer.
+// Params implements workload.Flagser.
 func (w *Workload) Params() map[string]string {
 	c := w.constants()
 	load := strconv.Itoa(int(c.cLastLoad))

@@ -232,7 +232,7 @@ func (w *Workload) TxTypes() []string {
 	return names
 }
 
-// Params implements workload.Parameterizer.
+// Params implements workload.Flagser.
 func (w *Workload) Params() map[string]string {
 	m := w.mix
 	p := map[string]string{
