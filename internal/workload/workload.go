@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -138,12 +139,14 @@ type StatementError struct {
 func (e *StatementError) Error() string { return e.Err.Error() }
 func (e *StatementError) Unwrap() error { return e.Err }
 
-// Threader is implemented by workloads that follow pgbench's split of the
-// clients into -j threads (pgbench draws the script of each transaction
-// from a random state per thread). The CLI calls SetThreads with -j
-// (pgbench's default: 1) before the run.
-type Threader interface {
+// Scripter is implemented by workloads that run pgbench scripts (script,
+// tpcb). Before the run the CLI calls SetThreads with -j (pgbench's
+// default: 1): pgbench draws the script of each transaction from a random
+// state per thread, and so do they. SetDebugOutput sets where the
+// scripts' debug() function writes (stderr).
+type Scripter interface {
 	SetThreads(n int)
+	SetDebugOutput(out io.Writer)
 }
 
 // ErrStopped is returned by Do when the run stopped during a Hooks.Sleep.
