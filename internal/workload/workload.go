@@ -8,11 +8,41 @@
 // Workers. A Worker never touches a clock, a histogram or a sleep: the driver
 // owns time and measurement, the workload owns SQL.
 //
-// Optional capabilities are separate small interfaces found by type
-// assertion: Flagser (workload parameters), Preparer (read state from the
-// database before a run), ConnSetup (per-connection preparation) and Checker
-// (consistency checks), among others; a Worker may implement Pacer (an
-// emulated user's keying and think times, which the driver sleeps).
+// Optional capabilities are small interfaces found by type assertion; a
+// workload implements only what it needs. What is the same for every
+// instance is a Meta field instead (QueryMode, TestFlags), and failures a
+// caller must tell apart are error types found with errors.As (InputError,
+// CheckNote, StatementError). The capabilities, and who uses them:
+//
+//	Workload          gives                                            called by
+//	Flagser           its flags; Params for the run record             cli.workloadCommands, session.Params
+//	Argser            positional arguments after its name              cli.setWorkloadArgs, cli.workloadUse
+//	Seeder            --seed (the CLI owns the flag)                   cli.initCommand, cli.runWorkload
+//	Scripter          pgbench's -j; where debug() writes               cli.scriptOutput
+//	Grouper           client groups in place of one of -c clients      cli.grouper, cli.groupFlags
+//	ReadOnlySplitter  its read-only types as a group on --read-dsn     cli.splitReads
+//	Finisher          fixed lists: without -T/-t a run ends with them  cli.finisherLength
+//	OperationCounter  a total of transactions, run as -t per client    cli.operationCount
+//	ProgressFigurer   a figure in every progress line                  cli.newProgressOutput
+//	Segmenter         its share of new keys under --segment i/N        session.prepare
+//	Preparer          state read from the database before run, check   session.prepare, session.Check
+//	RunValidator      limits on the load model (clients)               session.validateRun
+//	Checker           consistency checks                               session.Check
+//	FigureReporter    figures of merit over the measured window        session.newFigureWindow
+//	Explainer         the slowest type's plan, kept with the run       session.explainSlowest
+//	StatementLister   each type's commands, named in the -r report     session.nameStatements
+//	ConnSetup         setup of every (re)connected connection          driver.connector
+//	InitPreparer      what init needs of the target, before Tables     loader.initialise, cli.initCommand
+//	Distributor       distribution DDL between create and load         loader.distribute
+//	Functioner        functions init creates and marks, drop removes   loader.functions, loader.CreateFunctions
+//	Slicer            a slice of the rows per loading process          loader.initialise, cli.sliceSegment
+//
+//	Worker            gives                                            called by
+//	Pacer             keying and think times (closed loop)             driver.RunGroups
+//	HookUser          Hooks: \sleep on the driver's clock, -r steps    driver.setHooks
+//	Retrier           the failed attempt's draws again, for a retry    driver.client.run
+//	Lister            its list's length: a run that ends before it     driver.unfinishedLists
+//	                  is cut short
 package workload
 
 import (
