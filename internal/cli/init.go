@@ -88,7 +88,7 @@ same-named tables that pgarena did not create unless --force.`,
 				return usagef("%s", oneLine(err.Error()))
 			}
 		}
-		if fi, ok := w.(workload.FunctionInstaller); ok && fi.FunctionsOnly() {
+		if fi, ok := w.(workload.Functioner); ok && fi.FunctionsOnly() {
 			defer conn.Close(context.Background())
 			return a.createFunctions(cmd.Context(), conn, w)
 		}
@@ -192,8 +192,8 @@ func (a *app) load(ctx context.Context, cfg *pgx.ConnConfig, w workload.Workload
 		// made with the keys, whether the runs will use them or not
 		var names []string
 		seen := map[string]bool{}
-		for _, sig := range f.Functions() {
-			name, _, _ := strings.Cut(sig, "(")
+		for _, fn := range f.Functions() {
+			name, _, _ := strings.Cut(fn.Signature, "(")
 			if !seen[name] {
 				names = append(names, name)
 			}

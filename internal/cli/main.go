@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/loader"
-	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
@@ -133,7 +133,7 @@ func badConnectInput(err error) bool {
 		return false
 	}
 	switch ce.Class {
-	case metrics.ClassAuth, metrics.ClassDNS:
+	case pgerr.ClassAuth, pgerr.ClassDNS:
 		return true
 	}
 	var pe *pgconn.PgError

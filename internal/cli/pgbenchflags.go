@@ -21,7 +21,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/session"
 )
 
@@ -141,7 +141,7 @@ func (p *pgbenchRunFlags) summaryExtra(res session.Result, then func(io.Writer))
 	return func(w io.Writer) {
 		s := &res.Summary
 		processed := s.Transactions + s.Failed
-		for _, c := range []metrics.ErrorClass{metrics.ClassSerialization, metrics.ClassDeadlock} {
+		for _, c := range []pgerr.ErrorClass{pgerr.ClassSerialization, pgerr.ClassDeadlock} {
 			n := s.Errors[c]
 			share := 0.0
 			if processed > 0 {

@@ -103,8 +103,8 @@ func (f *runFlags) add(sub *cobra.Command) {
 func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 	if !cmd.Flags().Changed("protocol") {
 		f.protocol = "simple"
-		if d, ok := w.(workload.QueryModeDefaulter); ok {
-			f.protocol = d.DefaultQueryMode()
+		if m := w.Meta().QueryMode; m != "" {
+			f.protocol = m
 		}
 	}
 	switch {

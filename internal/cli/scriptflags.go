@@ -18,10 +18,8 @@ func addScriptRunFlags(fl *pflag.FlagSet, f *runFlags) {
 // scriptOutput sends a script workload's debug() output to stderr and
 // gives it pgbench's -j (default 1), which its choice of scripts follows.
 func scriptOutput(w workload.Workload, stderr io.Writer, jobs int) {
-	if d, ok := w.(interface{ SetDebugOutput(io.Writer) }); ok {
-		d.SetDebugOutput(stderr)
-	}
-	if t, ok := w.(workload.Threader); ok {
-		t.SetThreads(max(jobs, 1))
+	if s, ok := w.(workload.Scripter); ok {
+		s.SetDebugOutput(stderr)
+		s.SetThreads(max(jobs, 1))
 	}
 }

@@ -135,7 +135,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			c.curTx, c.stepMark = tx, start
 		}
 		class, connectFailed, err := c.run(ctx, tx)
-		if class != metrics.ClassNone && (ctx.Err() != nil || errors.Is(err, workload.ErrStopped)) {
+		if class != pgerr.ClassNone && (ctx.Err() != nil || errors.Is(err, workload.ErrStopped)) {
 			// Cancelled by the drain's deadline or a stop (in a pause of
 			// the transaction, \sleep, too): unfinished, then cancelled.
 			// A list's end (ErrStopped, not cancelled) counts nothing.
@@ -185,7 +185,7 @@ func (c *client) begin(cancelled, stopNew <-chan struct{}) bool {
 
 // record counts the outcome of transaction tx, due at intended and started
 // at start, ending now, and tells the run's Observer.
-func (c *client) record(tx workload.TxType, intended, start *time.Time, class metrics.ErrorClass, err error) {
+func (c *client) record(tx workload.TxType, intended, start *time.Time, class pgerr.ErrorClass, err error) {
 	end := c.cfg.Clock.Now()
 	if c.pastEnd(end) {
 		// Not one of the measured time's: the Observer's logs (pgbench
@@ -193,7 +193,7 @@ func (c *client) record(tx workload.TxType, intended, start *time.Time, class me
 		c.unfinished(tx, intended, class)
 		return
 	}
-	if class == metrics.ClassNone {
+	if class == pgerr.ClassNone {
 		latency := end.Sub(*intended)
 		c.handle.Done(c.txBase+int(tx), latency, end.Sub(*start))
 		if limit := c.group.LatencyLimit; limit > 0 && latency > limit {
@@ -217,9 +217,9 @@ func (c *client) pastEnd(t time.Time) bool {
 // measured time ended and ended since, with class, in the drain.
 //
 //go:noinline
-func (c *client) unfinished(tx workload.TxType, intended *time.Time, class metrics.ErrorClass) {
+func (c *client) unfinished(tx workload.TxType, intended *time.Time, class pgerr.ErrorClass) {
 	outcome := metrics.DrainCommitted
-	if class != metrics.ClassNone {
+	if class != pgerr.ClassNone {
 		outcome = metrics.DrainFailed
 	}
 	c.handle.Unfinished(c.txBase+int(tx), c.cfg.windowEnd.Load().Sub(*intended), outcome)
@@ -269,7 +269,7 @@ func (c *client) skip(tx workload.TxType, intended, start *time.Time) {
 // failed counts a failed transaction, with what the failure said.
 //
 //go:noinline
-func (c *client) failed(tx workload.TxType, class metrics.ErrorClass, err error, end *time.Time) {
+func (c *client) failed(tx workload.TxType, class pgerr.ErrorClass, err error, end *time.Time) {
 	c.handle.Fail(c.txBase+int(tx), class, pgerr.Detail(err, *end))
 	c.statementFailed(tx, err, false)
 }
@@ -277,7 +277,7 @@ func (c *client) failed(tx workload.TxType, class metrics.ErrorClass, err error,
 // observe tells the run's Observer of a transaction's outcome.
 //
 //go:noinline
-func (c *client) observe(tx workload.TxType, intended, start, end *time.Time, class metrics.ErrorClass, err error) {
+func (c *client) observe(tx workload.TxType, intended, start, end *time.Time, class pgerr.ErrorClass, err error) {
 	c.cfg.Observer.ObserveTx(TxEvent{Client: c.id, Type: c.txBase + int(tx), Intended: *intended, Start: *start, End: *end,
 		Class: class, Err: err, Retries: c.retries})
 }
@@ -286,7 +286,7 @@ func (c *client) observe(tx workload.TxType, intended, start, end *time.Time, cl
 // connection, retrying retryable failures up to MaxTries. It reports the
 // outcome's class, whether the failure was a failed connection attempt, and
 // the error of a failure (kept with it for its text).
-func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClass, bool, error) {
+func (c *client) run(ctx context.Context, tx workload.TxType) (pgerr.ErrorClass, bool, error) {
 	c.retries = 0
 	if !c.live {
 		conn, err := c.connect(ctx)
@@ -324,15 +324,15 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (metrics.ErrorClas
 	if c.group.ConnectPerTx {
 		c.dropConn()
 	}
-	return metrics.ClassNone, false, nil
+	return pgerr.ClassNone, false, nil
 }
 
 // statementFailed counts, with -r, a failure of the transaction at the
 // command its error names (workload.StatementError): retried, or final.
 func (c *client) statementFailed(tx workload.TxType, err error, retried bool) {
-	var se workload.StatementError
+	var se *workload.StatementError
 	if c.cfg.StatementLatencies && errors.As(err, &se) {
-		c.handle.StatementFailed(c.txBase+int(tx), se.Statement(), retried)
+		c.handle.StatementFailed(c.txBase+int(tx), se.Statement, retried)
 	}
 }
 

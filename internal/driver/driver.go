@@ -271,7 +271,7 @@ func (c *Config) validate(groups []Group) error {
 // connection for a reason that retrying will not fix (authentication, an
 // unknown host, a refused connection).
 type InitialConnectError struct {
-	Class  metrics.ErrorClass
+	Class  pgerr.ErrorClass
 	Failed int
 	Err    error
 	// Refused is set when the server turned clients away (too many
@@ -718,7 +718,7 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 					fatal = &InitialConnectError{Class: class, Err: ctx.Err()}
 				}
 				fatal.Failed++
-			case class == metrics.ClassTooManyConnections || class == metrics.ClassAdminShutdown || class == metrics.ClassStarting:
+			case class == pgerr.ClassTooManyConnections || class == pgerr.ClassAdminShutdown || class == pgerr.ClassStarting:
 				if refused == nil {
 					refused = &InitialConnectError{Class: class, Err: err, Refused: true, Clients: len(clients)}
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -297,7 +298,7 @@ func TestRetriesAndFailuresAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ok, failed, retries, errs := col.total()
-	if ok != 5 || failed != 5 || retries != 0 || errs[metrics.ClassSerialization] != 5 {
+	if ok != 5 || failed != 5 || retries != 0 || errs[pgerr.ClassSerialization] != 5 {
 		t.Fatalf("ok %d failed %d retries %d errs %v", ok, failed, retries, errs)
 	}
 }
@@ -325,7 +326,7 @@ func TestReconnectAfterLostConnection(t *testing.T) {
 	ok, failed, _, errs := col.total()
 	// Client 0: tx 5 lost, then 3 failed connection attempts (the server
 	// is starting) counted as failed transactions, then the rest commit.
-	if errs[metrics.ClassAdminShutdown] != 1 || errs[metrics.ClassStarting] != 3 || failed != 4 || ok != 36 {
+	if errs[pgerr.ClassAdminShutdown] != 1 || errs[pgerr.ClassStarting] != 3 || failed != 4 || ok != 36 {
 		t.Fatalf("ok %d failed %d errs %v", ok, failed, errs)
 	}
 	// Each failure keeps its text.
@@ -335,8 +336,8 @@ func TestReconnectAfterLostConnection(t *testing.T) {
 		ex.Merge(iv.Total().Examples)
 	}
 	col.mu.Unlock()
-	lostEx, _ := ex.Get(metrics.ClassAdminShutdown)
-	startEx, _ := ex.Get(metrics.ClassStarting)
+	lostEx, _ := ex.Get(pgerr.ClassAdminShutdown)
+	startEx, _ := ex.Get(pgerr.ClassStarting)
 	if lostEx.First.SQLState != "57P01" || lostEx.First.Message != lost.Message ||
 		startEx.Last.SQLState != "57P03" || startEx.Last.Message != "the database system is starting up" {
 		t.Fatalf("examples %+v", ex)
@@ -351,7 +352,7 @@ func TestInitialConnectFailureIsFatal(t *testing.T) {
 	dial := func(context.Context) (*pgx.Conn, error) { return nil, auth }
 	_, _, err := run(t, context.Background(), &sleepWorkload{}, dial, Config{Clients: 3, Transactions: 1})
 	var ice *InitialConnectError
-	if !errors.As(err, &ice) || ice.Class != metrics.ClassAuth || ice.Failed != 3 {
+	if !errors.As(err, &ice) || ice.Class != pgerr.ClassAuth || ice.Failed != 3 {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -110,11 +110,6 @@ type retryWorker struct {
 func (w *retryWorker) Next() workload.TxType { return 0 }
 func (w *retryWorker) Retry()                { w.retry = true }
 
-type cmdErr struct{ error }
-
-func (cmdErr) Statement() int  { return 1 }
-func (e cmdErr) Unwrap() error { return e.error }
-
 func (w *retryWorker) Do(context.Context, *pgx.Conn, workload.TxType) error {
 	if w.retry {
 		w.retry = false
@@ -125,7 +120,7 @@ func (w *retryWorker) Do(context.Context, *pgx.Conn, workload.TxType) error {
 	}
 	w.attempts++
 	if w.attempts%3 != 0 {
-		return fmt.Errorf("script: %w", cmdErr{&pgconn.PgError{Code: "40001", Message: "could not serialize access"}})
+		return fmt.Errorf("script: %w", &workload.StatementError{Statement: 1, Err: &pgconn.PgError{Code: "40001", Message: "could not serialize access"}})
 	}
 	return nil
 }

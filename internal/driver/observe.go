@@ -3,7 +3,7 @@ package driver
 import (
 	"time"
 
-	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // TxEvent is the outcome of one transaction, as a TxObserver sees it.
@@ -17,8 +17,8 @@ type TxEvent struct {
 	// when the client began it; End when it committed, failed or was
 	// skipped.
 	Intended, Start, End time.Time
-	// Class is metrics.ClassNone for a commit, else the failure's class.
-	Class metrics.ErrorClass
+	// Class is pgerr.ClassNone for a commit, else the failure's class.
+	Class pgerr.ErrorClass
 	// Err is the failure's error (nil for a commit or a skip).
 	Err error
 	// Skipped: an open-loop transaction already later than the latency

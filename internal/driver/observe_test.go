@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // events collects what an observer sees.
@@ -47,9 +46,9 @@ func TestObserverSeesWhatIsCounted(t *testing.T) {
 		}
 		seenRetries += int64(e.Retries)
 		switch {
-		case e.Class == metrics.ClassNone && e.Err == nil:
+		case e.Class == pgerr.ClassNone && e.Err == nil:
 			seenOK++
-		case e.Class == metrics.ClassSerialization && e.Err == ser && e.Client == 1:
+		case e.Class == pgerr.ClassSerialization && e.Err == ser && e.Client == 1:
 			seenFailed++
 		default:
 			t.Fatalf("event %+v", e)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 func mustSchedule(t *testing.T, s string) Schedule {
@@ -170,7 +171,7 @@ func TestParseRule(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 	r, err = ParseRule("errors.too_many_connections>1/s for 5s")
-	if err != nil || r.Class != metrics.ClassTooManyConnections {
+	if err != nil || r.Class != pgerr.ClassTooManyConnections {
 		t.Fatalf("%+v %v", r, err)
 	}
 	for in, want := range map[string]string{
@@ -339,7 +340,7 @@ func TestAutostopOnErrorStorm(t *testing.T) {
 		// 2 clients × 42 by 300 ms; the two in flight then fail in the
 		// drain, unfinished.
 		ok, failed, _, errs := col.total()
-		if ok != 0 || failed != 84 || errs[metrics.ClassTooManyConnections] != 84 || col.unfinished().Failed != 2 {
+		if ok != 0 || failed != 84 || errs[pgerr.ClassTooManyConnections] != 84 || col.unfinished().Failed != 2 {
 			t.Fatalf("ok %d failed %d errors %v unfinished %+v, want 0, 84 and 84 too_many_connections, 2 failed in the drain",
 				ok, failed, errs, col.unfinished())
 		}
@@ -397,10 +398,10 @@ func TestRuleWindow(t *testing.T) {
 		}
 		for s := 1; s <= secs; s++ {
 			for i := 0; i < errsAt(s); i++ {
-				h.Record(0, t0, t0, t0, metrics.ClassTooManyConnections)
+				h.Record(0, t0, t0, t0, pgerr.ClassTooManyConnections)
 			}
 			for i := 0; i < 100; i++ {
-				h.Record(0, t0, t0, t0.Add(10*time.Millisecond), metrics.ClassNone)
+				h.Record(0, t0, t0, t0.Add(10*time.Millisecond), pgerr.ClassNone)
 			}
 			iv := rec.Tick(t0.Add(time.Duration(s) * time.Second))
 			if r.observe(&iv) {

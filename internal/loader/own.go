@@ -196,7 +196,10 @@ func functions(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]rela
 	if !ok {
 		return nil, nil
 	}
-	sigs := f.Functions()
+	var sigs []string
+	for _, fn := range f.Functions() {
+		sigs = append(sigs, fn.Signature)
+	}
 	rows, err := conn.Query(ctx, `
 		select u.s, p is not null, coalesce(obj_description(p, 'pg_proc'), '')
 		from unnest($1::text[]) with ordinality u(s, i), to_regprocedure(u.s) p
@@ -239,12 +242,12 @@ func markFunctions(ctx context.Context, conn *pgx.Conn, w workload.Workload) err
 }
 
 // CreateFunctions creates the functions of w (see
-// workload.FunctionInstaller) on a database already loaded, without
+// workload.Functioner) on a database already loaded, without
 // touching its tables: each missing or pgarena-marked one is created (or
 // replaced) and marked; a same-named one pgarena did not create is left
 // alone and returned in kept.
 func CreateFunctions(ctx context.Context, conn *pgx.Conn, w workload.Workload) (created, kept []string, err error) {
-	fi, ok := w.(workload.FunctionInstaller)
+	fi, ok := w.(workload.Functioner)
 	if !ok {
 		return nil, nil, nil
 	}
@@ -252,7 +255,10 @@ func CreateFunctions(ctx context.Context, conn *pgx.Conn, w workload.Workload) (
 	if err != nil {
 		return nil, nil, err
 	}
-	ddl := fi.FunctionDDL()
+	ddl := map[string]string{}
+	for _, fn := range fi.Functions() {
+		ddl[fn.Signature] = fn.Create
+	}
 	for _, f := range fns {
 		if f.exists && !f.marked {
 			kept = append(kept, f.name)

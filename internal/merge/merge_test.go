@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -46,9 +47,9 @@ func segmentRuns(t *testing.T, st *store.Store, n, ticks int, seed uint64, skip 
 			end := t0.Add(time.Duration(k-1)*time.Second + time.Duration(rng.Int64N(int64(time.Second))))
 			lat := time.Duration(rng.ExpFloat64() * float64(3*time.Millisecond))
 			tx, seg := rng.IntN(2), rng.IntN(n)
-			class := metrics.ClassNone
+			class := pgerr.ClassNone
 			if rng.IntN(50) == 0 {
-				class = metrics.ErrorClass(1 + rng.IntN(int(metrics.NumClasses)-1))
+				class = pgerr.ErrorClass(1 + rng.IntN(int(pgerr.NumClasses)-1))
 			}
 			hs[seg].Record(tx, end.Add(-lat), end.Add(-lat), end, class)
 			wh.Record(tx, end.Add(-lat), end.Add(-lat), end, class)
@@ -167,7 +168,7 @@ func writeRun(t *testing.T, st *store.Store, spec store.RunSpec, start time.Time
 	acc := &metrics.Accumulator{}
 	for k := 1; k <= 2; k++ {
 		end := start.Add(time.Duration(k) * time.Second)
-		h.Record(0, end.Add(-time.Millisecond), end.Add(-time.Millisecond), end.Add(-time.Microsecond), metrics.ClassNone)
+		h.Record(0, end.Add(-time.Millisecond), end.Add(-time.Millisecond), end.Add(-time.Microsecond), pgerr.ClassNone)
 		iv := rec.Tick(end)
 		acc.Add(iv)
 		if err := w.AppendIntervals(iv); err != nil {

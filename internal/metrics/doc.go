@@ -11,5 +11,5 @@
 // Latency is end minus intended start: it includes any time the transaction
 // waited for a client or a schedule slot. Service time (end minus actual
 // start) is kept separately. Failed transactions never count as done; they
-// are counted by ErrorClass. Retries (--max-tries) are counted apart.
+// are counted by pgerr.ErrorClass. Retries (--max-tries) are counted apart.
 package metrics

@@ -3,58 +3,25 @@ package metrics
 import (
 	"encoding/json"
 	"sort"
-	"time"
+
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
-// maxDetailText bounds each text field of an ErrorDetail (a detail can quote
-// a whole row), so that a failing run's intervals stay small.
-const maxDetailText = 500
-
-// ErrorDetail is what one failure said: the server's SQLSTATE, message,
-// detail and hint, or the client's message for a failure without a server
-// error (a refused connection). It is kept only for failures.
-type ErrorDetail struct {
-	Time     time.Time `json:"time"`
-	Severity string    `json:"severity,omitempty"` // ERROR, FATAL, PANIC
-	SQLState string    `json:"sqlstate,omitempty"`
-	Message  string    `json:"message"`
-	Detail   string    `json:"detail,omitempty"`
-	Hint     string    `json:"hint,omitempty"`
-}
-
-// Bounded returns d with each text field cut to a bounded length.
-func (d ErrorDetail) Bounded() ErrorDetail {
-	d.Message, d.Detail, d.Hint = cut(d.Message), cut(d.Detail), cut(d.Hint)
-	return d
-}
-
-func cut(s string) string {
-	if len(s) <= maxDetailText {
-		return s
-	}
-	// Cut at a rune boundary.
-	i := maxDetailText
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
-}
-
 // sameText reports whether d and o said the same thing (ignoring when).
-func (d *ErrorDetail) sameText(o *ErrorDetail) bool {
+func sameText(d, o *pgerr.ErrorDetail) bool {
 	return d.Severity == o.Severity && d.SQLState == o.SQLState && d.Message == o.Message && d.Detail == o.Detail && d.Hint == o.Hint
 }
 
 // ErrorExample is the first and the last failure of one class (of one
 // transaction type, in one interval or a whole run).
 type ErrorExample struct {
-	Class ErrorClass  `json:"class"`
-	First ErrorDetail `json:"first"`
-	Last  ErrorDetail `json:"last"`
+	Class pgerr.ErrorClass  `json:"class"`
+	First pgerr.ErrorDetail `json:"first"`
+	Last  pgerr.ErrorDetail `json:"last"`
 }
 
 // SameText reports whether the first and last failure said the same thing.
-func (e *ErrorExample) SameText() bool { return e.First.sameText(&e.Last) }
+func (e *ErrorExample) SameText() bool { return sameText(&e.First, &e.Last) }
 
 // ErrorExamples holds at most one ErrorExample per class, ordered by class.
 // Nil when nothing failed.
@@ -62,7 +29,7 @@ type ErrorExamples []ErrorExample
 
 // Note keeps d as the last failure of class c, and as its first if it is
 // the first.
-func (e *ErrorExamples) Note(c ErrorClass, d ErrorDetail) {
+func (e *ErrorExamples) Note(c pgerr.ErrorClass, d pgerr.ErrorDetail) {
 	e.merge(ErrorExample{Class: c, First: d, Last: d})
 }
 
@@ -92,7 +59,7 @@ func (e *ErrorExamples) merge(x ErrorExample) {
 }
 
 // Get returns the example of class c.
-func (e ErrorExamples) Get(c ErrorClass) (ErrorExample, bool) {
+func (e ErrorExamples) Get(c pgerr.ErrorClass) (ErrorExample, bool) {
 	for _, x := range e {
 		if x.Class == c {
 			return x, true

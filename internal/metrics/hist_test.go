@@ -6,6 +6,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // testHistograms are histograms of several shapes: empty, one value, unit
@@ -68,7 +69,7 @@ func TestTickKnowsItsBuckets(t *testing.T) {
 		for i := 0; i < 500; i++ {
 			d := time.Duration(rng.Int64N(int64(10*time.Second)) >> rng.IntN(30))
 			start := now.Add(time.Duration(i) * time.Microsecond)
-			hs[i%2].Record(rng.IntN(2), start, start.Add(d/3), start.Add(d), ClassNone)
+			hs[i%2].Record(rng.IntN(2), start, start.Add(d/3), start.Add(d), pgerr.ClassNone)
 		}
 		now = now.Add(time.Second)
 		iv := r.Tick(now)
@@ -156,7 +157,7 @@ func TestTickHistogramsAreHdrs(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		d := time.Duration(rng.Int64N(int64(2*time.Hour))) >> rng.IntN(40)
 		start := t0.Add(time.Duration(i) * time.Microsecond)
-		h.Record(0, start, start.Add(d/4), start.Add(d), ClassNone)
+		h.Record(0, start, start.Add(d/4), start.Add(d), pgerr.ClassNone)
 		recordMicros(wantLat, int64(d/time.Microsecond))
 		recordMicros(wantSvc, int64((d-d/4)/time.Microsecond))
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // Histogram bounds: microseconds from 1 µs to 1 hour, 3 significant digits.
@@ -147,10 +148,10 @@ func (b *buffer) reset() {
 
 // Record records one finished transaction of type tx: intended is when it
 // was due to start (equal to start in a closed loop), start when it was sent,
-// end when its outcome was known. class is ClassNone for a commit; a failure
+// end when its outcome was known. class is pgerr.ClassNone for a commit; a failure
 // is counted in its class and never as done.
-func (h *Handle) Record(tx int, intended, start, end time.Time, class ErrorClass) {
-	if class == ClassNone {
+func (h *Handle) Record(tx int, intended, start, end time.Time, class pgerr.ErrorClass) {
+	if class == pgerr.ClassNone {
 		h.Done(tx, end.Sub(intended), end.Sub(start))
 		return
 	}
@@ -171,10 +172,10 @@ func (h *Handle) Done(tx int, latency, service time.Duration) {
 }
 
 // Fail records one failed transaction of type tx, of class (not
-// ClassNone), with what the failure said: it is counted in its class and
+// pgerr.ClassNone), with what the failure said: it is counted in its class and
 // kept as the class's first or last failure of the interval. Record with a
 // class counts a failure without its text.
-func (h *Handle) Fail(tx int, class ErrorClass, d ErrorDetail) {
+func (h *Handle) Fail(tx int, class pgerr.ErrorClass, d pgerr.ErrorDetail) {
 	h.seq.Add(1)
 	t := &h.cur.Load().tx[tx]
 	t.errors[class]++
@@ -186,7 +187,7 @@ func (h *Handle) Fail(tx int, class ErrorClass, d ErrorDetail) {
 // with class (a serialization failure or deadlock under --max-tries);
 // first says it is the transaction's first retry (pgbench counts the
 // transactions retried apart from the retries).
-func (h *Handle) Retry(tx int, class ErrorClass, first bool) {
+func (h *Handle) Retry(tx int, class pgerr.ErrorClass, first bool) {
 	h.seq.Add(1)
 	t := &h.cur.Load().tx[tx]
 	t.retries++

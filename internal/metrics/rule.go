@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // Rule is one autostop condition: a metric measured over a sliding window
@@ -24,7 +26,7 @@ type Rule struct {
 	Value  float64
 	For    time.Duration
 	// Class is the error class of an errors.<class> rule.
-	Class ErrorClass
+	Class pgerr.ErrorClass
 	// Sampled is set for a rule on a sampled series (pg.*, host.*, log.*)
 	// rather than on the driver's own measurements.
 	Sampled bool
@@ -51,8 +53,8 @@ func ParseRule(s string) (Rule, error) {
 			return Rule{}, fmt.Errorf("autostop %q: errors are counted per second (write 25/s)", s)
 		}
 		if c, ok := strings.CutPrefix(r.Metric, "errors."); ok {
-			class, known := ParseErrorClass(c)
-			if !known || class == ClassNone {
+			class, known := pgerr.ParseErrorClass(c)
+			if !known || class == pgerr.ClassNone {
 				return Rule{}, fmt.Errorf("autostop %q: unknown error class %q", s, c)
 			}
 			r.Class = class
@@ -110,7 +112,7 @@ func (r *Rule) Measure(total *TxStats, secs float64) float64 {
 	switch {
 	case r.Metric == "errors":
 		return float64(total.Failed()) / secs
-	case r.Class != ClassNone:
+	case r.Class != pgerr.ClassNone:
 		return float64(total.Errors[r.Class]) / secs
 	case r.Metric == "tps":
 		return float64(total.Count) / secs

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // Summary is the result of a run (or of one step of it), the form printed at
@@ -41,7 +42,7 @@ type Summary struct {
 	Drain      *DrainSummary `json:"drain,omitempty"`
 	Errors     ErrorCounts   `json:"errors"`
 	// ErrorAdvice says, per class that failed and has advice, what the
-	// user can do about it (ErrorClass.Advice), keyed by class name.
+	// user can do about it (pgerr.ErrorClass.Advice), keyed by class name.
 	ErrorAdvice map[string]string `json:"error_advice,omitempty"`
 	Retries     int64             `json:"retries"`
 	// Retried is the transactions retried at least once (pgbench's
@@ -424,12 +425,12 @@ func (a *Accumulator) Fill(s *Summary) {
 	s.Failed = total.Failed()
 	s.Errors = total.Errors
 	s.ErrorAdvice = nil
-	for c := 1; c < NumClasses; c++ {
-		if a := ErrorClass(c).Advice(); a != "" && total.Errors[c] > 0 {
+	for c := 1; c < pgerr.NumClasses; c++ {
+		if a := pgerr.ErrorClass(c).Advice(); a != "" && total.Errors[c] > 0 {
 			if s.ErrorAdvice == nil {
 				s.ErrorAdvice = map[string]string{}
 			}
-			s.ErrorAdvice[ErrorClass(c).String()] = a
+			s.ErrorAdvice[pgerr.ErrorClass(c).String()] = a
 		}
 	}
 	s.Unfinished = total.Unfinished.Count()

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // BenchmarkTickCycle is one interval's work for one transaction type with
@@ -17,7 +19,7 @@ func BenchmarkTickCycle(b *testing.B) {
 	for b.Loop() {
 		for i := 0; i < 1000; i++ {
 			start := now.Add(time.Duration(i) * time.Microsecond)
-			h.Record(0, start, start, start.Add(time.Duration(200+i%300)*time.Microsecond+time.Duration(i/999)*80*time.Millisecond), ClassNone)
+			h.Record(0, start, start, start.Add(time.Duration(200+i%300)*time.Microsecond+time.Duration(i/999)*80*time.Millisecond), pgerr.ClassNone)
 		}
 		now = now.Add(time.Second)
 		iv := r.Tick(now)

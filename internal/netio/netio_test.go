@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
@@ -291,7 +290,7 @@ func TestServerTerminates(t *testing.T) {
 		// TestInterruptBlockedRead).
 		select {
 		case err := <-done:
-			if c := pgerr.Classify(err); c != metrics.ClassAdminShutdown && c != metrics.ClassConnectionLost {
+			if c := pgerr.Classify(err); c != pgerr.ClassAdminShutdown && c != pgerr.ClassConnectionLost {
 				t.Errorf("busy: error %v classified %s", err, c)
 			}
 		case <-time.After(statementLength / 2):
@@ -307,7 +306,7 @@ func TestServerTerminates(t *testing.T) {
 				break
 			}
 		}
-		if c := pgerr.Classify(err); c != metrics.ClassAdminShutdown && c != metrics.ClassConnectionLost {
+		if c := pgerr.Classify(err); c != pgerr.ClassAdminShutdown && c != pgerr.ClassConnectionLost {
 			t.Errorf("idle: error %v classified %s", err, c)
 		}
 	})
@@ -477,7 +476,7 @@ func TestPeerCloses(t *testing.T) {
 		if !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
 			t.Errorf("write after the peer closed: %v, want EPIPE or ECONNRESET", err)
 		}
-		if c := pgerr.Classify(err); c != metrics.ClassConnectionLost {
+		if c := pgerr.Classify(err); c != pgerr.ClassConnectionLost {
 			t.Errorf("write error classified %s, want connection_lost", c)
 		}
 	})
@@ -500,7 +499,7 @@ func TestPeerResets(t *testing.T) {
 			if !errors.Is(err, syscall.ECONNRESET) {
 				t.Errorf("read: %v, want ECONNRESET", err)
 			}
-			if c := pgerr.Classify(err); c != metrics.ClassConnectionLost {
+			if c := pgerr.Classify(err); c != pgerr.ClassConnectionLost {
 				t.Errorf("classified %s, want connection_lost", c)
 			}
 		})

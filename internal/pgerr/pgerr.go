@@ -1,6 +1,8 @@
 // Package pgerr classifies errors from PostgreSQL and from connecting to it
-// into metrics.ErrorClass, once, where they happen, and phrases them as one
-// line for the user.
+// into an ErrorClass, once, where they happen, keeps what they said as an
+// ErrorDetail (SQLSTATE, message, detail, hint), and phrases them as one
+// line for the user. The classes are the ones DESIGN.md "Errors" lists;
+// metrics counts failures by them.
 package pgerr
 
 import (
@@ -15,14 +17,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/pgarena/pgarena/internal/metrics"
 )
 
-// Classify returns the class of err; nil is metrics.ClassNone.
-func Classify(err error) metrics.ErrorClass {
+// Classify returns the class of err; nil is ClassNone.
+func Classify(err error) ErrorClass {
 	if err == nil {
-		return metrics.ClassNone
+		return ClassNone
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -30,39 +30,39 @@ func Classify(err error) metrics.ErrorClass {
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return metrics.ClassDNS
+		return ClassDNS
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) && isConnectErr(err) {
-		return metrics.ClassConnectRefused
+		return ClassConnectRefused
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return metrics.ClassTimeout
+		return ClassTimeout
 	}
 	if isTLS(err) {
-		return metrics.ClassTLS
+		return ClassTLS
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed) {
-		return metrics.ClassConnectionLost
+		return ClassConnectionLost
 	}
 	if pgconn.SafeToRetry(err) && isConnectErr(err) {
-		return metrics.ClassConnectRefused
+		return ClassConnectRefused
 	}
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "conn closed"), strings.Contains(msg, "unexpected EOF"),
 		strings.Contains(msg, "connection reset"), strings.Contains(msg, "broken pipe"):
-		return metrics.ClassConnectionLost
+		return ClassConnectionLost
 	case strings.Contains(msg, "connection refused"):
-		return metrics.ClassConnectRefused
+		return ClassConnectRefused
 	case strings.Contains(msg, "no such host"):
-		return metrics.ClassDNS
+		return ClassDNS
 	}
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) {
-		return metrics.ClassConnectRefused
+		return ClassConnectRefused
 	}
-	return metrics.ClassOther
+	return ClassOther
 }
 
 // isTLS reports a failure to set up TLS: the server refused it (sslmode
@@ -93,35 +93,35 @@ func isConnectErr(err error) bool {
 	return errors.As(err, &connectErr)
 }
 
-func classifySQLState(code string) metrics.ErrorClass {
+func classifySQLState(code string) ErrorClass {
 	switch {
 	case code == "53300": // too_many_connections
-		return metrics.ClassTooManyConnections
+		return ClassTooManyConnections
 	case code == "57P01" || code == "57P02": // admin_shutdown, crash_shutdown
-		return metrics.ClassAdminShutdown
+		return ClassAdminShutdown
 	case code == "57P03": // cannot_connect_now: starting up, in recovery, not yet accepting connections
-		return metrics.ClassStarting
+		return ClassStarting
 	case code == "26000" || code == "42P05": // invalid_sql_statement_name, duplicate_prepared_statement
 		// pgarena names its own prepared statements (pgx's statement
 		// cache), so a missing or duplicate one means the session's
 		// statements did not stay with it: a pooler in transaction mode.
-		return metrics.ClassPreparedStatements
+		return ClassPreparedStatements
 	case code == "40P01":
-		return metrics.ClassDeadlock
+		return ClassDeadlock
 	case code == "40001":
-		return metrics.ClassSerialization
+		return ClassSerialization
 	case code == "57014": // query_canceled (statement_timeout)
-		return metrics.ClassTimeout
+		return ClassTimeout
 	case code == "25006":
-		return metrics.ClassReadOnly
+		return ClassReadOnly
 	case strings.HasPrefix(code, "23"):
-		return metrics.ClassConstraint
+		return ClassConstraint
 	case strings.HasPrefix(code, "28"): // invalid authorization specification, invalid password
-		return metrics.ClassAuth
+		return ClassAuth
 	case strings.HasPrefix(code, "08"): // connection exception
-		return metrics.ClassConnectionLost
+		return ClassConnectionLost
 	}
-	return metrics.ClassOther
+	return ClassOther
 }
 
 // Describe phrases err as one line for the user, without stack traces or
@@ -144,16 +144,16 @@ func Describe(err error) string {
 // Detail returns what err said, for keeping with a failure that happened
 // at: a server error's SQLSTATE, message, detail and hint, or the one-line
 // text of any other error. Texts are bounded in length.
-func Detail(err error, at time.Time) metrics.ErrorDetail {
+func Detail(err error, at time.Time) ErrorDetail {
 	if err == nil {
-		return metrics.ErrorDetail{Time: at}
+		return ErrorDetail{Time: at}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return metrics.ErrorDetail{Time: at, Severity: pgErr.Severity, SQLState: pgErr.Code, Message: oneLine(pgErr.Message), Detail: oneLine(pgErr.Detail),
+		return ErrorDetail{Time: at, Severity: pgErr.Severity, SQLState: pgErr.Code, Message: oneLine(pgErr.Message), Detail: oneLine(pgErr.Detail),
 			Hint: oneLine(pgErr.Hint)}.Bounded()
 	}
-	return metrics.ErrorDetail{Time: at, Message: oneLine(err.Error())}.Bounded()
+	return ErrorDetail{Time: at, Message: oneLine(err.Error())}.Bounded()
 }
 
 // oneLine joins a multi-line message (pgx puts the cause of a failed

@@ -13,42 +13,40 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/pgarena/pgarena/internal/metrics"
 )
 
 func TestClassify(t *testing.T) {
 	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code, Message: "m"}) }
 	cases := []struct {
 		err  error
-		want metrics.ErrorClass
+		want ErrorClass
 	}{
-		{nil, metrics.ClassNone},
-		{pg("53300"), metrics.ClassTooManyConnections},
-		{pg("57P01"), metrics.ClassAdminShutdown},
-		{pg("57P02"), metrics.ClassAdminShutdown},
-		{pg("57P03"), metrics.ClassStarting},
-		{pg("26000"), metrics.ClassPreparedStatements},
-		{pg("42P05"), metrics.ClassPreparedStatements},
-		{fmt.Errorf("failed to connect: %w", fmt.Errorf("tls error: %w", errors.New("server refused TLS connection"))), metrics.ClassTLS},
-		{fmt.Errorf("write: %w", &tls.CertificateVerificationError{Err: x509.HostnameError{Certificate: &x509.Certificate{}, Host: "db"}}), metrics.ClassTLS},
-		{fmt.Errorf("read: %w", tls.AlertError(42)), metrics.ClassTLS},
-		{pg("40P01"), metrics.ClassDeadlock},
-		{pg("40001"), metrics.ClassSerialization},
-		{pg("57014"), metrics.ClassTimeout},
-		{pg("25006"), metrics.ClassReadOnly},
-		{pg("23505"), metrics.ClassConstraint},
-		{pg("23503"), metrics.ClassConstraint},
-		{pg("28P01"), metrics.ClassAuth},
-		{pg("28000"), metrics.ClassAuth},
-		{pg("08006"), metrics.ClassConnectionLost},
-		{pg("42P01"), metrics.ClassOther},
-		{&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, metrics.ClassDNS},
-		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, metrics.ClassConnectRefused},
-		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), metrics.ClassConnectionLost},
-		{fmt.Errorf("write: %w", syscall.EPIPE), metrics.ClassConnectionLost},
-		{context.DeadlineExceeded, metrics.ClassTimeout},
-		{errors.New("something else"), metrics.ClassOther},
+		{nil, ClassNone},
+		{pg("53300"), ClassTooManyConnections},
+		{pg("57P01"), ClassAdminShutdown},
+		{pg("57P02"), ClassAdminShutdown},
+		{pg("57P03"), ClassStarting},
+		{pg("26000"), ClassPreparedStatements},
+		{pg("42P05"), ClassPreparedStatements},
+		{fmt.Errorf("failed to connect: %w", fmt.Errorf("tls error: %w", errors.New("server refused TLS connection"))), ClassTLS},
+		{fmt.Errorf("write: %w", &tls.CertificateVerificationError{Err: x509.HostnameError{Certificate: &x509.Certificate{}, Host: "db"}}), ClassTLS},
+		{fmt.Errorf("read: %w", tls.AlertError(42)), ClassTLS},
+		{pg("40P01"), ClassDeadlock},
+		{pg("40001"), ClassSerialization},
+		{pg("57014"), ClassTimeout},
+		{pg("25006"), ClassReadOnly},
+		{pg("23505"), ClassConstraint},
+		{pg("23503"), ClassConstraint},
+		{pg("28P01"), ClassAuth},
+		{pg("28000"), ClassAuth},
+		{pg("08006"), ClassConnectionLost},
+		{pg("42P01"), ClassOther},
+		{&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}, ClassDNS},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, ClassConnectRefused},
+		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), ClassConnectionLost},
+		{fmt.Errorf("write: %w", syscall.EPIPE), ClassConnectionLost},
+		{context.DeadlineExceeded, ClassTimeout},
+		{errors.New("something else"), ClassOther},
 	}
 	for _, c := range cases {
 		if got := Classify(c.err); got != c.want {
@@ -72,7 +70,7 @@ func TestDetail(t *testing.T) {
 	err := fmt.Errorf("tx: %w", &pgconn.PgError{Severity: "ERROR", Code: "26000",
 		Message: `prepared statement "stmtcache_1" does not exist`, Detail: "d\nmore", Hint: "h"})
 	d := Detail(err, at)
-	want := metrics.ErrorDetail{Time: at, Severity: "ERROR", SQLState: "26000",
+	want := ErrorDetail{Time: at, Severity: "ERROR", SQLState: "26000",
 		Message: `prepared statement "stmtcache_1" does not exist`, Detail: "d more", Hint: "h"}
 	if d != want {
 		t.Fatalf("got %+v", d)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
@@ -42,7 +41,7 @@ func TestTLSFailuresOnARealServer(t *testing.T) {
 	}
 
 	err := connectErr(c.TCPDSN("postgres") + " sslmode=require")
-	if got := pgerr.Classify(err); got != metrics.ClassTLS {
+	if got := pgerr.Classify(err); got != pgerr.ClassTLS {
 		t.Errorf("sslmode=require against ssl=off: class %s, want tls (%v)", got, err)
 	}
 
@@ -93,7 +92,7 @@ func TestTLSFailuresOnARealServer(t *testing.T) {
 	}
 
 	err = connectErr(c.TCPDSN("postgres") + " sslmode=verify-full sslrootcert=" + certPath)
-	if got := pgerr.Classify(err); got != metrics.ClassTLS {
+	if got := pgerr.Classify(err); got != pgerr.ClassTLS {
 		t.Errorf("verify-full with a certificate for another host: class %s, want tls (%v)", got, err)
 	}
 	t.Logf("verify-full: %s", pgerr.Describe(err))

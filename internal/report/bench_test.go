@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/report/reporttest"
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -34,7 +35,7 @@ func longRun(n int) *store.Run {
 			iv.Tx[k] = metrics.TxStats{Name: name, Count: 200, Latency: h.Latency, Service: h.Service}
 		}
 		if s%3600 == 0 {
-			iv.Tx[0].Errors[metrics.ClassDeadlock] = 1
+			iv.Tx[0].Errors[pgerr.ClassDeadlock] = 1
 		}
 		r.Intervals[s] = iv
 	}
@@ -42,7 +43,7 @@ func longRun(n int) *store.Run {
 	// would merge 432,000 histograms: the store's work, not the report's).
 	r.Summary = metrics.Summary{Status: metrics.StatusComplete, Workload: "tpcc", DurationS: float64(n),
 		Transactions: int64(5 * 200 * n), TPS: 1000, Failed: 24, Latency: metrics.Stats(hists[0].Latency)}
-	r.Summary.Errors[metrics.ClassDeadlock] = 24
+	r.Summary.Errors[pgerr.ClassDeadlock] = 24
 	for _, name := range names {
 		r.Summary.Tx = append(r.Summary.Tx, metrics.TxSummary{Name: name, Transactions: int64(200 * n), TPS: 200,
 			Latency: metrics.Stats(hists[0].Latency)})

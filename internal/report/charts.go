@@ -12,6 +12,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -437,11 +438,11 @@ func buildCharts(runs []*store.Run, names []string) chartSet {
 				}
 			}
 			k := 0
-			for c := 1; c < metrics.NumClasses; c++ {
+			for c := 1; c < pgerr.NumClasses; c++ {
 				if total[c] == 0 {
 					continue
 				}
-				ec.Series = append(ec.Series, series{Name: metrics.ErrorClass(c).String(), Color: color(ri, k), agg: aggSum,
+				ec.Series = append(ec.Series, series{Name: pgerr.ErrorClass(c).String(), Color: color(ri, k), agg: aggSum,
 					Values: t.values(r, ri, func(iv *metrics.Interval) float64 {
 						var n int64
 						for _, x := range iv.Tx {

@@ -13,6 +13,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -97,12 +98,12 @@ func csvRow(r *store.Run, s *metrics.Summary, clients int, step string) []string
 		ftoa(l.Avg), ftoa(l.Stddev), ftoa(l.P50), ftoa(l.P90), ftoa(l.P95), ftoa(l.P99), ftoa(l.P999), ftoa(l.Max),
 		ftoa(s.Service.Avg), ftoa(s.Service.P99), ftoa(s.InitialConnectMS), strconv.FormatInt(s.Reconnects, 10),
 	}
-	for c := 1; c <= int(metrics.ClassOther); c++ {
+	for c := 1; c <= int(pgerr.ClassOther); c++ {
 		row = append(row, strconv.FormatInt(s.Errors[c], 10))
 	}
 	row = append(row, server, r.Spec.Target, r.Spec.Host.Hostname, strconv.Itoa(r.Spec.Host.Cores),
 		r.Spec.PgarenaVersion, strconv.FormatInt(r.Spec.Seed, 10))
-	for c := metrics.ClassOther + 1; c < metrics.ErrorClass(metrics.NumClasses); c++ {
+	for c := pgerr.ClassOther + 1; c < pgerr.ErrorClass(pgerr.NumClasses); c++ {
 		row = append(row, strconv.FormatInt(s.Errors[c], 10))
 	}
 	target := ""

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -16,7 +17,7 @@ func TestFailoverEverywhere(t *testing.T) {
 	s := metrics.Summary{Status: metrics.StatusComplete, DurationS: 10, Transactions: 100, TPS: 10,
 		Failover: &metrics.Failover{Fault: "immediate shutdown", Promotion: "pg_promote", Replication: "async",
 			FaultAtS: 3, PromotedS: 0.4, DowntimeS: 0.35, FailedDuring: 5, LedgerAcked: 900, AckedLost: 7, InDoubt: 1}}
-	s.Failover.ErrorsDuring[metrics.ClassConnectionLost] = 5
+	s.Failover.ErrorsDuring[pgerr.ClassConnectionLost] = 5
 	var b bytes.Buffer
 	SummaryText(&b, &s)
 	for _, want := range []string{"failover (immediate shutdown of the primary, promotion by pg_promote; standby async)",

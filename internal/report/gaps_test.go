@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -20,7 +21,7 @@ func outageRun() *store.Run {
 	r := &store.Run{ID: "outage", Spec: store.RunSpec{TickS: 1}}
 	add := func(from time.Time, d time.Duration, n int) {
 		for range n {
-			h.Record(0, from, from, from.Add(time.Millisecond), metrics.ClassNone)
+			h.Record(0, from, from, from.Add(time.Millisecond), pgerr.ClassNone)
 		}
 		rec.Begin(from)
 		iv := rec.Tick(from.Add(d))

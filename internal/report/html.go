@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -118,8 +119,8 @@ func failureRows(s *metrics.Summary) ([]failureRow, []kv) {
 			if !ok {
 				continue
 			}
-			row := func(when string, d metrics.ErrorDetail) failureRow {
-				text := DetailText(metrics.ErrorDetail{Message: d.Message, Detail: d.Detail, Hint: d.Hint})
+			row := func(when string, d pgerr.ErrorDetail) failureRow {
+				text := DetailText(pgerr.ErrorDetail{Message: d.Message, Detail: d.Detail, Hint: d.Hint})
 				if d.Severity != "" {
 					text = d.Severity + ": " + text
 				}

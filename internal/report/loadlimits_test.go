@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -27,7 +28,7 @@ func rampRun(id string, k float64, n int) *store.Run {
 			lat = 800 * time.Millisecond
 		}
 		for range 50 {
-			h.Record(0, from, from, from.Add(lat), metrics.ClassNone)
+			h.Record(0, from, from, from.Add(lat), pgerr.ClassNone)
 		}
 		iv := rec.Tick(from.Add(time.Second))
 		iv.TargetRate = target

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // ProgressLine formats one progress report, pgbench -P style, for the
@@ -86,7 +87,7 @@ func errorLines(s *metrics.Summary) []string {
 // DetailText renders what one failure said as one line:
 //
 //	ERROR 42P01: relation "pgbench_accounts" does not exist (detail: …; hint: …)
-func DetailText(d metrics.ErrorDetail) string {
+func DetailText(d pgerr.ErrorDetail) string {
 	var b strings.Builder
 	if d.Severity != "" {
 		b.WriteString(d.Severity)
@@ -130,7 +131,7 @@ func pct(n, of int64) float64 {
 }
 
 // workloadParamLines prints the workload parameters that shape the
-// numbers, as the database had them (workload.Parameterizer after
+// numbers, as the database had them (workload.Flagser.Params after
 // Prepare): tpcb's partitions and fill factor as pgbench prints them when
 // not the defaults, tpcc's warehouses.
 func workloadParamLines(p func(string, ...any), params map[string]string) {

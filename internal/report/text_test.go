@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/golden"
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 var t0 = time.Date(2026, 11, 22, 3, 15, 12, 0, time.UTC)
@@ -22,16 +23,16 @@ func fixedIntervals() []metrics.Interval {
 	for s := 0; s < 10; s++ {
 		base := t0.Add(time.Duration(s) * time.Second)
 		for i := 0; i < 100; i++ {
-			h.Record(0, base, base, base.Add(time.Duration(1+i%10)*time.Millisecond), metrics.ClassNone)
+			h.Record(0, base, base, base.Add(time.Duration(1+i%10)*time.Millisecond), pgerr.ClassNone)
 		}
 		for i := 0; i < 10; i++ {
-			h.Record(1, base, base.Add(5*time.Millisecond), base.Add(20*time.Millisecond), metrics.ClassNone)
+			h.Record(1, base, base.Add(5*time.Millisecond), base.Add(20*time.Millisecond), pgerr.ClassNone)
 		}
-		h.Fail(1, metrics.ClassDeadlock, metrics.ErrorDetail{Time: base.Add(300 * time.Millisecond), Severity: "ERROR",
+		h.Fail(1, pgerr.ClassDeadlock, pgerr.ErrorDetail{Time: base.Add(300 * time.Millisecond), Severity: "ERROR",
 			SQLState: "40P01", Message: "deadlock detected",
 			Detail: fmt.Sprintf("Process %d waits for ShareLock on transaction %d; blocked by process 77.", 100+s, 900+s),
 			Hint:   "See server log for query details."})
-		h.Retry(0, metrics.ClassSerialization, true)
+		h.Retry(0, pgerr.ClassSerialization, true)
 		iv := rec.Tick(base.Add(time.Second))
 		iv.Connected = 8
 		out = append(out, iv)
@@ -103,7 +104,7 @@ func TestSummaryTextErrorLines(t *testing.T) {
 	rec := metrics.NewRecorder([]string{"tpcb-like"}, t0)
 	h := rec.NewHandle()
 	for i := 0; i < 3; i++ {
-		h.Fail(0, metrics.ClassPreparedStatements, metrics.ErrorDetail{Time: t0.Add(time.Duration(i+1) * time.Second),
+		h.Fail(0, pgerr.ClassPreparedStatements, pgerr.ErrorDetail{Time: t0.Add(time.Duration(i+1) * time.Second),
 			Severity: "ERROR", SQLState: "26000", Message: `prepared statement "stmtcache_1" does not exist`})
 	}
 	var acc metrics.Accumulator
@@ -114,7 +115,7 @@ func TestSummaryTextErrorLines(t *testing.T) {
 	SummaryText(&b, &s)
 	want := "  failed by class: prepared_statements 3\n" +
 		"    prepared_statements, first at 1.0 s, last at 3.0 s: ERROR 26000: prepared statement \"stmtcache_1\" does not exist\n" +
-		"    what to do about prepared_statements: " + metrics.ClassPreparedStatements.Advice() + "\n"
+		"    what to do about prepared_statements: " + pgerr.ClassPreparedStatements.Advice() + "\n"
 	if !bytes.Contains(b.Bytes(), []byte(want)) {
 		t.Fatalf("summary lacks\n%s\ngot:\n%s", want, b.String())
 	}

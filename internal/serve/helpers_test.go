@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/report/reporttest"
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -61,7 +62,7 @@ func startLiveRun(t *testing.T, dir string, spec store.RunSpec) *liveRun {
 func (l *liveRun) tick(t *testing.T) {
 	t.Helper()
 	for i := range 50 {
-		l.h.Record(0, l.at, l.at, l.at.Add(time.Duration(1+i%5)*time.Millisecond), metrics.ClassNone)
+		l.h.Record(0, l.at, l.at, l.at.Add(time.Duration(1+i%5)*time.Millisecond), pgerr.ClassNone)
 	}
 	l.at = l.at.Add(time.Second)
 	iv := l.rec.Tick(l.at)

@@ -38,8 +38,8 @@ func Check(ctx context.Context, conn *pgx.Conn, w workload.Workload) CheckResult
 	t0 := time.Now()
 	err := c.Check(ctx, conn)
 	res.Took = time.Since(t0)
-	var note workload.CheckNote
-	if errors.As(err, &note) && note.IsNote() {
+	var note *workload.CheckNote
+	if errors.As(err, &note) {
 		res.Note = oneLine(note.Error())
 		return res
 	}

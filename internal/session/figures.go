@@ -34,8 +34,8 @@ type figureWindow struct {
 	start     time.Time
 	warmedUp  bool // start is the warm-up's end (a re-snapshot)
 	committed map[string]int64
-	times     map[string]workload.TxTimes // for a TimedFigureReporter
-	after     map[string]float64          // set by stop
+	times     map[string]workload.TxTimes
+	after     map[string]float64 // set by stop
 	stopped   time.Time
 	stopErr   error
 }
@@ -164,16 +164,11 @@ func (fw *figureWindow) end(notef func(string, ...any), start, end time.Time) []
 		return nil
 	}
 	var out []metrics.Figure
-	figs := rep.Figures
-	if tr, ok := rep.(workload.TimedFigureReporter); ok {
-		figs = func(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
-			return tr.TimedFigures(before, after, elapsed, committed, fw.times)
-		}
-	}
 	if fw.warmedUp {
 		start = fw.start
 	}
-	for _, f := range figs(fw.before, fw.after, end.Sub(start), fw.committed) {
+	win := workload.FigureWindow{Before: fw.before, After: fw.after, Elapsed: end.Sub(start), Committed: fw.committed, Times: fw.times}
+	for _, f := range rep.Figures(win) {
 		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx, CrossCheck: f.CrossCheck})
 	}
 	return out

@@ -20,9 +20,9 @@ func (c *countingReporter) Snapshot(context.Context, *pgx.Conn) (map[string]floa
 	return map[string]float64{"n": c.snaps}, nil
 }
 
-func (c *countingReporter) Figures(before, after map[string]float64, elapsed time.Duration, _ map[string]int64) []workload.Figure {
-	return []workload.Figure{{Name: "elapsed_ms", Value: float64(elapsed.Milliseconds())},
-		{Name: "snapshots", Value: after["n"] - before["n"]}}
+func (c *countingReporter) Figures(win workload.FigureWindow) []workload.Figure {
+	return []workload.Figure{{Name: "elapsed_ms", Value: float64(win.Elapsed.Milliseconds())},
+		{Name: "snapshots", Value: win.After["n"] - win.Before["n"]}}
 }
 
 // TestFigureWindowEndsWhenClientsStop: what follows the load (a replica's
@@ -51,18 +51,18 @@ func TestFigureWindowEndsWhenClientsStop(t *testing.T) {
 	}
 }
 
-// timedReporter keeps the times a TimedFigureReporter is given.
+// timedReporter keeps the times a FigureReporter is given.
 type timedReporter struct {
 	countingReporter
 	times map[string]workload.TxTimes
 }
 
-func (r *timedReporter) TimedFigures(_, _ map[string]float64, _ time.Duration, _ map[string]int64, times map[string]workload.TxTimes) []workload.Figure {
-	r.times = times
+func (r *timedReporter) Figures(win workload.FigureWindow) []workload.Figure {
+	r.times = win.Times
 	return nil
 }
 
-// TestTimedFigures: a TimedFigureReporter gets each type's total latency
+// TestTimedFigures: a FigureReporter gets each type's total latency
 // and shortest over the window's intervals (warm-up left out).
 func TestTimedFigures(t *testing.T) {
 	rep := &timedReporter{}

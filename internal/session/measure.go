@@ -15,6 +15,7 @@ import (
 	"github.com/pgarena/pgarena/internal/loader"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/netio"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/sampler"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
@@ -148,7 +149,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		return res, err
 	}
 	findings = append(replicationFindings(r.sum.Replication), findings...)
-	if n := r.sum.Errors[metrics.ClassPreparedStatements]; n > 0 {
+	if n := r.sum.Errors[pgerr.ClassPreparedStatements]; n > 0 {
 		findings = append([]store.Finding{preparedFinding(n, r.tgt.Pooler)}, findings...)
 	}
 	if r.sum.Failed > 0 {
@@ -291,7 +292,7 @@ func copyFile(src, dst string) error {
 
 // lastFailure is "; last: SQLSTATE: message" of the latest failure.
 func lastFailure(txs []metrics.TxSummary) string {
-	var last metrics.ErrorDetail
+	var last pgerr.ErrorDetail
 	for _, t := range txs {
 		for _, ex := range t.ErrorExamples {
 			if ex.Last.Time.After(last.Time) {

@@ -3,7 +3,7 @@ package session
 import (
 	"fmt"
 
-	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/sampler"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
@@ -37,5 +37,5 @@ func preparedFinding(n int64, p *target.Pooler) store.Finding {
 	}
 	return store.Finding{Severity: store.SeverityCritical, Kind: "prepared_statements",
 		Message: fmt.Sprintf("%d transactions failed on missing prepared statements (SQLSTATE 26000/42P05) %s: %s",
-			n, through, metrics.ClassPreparedStatements.Advice())}
+			n, through, pgerr.ClassPreparedStatements.Advice())}
 }

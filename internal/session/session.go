@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/loader"
@@ -521,17 +520,13 @@ func (r *run) endOutputs(outs []Output) {
 	r.fan.close()
 }
 
-// Params records a workload's parameters: what it reports, else the flags
-// it was given.
+// Params records a workload's parameters (workload.Flagser); none for a
+// workload without.
 func Params(w workload.Workload) map[string]string {
-	if p, ok := w.(workload.Parameterizer); ok {
-		return p.Params()
-	}
-	m := map[string]string{}
 	if fl, ok := w.(workload.Flagser); ok {
-		fl.Flags().VisitAll(func(f *pflag.Flag) { m[f.Name] = f.Value.String() })
+		return fl.Params()
 	}
-	return m
+	return map[string]string{}
 }
 
 // RequireInitialised refuses a database without the workload's tables,

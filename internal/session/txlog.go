@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/driver"
-	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // TxLog asks for pgbench's transaction logs (pgbench -l), in pgbench's own
@@ -190,7 +190,7 @@ func (w *txLogWriter) appendLine(b []byte, no int64, e *driver.TxEvent) []byte {
 	switch {
 	case e.Skipped:
 		b = append(b, "skipped"...)
-	case e.Class != metrics.ClassNone:
+	case e.Class != pgerr.ClassNone:
 		b = append(b, w.failureWord(e.Class)...)
 	default:
 		b = strconv.AppendInt(b, e.End.Sub(e.Intended).Microseconds(), 10)
@@ -212,14 +212,14 @@ func (w *txLogWriter) appendLine(b []byte, no int64, e *driver.TxEvent) []byte {
 	return append(b, '\n')
 }
 
-func (w *txLogWriter) failureWord(c metrics.ErrorClass) string {
+func (w *txLogWriter) failureWord(c pgerr.ErrorClass) string {
 	if !w.cfg.FailuresDetailed {
 		return "failed"
 	}
 	switch c {
-	case metrics.ClassSerialization:
+	case pgerr.ClassSerialization:
 		return "serialization"
-	case metrics.ClassDeadlock:
+	case pgerr.ClassDeadlock:
 		return "deadlock"
 	}
 	return "other"
@@ -245,11 +245,11 @@ func (w *txLogWriter) aggregate(t *txLogThread, e *driver.TxEvent) {
 	switch {
 	case e.Skipped:
 		a.skipped++
-	case e.Class == metrics.ClassSerialization:
+	case e.Class == pgerr.ClassSerialization:
 		a.serialization++
-	case e.Class == metrics.ClassDeadlock:
+	case e.Class == pgerr.ClassDeadlock:
 		a.deadlock++
-	case e.Class != metrics.ClassNone:
+	case e.Class != pgerr.ClassNone:
 		a.other++
 	default:
 		a.lat.add(float64(e.End.Sub(e.Intended).Microseconds()), a.n == 0)

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/driver"
-	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target/local"
@@ -49,7 +49,7 @@ func TestTxLogGoldenLines(t *testing.T) {
 	}{
 		{"plain", TxLog{MaxTries: 1}, []driver.TxEvent{
 			{Client: 0, Type: 0, Intended: at(0), Start: at(0), End: at(1234 * time.Microsecond)},
-			{Client: 0, Type: 2, Intended: at(2 * time.Millisecond), Start: at(2 * time.Millisecond), End: at(3 * time.Millisecond), Class: metrics.ClassSerialization},
+			{Client: 0, Type: 2, Intended: at(2 * time.Millisecond), Start: at(2 * time.Millisecond), End: at(3 * time.Millisecond), Class: pgerr.ClassSerialization},
 		}, []string{
 			"0 1 1234 0 1700000000 251234",
 			"0 2 failed 2 1700000000 253000",
@@ -57,8 +57,8 @@ func TestTxLogGoldenLines(t *testing.T) {
 		{"rate, retries, detailed", TxLog{MaxTries: 3, Throttled: true, FailuresDetailed: true}, []driver.TxEvent{
 			{Client: 1, Type: 0, Intended: at(0), Start: at(500 * time.Microsecond), End: at(2 * time.Millisecond), Retries: 2},
 			{Client: 1, Type: 0, Intended: at(time.Second), Start: at(time.Second), End: at(time.Second), Skipped: true},
-			{Client: 1, Type: 1, Intended: at(0), Start: at(0), End: at(time.Millisecond), Class: metrics.ClassDeadlock, Retries: 2},
-			{Client: 1, Type: 1, Intended: at(0), Start: at(0), End: at(time.Millisecond), Class: metrics.ClassConstraint},
+			{Client: 1, Type: 1, Intended: at(0), Start: at(0), End: at(time.Millisecond), Class: pgerr.ClassDeadlock, Retries: 2},
+			{Client: 1, Type: 1, Intended: at(0), Start: at(0), End: at(time.Millisecond), Class: pgerr.ClassConstraint},
 		}, []string{
 			"1 1 2000 0 1700000000 252000 500 2",
 			"1 2 skipped 0 1700000001 250000 0 0",
@@ -68,7 +68,7 @@ func TestTxLogGoldenLines(t *testing.T) {
 		{"aggregated", TxLog{MaxTries: 1, AggregateInterval: time.Second}, []driver.TxEvent{
 			{Client: 0, Intended: at(0), Start: at(0), End: at(1000 * time.Microsecond)},
 			{Client: 1, Intended: at(0), Start: at(0), End: at(3000 * time.Microsecond)},
-			{Client: 1, Intended: at(0), Start: at(0), End: at(3000 * time.Microsecond), Class: metrics.ClassSerialization},
+			{Client: 1, Intended: at(0), Start: at(0), End: at(3000 * time.Microsecond), Class: pgerr.ClassSerialization},
 			// an empty second between, then a last partial interval
 			{Client: 0, Intended: at(2 * time.Second), Start: at(2 * time.Second), End: at(2*time.Second + 2000*time.Microsecond)},
 		}, []string{
@@ -80,8 +80,8 @@ func TestTxLogGoldenLines(t *testing.T) {
 			{Client: 0, Intended: at(0), Start: at(10 * time.Microsecond), End: at(100 * time.Microsecond), Retries: 1},
 			{Client: 0, Intended: at(0), Start: at(30 * time.Microsecond), End: at(300 * time.Microsecond)},
 			{Client: 0, Intended: at(0), Start: at(0), End: at(0), Skipped: true},
-			{Client: 0, Intended: at(0), Start: at(0), End: at(time.Millisecond), Class: metrics.ClassSerialization, Retries: 1},
-			{Client: 0, Intended: at(0), Start: at(0), End: at(time.Millisecond), Class: metrics.ClassDeadlock},
+			{Client: 0, Intended: at(0), Start: at(0), End: at(time.Millisecond), Class: pgerr.ClassSerialization, Retries: 1},
+			{Client: 0, Intended: at(0), Start: at(0), End: at(time.Millisecond), Class: pgerr.ClassDeadlock},
 		}, []string{
 			"1700000000 2 400 100000 100 300 40 1000 10 30 1 2 2 1 1",
 		}},
@@ -257,10 +257,10 @@ func TestVerboseErrorsLimit(t *testing.T) {
 	v := &verboseErrors{print: func(s string) { lines = append(lines, s) }, txNames: []string{"tpcb-like"}, maxTries: 3}
 	err := &pgconn.PgError{Severity: "ERROR", Code: "40001", Message: "could not serialize access due to concurrent update"}
 	for i := range verboseErrorsPerSecond + 5 {
-		v.ObserveTx(driver.TxEvent{Client: i, End: at(0), Class: metrics.ClassSerialization, Err: err, Retries: 2})
+		v.ObserveTx(driver.TxEvent{Client: i, End: at(0), Class: pgerr.ClassSerialization, Err: err, Retries: 2})
 	}
 	v.ObserveTx(driver.TxEvent{Client: 1, End: at(0)}) // a commit: nothing
-	v.ObserveTx(driver.TxEvent{Client: 1, End: at(time.Second), Class: metrics.ClassOther, Err: errors.New("boom")})
+	v.ObserveTx(driver.TxEvent{Client: 1, End: at(time.Second), Class: pgerr.ClassOther, Err: errors.New("boom")})
 	v.finish()
 	if len(lines) != verboseErrorsPerSecond+1 {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), verboseErrorsPerSecond+1, strings.Join(lines, "\n"))

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/pgarena/pgarena/internal/driver"
-	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
@@ -29,7 +28,7 @@ type verboseErrors struct {
 }
 
 func (v *verboseErrors) ObserveTx(e driver.TxEvent) {
-	if e.Class == metrics.ClassNone || e.Skipped {
+	if e.Class == pgerr.ClassNone || e.Skipped {
 		return
 	}
 	v.mu.Lock()

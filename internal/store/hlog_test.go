@@ -8,6 +8,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 // The hlog's interval lines are those hdr.HistogramLogWriter writes.
@@ -17,7 +18,7 @@ func TestHistogramLogLinesAreHdrs(t *testing.T) {
 	h := r.NewHandle()
 	for i := 0; i < 300; i++ {
 		s := at.Add(time.Duration(i) * time.Millisecond)
-		h.Record(i%2, s, s, s.Add(time.Duration(i*i+1)*time.Microsecond), metrics.ClassNone)
+		h.Record(i%2, s, s, s.Add(time.Duration(i*i+1)*time.Microsecond), pgerr.ClassNone)
 	}
 	var acc metrics.Accumulator
 	acc.Add(r.Tick(at.Add(1500 * time.Millisecond)))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
 var t0 = time.Date(2026, 11, 22, 3, 15, 12, 250e6, time.UTC)
@@ -30,11 +31,11 @@ func makeIntervals() []metrics.Interval {
 		base := t0.Add(time.Duration(k-1) * time.Second)
 		for j := 0; j < 50; j++ {
 			start := base.Add(time.Duration(j) * 10 * time.Millisecond)
-			h1.Record(0, start, start, start.Add(time.Duration((j+1)*k)*100*time.Microsecond), metrics.ClassNone)
-			h2.Record(1, start.Add(-time.Millisecond), start, start.Add(2*time.Millisecond+time.Duration(j*37*k)*time.Microsecond), metrics.ClassNone)
+			h1.Record(0, start, start, start.Add(time.Duration((j+1)*k)*100*time.Microsecond), pgerr.ClassNone)
+			h2.Record(1, start.Add(-time.Millisecond), start, start.Add(2*time.Millisecond+time.Duration(j*37*k)*time.Microsecond), pgerr.ClassNone)
 		}
-		h2.Record(1, base, base, base.Add(time.Millisecond), metrics.ClassDeadlock)
-		h2.Retry(1, metrics.ClassSerialization, true)
+		h2.Record(1, base, base, base.Add(time.Millisecond), pgerr.ClassDeadlock)
+		h2.Retry(1, pgerr.ClassSerialization, true)
 		iv := rec.Tick(base.Add(time.Second))
 		iv.Connected = 2
 		ivs = append(ivs, iv)

@@ -20,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/await"
-	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
@@ -217,8 +216,8 @@ func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, not
 			return conn, nil
 		}
 		class := pgerr.Classify(err)
-		retry := class == metrics.ClassConnectRefused || class == metrics.ClassAdminShutdown ||
-			class == metrics.ClassStarting || class == metrics.ClassTooManyConnections || class == metrics.ClassConnectionLost
+		retry := class == pgerr.ClassConnectRefused || class == pgerr.ClassAdminShutdown ||
+			class == pgerr.ClassStarting || class == pgerr.ClassTooManyConnections || class == pgerr.ClassConnectionLost
 		if !retry || p.Expired() || ctx.Err() != nil {
 			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err, Waited: wait}
 		}
@@ -233,7 +232,7 @@ func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, not
 
 // ConnectError is a failure to reach the target, classified.
 type ConnectError struct {
-	Class  metrics.ErrorClass
+	Class  pgerr.ErrorClass
 	Target string
 	Err    error
 	// Waited is the --wait-ready the connection was given (0: none): the
@@ -244,19 +243,19 @@ type ConnectError struct {
 func (e *ConnectError) Error() string {
 	hint := ""
 	switch e.Class {
-	case metrics.ClassAuth:
+	case pgerr.ClassAuth:
 		hint = " (check the user and password: --dsn, PGUSER/PGPASSWORD or ~/.pgpass)"
-	case metrics.ClassDNS:
+	case pgerr.ClassDNS:
 		hint = " (the host name does not resolve)"
-	case metrics.ClassConnectRefused:
+	case pgerr.ClassConnectRefused:
 		hint = " (is the server running? --wait-ready DURATION waits for it)"
 		if e.Waited > 0 {
 			hint = fmt.Sprintf(" (is the server running? it did not accept connections within --wait-ready %s)", e.Waited)
 		}
-	case metrics.ClassTLS:
-		hint = " (" + metrics.ClassTLS.Advice() + ")"
-	case metrics.ClassStarting:
-		hint = " (" + metrics.ClassStarting.Advice() + ")"
+	case pgerr.ClassTLS:
+		hint = " (" + pgerr.ClassTLS.Advice() + ")"
+	case pgerr.ClassStarting:
+		hint = " (" + pgerr.ClassStarting.Advice() + ")"
 	}
 	return fmt.Sprintf("cannot connect to %s: %s: %s%s", e.Target, e.Class, pgerr.Describe(e.Err), hint)
 }

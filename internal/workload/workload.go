@@ -8,17 +8,48 @@
 // Workers. A Worker never touches a clock, a histogram or a sleep: the driver
 // owns time and measurement, the workload owns SQL.
 //
-// Optional capabilities are separate small interfaces found by type
-// assertion: Flagser (workload parameters), Preparer (read state from the
-// database before a run), ConnSetup (per-connection preparation) and Checker
-// (consistency checks), among others; a Worker may implement Pacer (an
-// emulated user's keying and think times, which the driver sleeps).
+// Optional capabilities are small interfaces found by type assertion; a
+// workload implements only what it needs. What is the same for every
+// instance is a Meta field instead (QueryMode, TestFlags), and failures a
+// caller must tell apart are error types found with errors.As (InputError,
+// CheckNote, StatementError). The capabilities, and who uses them:
+//
+//	Workload          gives                                            called by
+//	Flagser           its flags; Params for the run record             cli.workloadCommands, session.Params
+//	Argser            positional arguments after its name              cli.setWorkloadArgs, cli.workloadUse
+//	Seeder            --seed (the CLI owns the flag)                   cli.initCommand, cli.runWorkload
+//	Scripter          pgbench's -j; where debug() writes               cli.scriptOutput
+//	Grouper           client groups in place of one of -c clients      cli.grouper, cli.groupFlags
+//	ReadOnlySplitter  its read-only types as a group on --read-dsn     cli.splitReads
+//	Finisher          fixed lists: without -T/-t a run ends with them  cli.finisherLength
+//	OperationCounter  a total of transactions, run as -t per client    cli.operationCount
+//	ProgressFigurer   a figure in every progress line                  cli.newProgressOutput
+//	Segmenter         its share of new keys under --segment i/N        session.prepare
+//	Preparer          state read from the database before run, check   session.prepare, session.Check
+//	RunValidator      limits on the load model (clients)               session.validateRun
+//	Checker           consistency checks                               session.Check
+//	FigureReporter    figures of merit over the measured window        session.newFigureWindow
+//	Explainer         the slowest type's plan, kept with the run       session.explainSlowest
+//	StatementLister   each type's commands, named in the -r report     session.nameStatements
+//	ConnSetup         setup of every (re)connected connection          driver.connector
+//	InitPreparer      what init needs of the target, before Tables     loader.initialise, cli.initCommand
+//	Distributor       distribution DDL between create and load         loader.distribute
+//	Functioner        functions init creates and marks, drop removes   loader.functions, loader.CreateFunctions
+//	Slicer            a slice of the rows per loading process          loader.initialise, cli.sliceSegment
+//
+//	Worker            gives                                            called by
+//	Pacer             keying and think times (closed loop)             driver.RunGroups
+//	HookUser          Hooks: \sleep on the driver's clock, -r steps    driver.setHooks
+//	Retrier           the failed attempt's draws again, for a retry    driver.client.run
+//	Lister            its list's length: a run that ends before it     driver.unfinishedLists
+//	                  is cut short
 package workload
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -40,6 +71,9 @@ type Meta struct {
 	// tpcc: --warehouses 1), for tests that exercise every workload; nil
 	// when the defaults are small already.
 	TestFlags []string
+	// QueryMode is the protocol of a run without -M: simple, extended or
+	// prepared; "" is pgbench's simple.
+	QueryMode string
 }
 
 // Workload is one benchmark: its schema and data, and a way to run its
@@ -124,20 +158,25 @@ type Retrier interface {
 	Retry()
 }
 
-// StatementError is implemented by errors of Do that know which command of
-// the transaction's script (StatementLister's numbering) failed, for the
+// StatementError is an error of Do that names the command of the
+// transaction's script (StatementLister's numbering) that failed, for the
 // per-command failures and retries of -r.
-type StatementError interface {
-	error
-	Statement() int
+type StatementError struct {
+	Statement int
+	Err       error
 }
 
-// Threader is implemented by workloads that follow pgbench's split of the
-// clients into -j threads (pgbench draws the script of each transaction
-// from a random state per thread). The CLI calls SetThreads with -j
-// (pgbench's default: 1) before the run.
-type Threader interface {
+func (e *StatementError) Error() string { return e.Err.Error() }
+func (e *StatementError) Unwrap() error { return e.Err }
+
+// Scripter is implemented by workloads that run pgbench scripts (script,
+// tpcb). Before the run the CLI calls SetThreads with -j (pgbench's
+// default: 1): pgbench draws the script of each transaction from a random
+// state per thread, and so do they. SetDebugOutput sets where the
+// scripts' debug() function writes (stderr).
+type Scripter interface {
 	SetThreads(n int)
+	SetDebugOutput(out io.Writer)
 }
 
 // ErrStopped is returned by Do when the run stopped during a Hooks.Sleep.
@@ -184,6 +223,10 @@ type Flagser interface {
 	// apply to some verbs only are annotated with ForVerbs; the CLI gives
 	// each verb's command (and its help) only the flags that apply to it.
 	Flags() *pflag.FlagSet
+	// Params reports the parameters for the run record: those the flags
+	// set, as the workload uses them, and what Prepare read from the
+	// database (tpcb's scale).
+	Params() map[string]string
 }
 
 // The CLI's verbs that take a workload.
@@ -257,23 +300,22 @@ type RunValidator interface {
 }
 
 // FigureReporter is implemented by workloads with figures of merit read
-// around a run (TPC-C's NOPM and TPM as HammerDB defines them). The CLI
-// calls Snapshot just before the run and just after it, and Figures with
-// both snapshots, the run's length and the committed count per
-// transaction type.
+// around a run (TPC-C's NOPM and TPM as HammerDB defines them; TPC-H's
+// power@size from the query times). The session calls Snapshot just
+// before the measured window and just after it, and Figures with what the
+// window measured.
 type FigureReporter interface {
 	Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]float64, error)
-	Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []Figure
+	Figures(w FigureWindow) []Figure
 }
 
-// TimedFigureReporter is a FigureReporter whose figures need the time
-// spent in each transaction type (TPC-H's power@size: the geometric mean
-// of the query times). The session calls TimedFigures in place of
-// Figures, adding the times of the committed transactions of each type in
-// the window.
-type TimedFigureReporter interface {
-	FigureReporter
-	TimedFigures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64, times map[string]TxTimes) []Figure
+// FigureWindow is what a run measured between FigureReporter's two
+// snapshots.
+type FigureWindow struct {
+	Before, After map[string]float64 // the snapshots
+	Elapsed       time.Duration      // the window's length
+	Committed     map[string]int64   // committed transactions per type
+	Times         map[string]TxTimes // their latencies per type
 }
 
 // TxTimes are the latencies of one transaction type's committed
@@ -349,19 +391,18 @@ type ProgressFigurer interface {
 // them as pgarena's like its tables, refuses to replace same-named
 // functions it did not create, and drop removes them.
 type Functioner interface {
-	// Functions lists the signatures as to_regprocedure reads them:
-	// "name(int,text)".
-	Functions() []string
+	Functions() []Function
+	// FunctionsOnly says whether init was asked for the functions alone
+	// (tpcc --functions-only): then init creates them with their Create
+	// statements on a database already loaded, leaving its tables and
+	// data alone.
+	FunctionsOnly() bool
 }
 
-// FunctionInstaller is implemented by Functioners whose functions init can
-// create alone on a database already loaded (tpcc --functions-only),
-// leaving its tables and data alone.
-type FunctionInstaller interface {
-	// FunctionsOnly says whether init was asked for the functions alone.
-	FunctionsOnly() bool
-	// FunctionDDL maps each signature of Functions to its create statement.
-	FunctionDDL() map[string]string
+// Function is one function or procedure a Functioner's init creates.
+type Function struct {
+	Signature string // as to_regprocedure reads it: "name(int,text)"
+	Create    string // the statement that creates it
 }
 
 // InitPreparer is implemented by workloads whose schema depends on the
@@ -414,13 +455,6 @@ type OperationCounter interface {
 	OperationCount() int
 }
 
-// QueryModeDefaulter is implemented by workloads whose natural query
-// protocol is not pgbench's simple one (tpcc: prepared). The CLI uses it
-// when -M is not given; the value is one of simple, extended, prepared.
-type QueryModeDefaulter interface {
-	DefaultQueryMode() string
-}
-
 // Seeder is implemented by workloads whose initial data depends on a seed
 // (pgarena init --seed, also passed by run). The CLI owns the --seed flag:
 // workloads must not define one.
@@ -428,19 +462,13 @@ type Seeder interface {
 	SetSeed(seed uint64)
 }
 
-// CheckNote is implemented by Check errors that may describe an expected
-// state rather than a failure (tpcb after simple-update runs): when IsNote
-// is true the CLI prints the error as a note and the check passes.
-type CheckNote interface {
-	error
-	IsNote() bool
-}
+// CheckNote is a Check error that describes an expected state rather than
+// a failure (tpcb after simple-update runs): the CLI prints Err as a note
+// and the check passes.
+type CheckNote struct{ Err error }
 
-// Parameterizer is implemented by workloads that report their parameters for
-// the run record (scale, mode) beyond their flags.
-type Parameterizer interface {
-	Params() map[string]string
-}
+func (n *CheckNote) Error() string { return n.Err.Error() }
+func (n *CheckNote) Unwrap() error { return n.Err }
 
 // ReadOnlySplitter is implemented by workloads whose read-only
 // transaction types can run apart from the others (--read-dsn sends them

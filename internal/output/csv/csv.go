@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/output"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/session"
 )
@@ -49,7 +50,7 @@ func New(p output.Params) (session.Output, error) {
 	o := &Output{name: "csv=" + p.Arg, f: f, b: bufio.NewWriter(f)}
 	o.w = stdcsv.NewWriter(o.b)
 	head := append([]string(nil), Header...)
-	for c := metrics.ClassNone + 1; c < metrics.ErrorClass(metrics.NumClasses); c++ {
+	for c := pgerr.ClassNone + 1; c < pgerr.ErrorClass(pgerr.NumClasses); c++ {
 		head = append(head, "errors_"+c.String())
 	}
 	if err := o.write(head); err != nil {
@@ -95,7 +96,7 @@ func (o *Output) row(iv *metrics.Interval, t *metrics.TxStats) []string {
 	} else {
 		row = append(row, "", "", "", "", "", "")
 	}
-	for c := metrics.ClassNone + 1; c < metrics.ErrorClass(metrics.NumClasses); c++ {
+	for c := pgerr.ClassNone + 1; c < pgerr.ErrorClass(pgerr.NumClasses); c++ {
 		row = append(row, strconv.FormatInt(t.Errors[c], 10))
 	}
 	return row

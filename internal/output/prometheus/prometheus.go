@@ -39,6 +39,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/output"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/session"
 )
 
@@ -81,7 +82,7 @@ type sampleKey struct{ source, series string }
 
 type typeStats struct {
 	committed, retried int64
-	failed             [metrics.NumClasses]int64
+	failed             [pgerr.NumClasses]int64
 	buckets            []uint64 // per LatencyBuckets bound, not cumulative
 	sum                float64  // seconds
 	count              uint64
@@ -274,7 +275,7 @@ func (o *Output) Collect(ch chan<- prometheus.Metric) {
 		ts := o.types[name]
 		ch <- prometheus.MustNewConstMetric(d.committed, prometheus.CounterValue, float64(ts.committed), id, name)
 		ch <- prometheus.MustNewConstMetric(d.retried, prometheus.CounterValue, float64(ts.retried), id, name)
-		for c := metrics.ClassNone + 1; c < metrics.ErrorClass(metrics.NumClasses); c++ {
+		for c := pgerr.ClassNone + 1; c < pgerr.ErrorClass(pgerr.NumClasses); c++ {
 			ch <- prometheus.MustNewConstMetric(d.failed, prometheus.CounterValue, float64(ts.failed[c]), id, name, c.String())
 		}
 		cum, acc := make(map[float64]uint64, len(LatencyBuckets())), uint64(0)

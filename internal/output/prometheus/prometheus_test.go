@@ -13,6 +13,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/output"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -101,7 +102,7 @@ func TestSeries(t *testing.T) {
 		_ = h.RecordValue(40_000) // 40 ms
 	}
 	tx := metrics.TxStats{Name: "select-only", Count: 100, Retries: 2, Latency: h}
-	tx.Errors[metrics.ClassSerialization] = 3
+	tx.Errors[pgerr.ClassSerialization] = 3
 	recs := []session.Record{
 		{Start: &session.RunStart{ID: "20261126-run", Spec: store.RunSpec{Workload: "tpcb", Label: "t"}}},
 		{Interval: &metrics.Interval{Seq: 1, Connected: 4, TargetRate: 500, Tx: []metrics.TxStats{tx}}},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -191,20 +192,20 @@ func writeIntervals(w *store.Writer, fx Fixture, start time.Time, speed, slow fl
 			// type b: 20/Speed ms, queued 5 ms.
 			for i := 0; i < na+s%3; i++ {
 				d := time.Duration(slow * float64(time.Duration(1+i%10)*time.Millisecond+time.Duration(s)*50*time.Microsecond) / fx.Speed)
-				h.Record(0, base, base, base.Add(d), metrics.ClassNone)
+				h.Record(0, base, base, base.Add(d), pgerr.ClassNone)
 			}
 			for i := 0; i < nb; i++ {
 				d := time.Duration(slow * float64(20*time.Millisecond) / fx.Speed)
-				h.Record(1, base, base.Add(5*time.Millisecond), base.Add(d), metrics.ClassNone)
+				h.Record(1, base, base.Add(5*time.Millisecond), base.Add(d), pgerr.ClassNone)
 			}
 			for i := 0; i < fx.Deadlocks; i++ {
 				at := base.Add(time.Duration(100+i) * time.Millisecond)
-				h.Fail(1, metrics.ClassDeadlock, metrics.ErrorDetail{Time: at, Severity: "ERROR", SQLState: "40P01",
+				h.Fail(1, pgerr.ClassDeadlock, pgerr.ErrorDetail{Time: at, Severity: "ERROR", SQLState: "40P01",
 					Message: "deadlock detected", Detail: fmt.Sprintf("Process %d waits for ShareLock on transaction %d; blocked by process %d.", 4000+i, 900+s, 4100+i),
 					Hint: "See server log for query details."})
 			}
 		} else {
-			h.Fail(0, metrics.ClassConnectionLost, metrics.ErrorDetail{Time: base.Add(10 * time.Millisecond),
+			h.Fail(0, pgerr.ClassConnectionLost, pgerr.ErrorDetail{Time: base.Add(10 * time.Millisecond),
 				Message: "failed to receive message: unexpected EOF"})
 		}
 		iv := rec.Tick(base.Add(time.Second))

@@ -49,6 +49,9 @@ func init() {
 		Description: "CH-benCHmark: TPC-C transactions and 22 TPC-H-derived queries at once (NOPM and QphH)",
 		New:         func() workload.Workload { return New() },
 		TestFlags:   []string{"--warehouses", "1"},
+		// As tpcc; the queries are prepared once per connection, then
+		// reused every round.
+		QueryMode: "prepared",
 	})
 }
 
@@ -206,12 +209,7 @@ func (w *Workload) SetSeed(seed uint64) {
 	w.tpcc.SetSeed(seed)
 }
 
-// DefaultQueryMode implements workload.QueryModeDefaulter: prepared, as
-// tpcc (the queries are prepared once per connection, then reused every
-// round).
-func (w *Workload) DefaultQueryMode() string { return w.tpcc.DefaultQueryMode() }
-
-// Params implements workload.Parameterizer: tpcc's, and the client groups.
+// Params implements workload.Flagser: tpcc's, and the client groups.
 func (w *Workload) Params() map[string]string {
 	p := w.tpcc.Params()
 	p["oltp_clients"] = strconv.Itoa(w.oltpClients)
@@ -269,7 +267,11 @@ func (w *Workload) Distribute() []string {
 }
 
 // Functions implements workload.Functioner: tpcc's stored procedures.
-func (w *Workload) Functions() []string { return w.tpcc.Functions() }
+func (w *Workload) Functions() []workload.Function { return w.tpcc.Functions() }
+
+// FunctionsOnly implements workload.Functioner: tpcc's (chbench does not
+// take --functions-only, so false).
+func (w *Workload) FunctionsOnly() bool { return w.tpcc.FunctionsOnly() }
 
 // Check implements workload.Checker: TPC-C's consistency conditions, and
 // the extra tables hold their rows (they are never written).

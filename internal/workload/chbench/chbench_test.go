@@ -150,7 +150,7 @@ func TestFigures(t *testing.T) {
 	for _, q := range Queries()[2:] {
 		committed["olap/"+q.Name] = 1
 	}
-	figs := w.Figures(before, after, time.Minute, committed)
+	figs := w.Figures(workload.FigureWindow{Before: before, After: after, Elapsed: time.Minute, Committed: committed})
 	byName := map[string]workload.Figure{}
 	var order []string
 	for _, f := range figs {
@@ -171,7 +171,7 @@ func TestFigures(t *testing.T) {
 	}
 	delete(committed, "olap/q7")
 	delete(committed, "olap/q20")
-	for _, f := range w.Figures(before, after, time.Minute, committed) {
+	for _, f := range w.Figures(workload.FigureWindow{Before: before, After: after, Elapsed: time.Minute, Committed: committed}) {
 		if f.Name == "qphh" {
 			t.Errorf("qphh printed while q7 and q20 never completed: %+v", f)
 		}

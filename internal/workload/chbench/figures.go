@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/analytic"
@@ -22,8 +21,11 @@ import (
 // of the 22 never completed (they failed, or the window ended before a
 // stream reached them) the figure is qphh_partial, saying how many of 22
 // ran: a rate over fewer, or cheaper, queries is not comparable.
-func (w *Workload) Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
-	figs := w.tpcc.Figures(before, after, elapsed, baseNames(committed))
+func (w *Workload) Figures(win workload.FigureWindow) []workload.Figure {
+	elapsed, committed := win.Elapsed, win.Committed
+	tpccWin := win
+	tpccWin.Committed = baseNames(committed)
+	figs := w.tpcc.Figures(tpccWin)
 	for i := range figs {
 		// run as client groups, the types are "oltp/new_order": a figure
 		// of a type (rollbacks) names it as the summary does

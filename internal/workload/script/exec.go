@@ -174,26 +174,15 @@ func (r *Runner) failed(ctx context.Context, s *Script, err error) error {
 	workload.EndFailed(ctx, r.conn)
 	if !errors.Is(err, workload.ErrStopped) {
 		c := &s.cmds[r.command]
-		err = &CommandError{Command: r.command, Where: fmt.Sprintf("%s:%d: %s", s.Name, c.line, c.text), Err: err}
+		// the command's index (numbered as Script.Commands), where it is
+		// (file:line: text) and what went wrong
+		err = &workload.StatementError{Statement: r.command, Err: fmt.Errorf("%s:%d: %s: %w", s.Name, c.line, c.text, err)}
 	}
 	if r.prog.errPrefix != "" {
 		err = fmt.Errorf("%s: %w", r.prog.errPrefix, err)
 	}
 	return err
 }
-
-// CommandError is a failure of a script's command: its index (numbered as
-// Script.Commands), where it is (file:line: text) and what went wrong. It
-// is a workload.StatementError.
-type CommandError struct {
-	Command int
-	Where   string
-	Err     error
-}
-
-func (e *CommandError) Error() string  { return e.Where + ": " + e.Err.Error() }
-func (e *CommandError) Unwrap() error  { return e.Err }
-func (e *CommandError) Statement() int { return e.Command }
 
 // Do implements workload.Worker: it runs script tx once on conn. On error
 // no transaction is left open: it was rolled back, or the connection

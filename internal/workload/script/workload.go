@@ -82,12 +82,12 @@ func (w *Workload) Flags() *pflag.FlagSet { return w.flags }
 // random functions.
 func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
 
-// SetThreads implements workload.Threader: pgbench's -j, which the choice
+// SetThreads implements workload.Scripter: pgbench's -j, which the choice
 // of scripts depends on.
 func (w *Workload) SetThreads(n int) { w.threads = n }
 
-// SetDebugOutput sets where the debug() function writes (nowhere by
-// default).
+// SetDebugOutput implements workload.Scripter: where the debug() function
+// writes (nowhere by default).
 func (w *Workload) SetDebugOutput(out io.Writer) { w.debug = out }
 
 // ValidateRun implements workload.RunValidator: a run needs a script. It
@@ -190,7 +190,7 @@ func (w *Workload) Statements(tx workload.TxType) []string {
 	return w.prog.scripts[tx].Commands()
 }
 
-// Params implements workload.Parameterizer.
+// Params implements workload.Flagser.
 func (w *Workload) Params() map[string]string {
 	return map[string]string{"scripts": strings.Join(w.files, " "), "random_seed": strconv.FormatUint(w.seed, 10),
 		"scale": strconv.Itoa(w.scale)}

@@ -59,6 +59,7 @@ func init() {
 		Description: "sysbench 1.0 OLTP tests (oltp_read_write, oltp_point_select, ...), sysbench compatible",
 		New:         func() workload.Workload { return New() },
 		TestFlags:   []string{"--tables", "2", "--table-size", "10000"},
+		QueryMode:   "prepared", // sysbench's pgsql driver prepares its statements
 	})
 }
 
@@ -187,10 +188,6 @@ func (w *Workload) SetArgs(args []string) error {
 // oltp_insert's unique ids).
 func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
 
-// DefaultQueryMode implements workload.QueryModeDefaulter: sysbench's pgsql
-// driver prepares its statements.
-func (w *Workload) DefaultQueryMode() string { return "prepared" }
-
 // Validate implements workload.Workload.
 func (w *Workload) Validate() error {
 	for _, c := range []struct {
@@ -240,7 +237,7 @@ func (w *Workload) ValidateRun(clients int) error {
 // event of sysbench).
 func (w *Workload) TxTypes() []string { return []string{w.test} }
 
-// Params implements workload.Parameterizer: the test and, after Prepare,
+// Params implements workload.Flagser: the test and, after Prepare,
 // the tables and rows the run uses.
 func (w *Workload) Params() map[string]string {
 	p := map[string]string{
@@ -371,7 +368,8 @@ func (w *Workload) Snapshot(context.Context, *pgx.Conn) (map[string]float64, err
 // sysbench counts them (reads, writes and other: BEGIN and COMMIT), for
 // the committed transactions, each of which runs a fixed number of
 // statements.
-func (w *Workload) Figures(_, _ map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
+func (w *Workload) Figures(win workload.FigureWindow) []workload.Figure {
+	elapsed, committed := win.Elapsed, win.Committed
 	if elapsed <= 0 {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/loader/loadertest"
 	"github.com/pgarena/pgarena/internal/pgtest"
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // newWorkload returns a workload for test (oltp_read_write when "") with
@@ -245,7 +246,7 @@ func TestEveryTestEveryProtocol(t *testing.T) {
 				err := w.Check(ctx, conn)
 				var rc *RowCountError
 				if test == TestInsert || test == TestDelete {
-					if !errors.As(err, &rc) || !rc.IsNote() {
+					if !errors.As(err, &rc) || !errors.As(err, new(*workload.CheckNote)) {
 						t.Fatalf("check after %s: %v, want a row count note", test, err)
 					}
 					return

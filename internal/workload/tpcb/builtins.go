@@ -120,7 +120,7 @@ func (w *Workload) ValidateRun(clients int) error {
 	return nil
 }
 
-// SetThreads implements workload.Threader: pgbench's -j, which the choice
+// SetThreads implements workload.Scripter: pgbench's -j, which the choice
 // of scripts depends on.
 func (w *Workload) SetThreads(n int) { w.threads = n }
 
@@ -137,7 +137,8 @@ func (w *Workload) NewWorker(id int, _ *rand.Rand) workload.Worker {
 	return script.NewWorker(w.prog.NewRunner(id, clients, w.seed, w.debug), w.chooser, id)
 }
 
-// SetDebugOutput sets where the debug() function of -f scripts writes.
+// SetDebugOutput implements workload.Scripter: where the debug() function
+// of -f scripts writes.
 func (w *Workload) SetDebugOutput(out io.Writer) { w.debug = out }
 
 // usesSimpleUpdate reports whether a script other than tpcb-like and

@@ -167,7 +167,7 @@ func (w *Workload) TxTypes() []string {
 	return w.txNames
 }
 
-// Params implements workload.Parameterizer. After Prepare, scale,
+// Params implements workload.Flagser. After Prepare, scale,
 // fillfactor, partitions and unlogged are the database's, not the flags'.
 func (w *Workload) Params() map[string]string {
 	p := map[string]string{

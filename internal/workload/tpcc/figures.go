@@ -71,7 +71,8 @@ func allDatabases(before, after map[string]float64) float64 {
 // transactions (commits + rollbacks) per minute summed over all databases
 // as HammerDB counts it — so it includes other databases' work and
 // pgarena's own sampler — with the benchmark database's own beside it.
-func (w *Workload) Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
+func (w *Workload) Figures(win workload.FigureWindow) []workload.Figure {
+	before, after, elapsed, committed := win.Before, win.After, win.Elapsed, win.Committed
 	mins := elapsed.Minutes()
 	if mins <= 0 {
 		return nil

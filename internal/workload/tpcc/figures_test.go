@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 func TestFigures(t *testing.T) {
@@ -14,7 +16,7 @@ func TestFigures(t *testing.T) {
 		"xacts_db:5": 1000, "xacts_db:6": 4000, "xacts_db:7": 90000}
 	after := map[string]float64{"d_next_o_id": 30100 + 1200, "xacts": 1000 + 6000, "rollbacks": 12,
 		"xacts_db:5": 1000 + 6000, "xacts_db:6": 4000 + 50000, "xacts_db:8": 4000}
-	figs := w.Figures(before, after, 2*time.Minute, map[string]int64{"new_order": 1212})
+	figs := w.Figures(workload.FigureWindow{Before: before, After: after, Elapsed: 2 * time.Minute, Committed: map[string]int64{"new_order": 1212}})
 	got := map[string]float64{}
 	for _, f := range figs {
 		got[f.Name] = f.Value
@@ -29,7 +31,7 @@ func TestFigures(t *testing.T) {
 		}
 	}
 	// A disagreement over 1% is reported in the note.
-	figs = w.Figures(before, after, 2*time.Minute, map[string]int64{"new_order": 1312})
+	figs = w.Figures(workload.FigureWindow{Before: before, After: after, Elapsed: 2 * time.Minute, Committed: map[string]int64{"new_order": 1312}})
 	if figs[0].Note == "" || figs[0].Value != 600 || !strings.Contains(figs[0].Note, "differ") {
 		t.Errorf("nopm note %q", figs[0].Note)
 	}
@@ -43,7 +45,7 @@ func TestFiguresOfASegment(t *testing.T) {
 	w.SetSegment(0, 2)
 	before := map[string]float64{"d_next_o_id": 30100, "xacts": 1000, "rollbacks": 0}
 	after := map[string]float64{"d_next_o_id": 30100 + 1200, "xacts": 1000 + 6000, "rollbacks": 6}
-	figs := w.Figures(before, after, 2*time.Minute, map[string]int64{"new_order": 606})
+	figs := w.Figures(workload.FigureWindow{Before: before, After: after, Elapsed: 2 * time.Minute, Committed: map[string]int64{"new_order": 606}})
 	if figs[0].Name != "nopm" || figs[0].Value != 600 || strings.Contains(figs[0].Note, "differ") || figs[0].CrossCheck != "nopm_clients" {
 		t.Errorf("nopm %+v", figs[0])
 	}

@@ -40,20 +40,8 @@ import (
 // (procs.go) on a database already loaded, by pgarena or by HammerDB,
 // without touching its tables; drop removes only those pgarena marked.
 
-// FunctionsOnly implements workload.FunctionInstaller.
+// FunctionsOnly implements workload.Functioner: --functions-only.
 func (w *Workload) FunctionsOnly() bool { return w.functionsOnly }
-
-// FunctionDDL implements workload.FunctionInstaller.
-func (w *Workload) FunctionDDL() map[string]string {
-	m := map[string]string{}
-	for i, sig := range procSignatures {
-		m[sig] = procDDL[i]
-	}
-	for i, sig := range hammerdbSignatures {
-		m[sig] = hammerdbDDL[i]
-	}
-	return m
-}
 
 // hammerdbNURandC is C of NURand(8191, 1, 100000) for OL_I_ID in neword
 // (clause 2.1.6: any constant in 0..8191; the load does not depend on it).

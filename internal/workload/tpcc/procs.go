@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // Stored-procedure mode (--stored-procs): each transaction is one call of
@@ -33,8 +34,15 @@ var procSignatures = []string{
 // Functions implements workload.Functioner: the functions of
 // --stored-procs and HammerDB's routines (hammerdb.go), which init always
 // creates.
-func (w *Workload) Functions() []string {
-	return append(append([]string(nil), procSignatures...), hammerdbSignatures...)
+func (w *Workload) Functions() []workload.Function {
+	var fns []workload.Function
+	for i, sig := range procSignatures {
+		fns = append(fns, workload.Function{Signature: sig, Create: procDDL[i]})
+	}
+	for i, sig := range hammerdbSignatures {
+		fns = append(fns, workload.Function{Signature: sig, Create: hammerdbDDL[i]})
+	}
+	return fns
 }
 
 // procDDL creates the functions.

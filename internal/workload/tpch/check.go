@@ -134,14 +134,8 @@ func answersResult(bad []string, citus bool) error {
 	if citus {
 		msg += " (" + citusFormNames() + " in their Citus forms)"
 	}
-	return checkNote(msg)
+	return &workload.CheckNote{Err: errors.New(msg)}
 }
-
-// checkNote is a remark on a check that passed (workload.CheckNote).
-type checkNote string
-
-func (n checkNote) Error() string { return string(n) }
-func (n checkNote) IsNote() bool  { return true }
 
 // textRows runs sql over the simple protocol and returns its rows as
 // PostgreSQL's text (NULL as qgen.Null).

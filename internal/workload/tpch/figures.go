@@ -26,18 +26,13 @@ func (w *Workload) Snapshot(context.Context, *pgx.Conn) (map[string]float64, err
 	return map[string]float64{}, nil
 }
 
-// Figures implements workload.FigureReporter without times: queries per
-// hour only.
-func (w *Workload) Figures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
-	return w.TimedFigures(before, after, elapsed, committed, nil)
-}
-
-// TimedFigures implements workload.TimedFigureReporter: power@size
+// Figures implements workload.FigureReporter: power@size
 // (Clause 5.4.1), throughput@size (Clause 5.4.2), the geometric mean of
 // the query times and queries per hour. A test that did not complete
 // (a query failed, -T ended it) gets no power or throughput figure, and a
 // note says why.
-func (w *Workload) TimedFigures(_, _ map[string]float64, elapsed time.Duration, committed map[string]int64, times map[string]workload.TxTimes) []workload.Figure {
+func (w *Workload) Figures(win workload.FigureWindow) []workload.Figure {
+	elapsed, committed, times := win.Elapsed, win.Committed, win.Times
 	count := map[string]int64{}
 	total := map[string]time.Duration{}
 	for name, n := range committed {

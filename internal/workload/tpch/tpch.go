@@ -204,7 +204,7 @@ func (w *Workload) mode() mode {
 	return modeLoop
 }
 
-// Params implements workload.Parameterizer.
+// Params implements workload.Flagser.
 func (w *Workload) Params() map[string]string {
 	p := map[string]string{"scale": strconv.FormatFloat(w.scale, 'g', -1, 64)}
 	switch w.mode() {

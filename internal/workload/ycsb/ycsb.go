@@ -50,6 +50,7 @@ func init() {
 		Description: "YCSB core workloads A-F (usertable as YCSB's JDBC binding)",
 		New:         func() workload.Workload { return New() },
 		TestFlags:   []string{"--records", "2000"},
+		QueryMode:   "prepared", // YCSB's JDBC binding runs PreparedStatements
 	})
 }
 
@@ -166,10 +167,6 @@ func (w *Workload) SetSeed(seed uint64) { w.seed = seed }
 // OperationCount implements workload.OperationCounter: --operation-count.
 func (w *Workload) OperationCount() int { return w.operations }
 
-// DefaultQueryMode implements workload.QueryModeDefaulter: prepared, as
-// YCSB's JDBC binding runs PreparedStatements.
-func (w *Workload) DefaultQueryMode() string { return "prepared" }
-
 // Validate implements workload.Workload: the parameters, and the mix of
 // the letter with the overrides given.
 func (w *Workload) Validate() error {
@@ -235,7 +232,7 @@ func (w *Workload) TxTypes() []string {
 	return names
 }
 
-// Params implements workload.Parameterizer.
+// Params implements workload.Flagser.
 func (w *Workload) Params() map[string]string {
 	m := w.mix
 	p := map[string]string{
