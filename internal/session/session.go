@@ -283,18 +283,21 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 		}
 		defer r.conn.Close(context.Background())
 	}
-	if r.tgt.Fresh && r.tgt.ServerLog != "" {
-		defer func() {
-			if err := copyFile(r.tgt.ServerLog, w.Path("server.log")); err != nil {
-				r.notef("could not copy the server log into the run: %v", err)
-			}
-		}()
-	}
+	defer r.keepServerLog()
 	res, err := r.measure(ctx, fresh || spec.Init, outs)
 	if err != nil {
 		return res, r.fail(ctx, err)
 	}
 	return res, nil
+}
+
+// keepServerLog copies the log of a server made for the run into the run.
+func (r *run) keepServerLog() {
+	if r.tgt.Fresh && r.tgt.ServerLog != "" {
+		if err := copyFile(r.tgt.ServerLog, r.writer.Path("server.log")); err != nil {
+			r.notef("could not copy the server log into the run: %v", err)
+		}
+	}
 }
 
 func (s *Spec) validate() error {
