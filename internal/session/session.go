@@ -91,6 +91,10 @@ type Spec struct {
 	Failover *Failover
 	// NetIO is the clients' socket I/O mode.
 	NetIO netio.Mode
+	// Jobs is -j: the threads the clients run on (GOMAXPROCS for the run,
+	// at most the clients and the cores; the run spec records what ran);
+	// 0 keeps GOMAXPROCS as it is.
+	Jobs int
 	// AdaptProcs adds Ps while clients need CPU (see netio.AdaptProcs).
 	AdaptProcs bool
 	// Figures, with several groups, reports the run's figures of merit (a
@@ -212,6 +216,8 @@ type run struct {
 	markSteady func(...sampler.Window)
 	// fanned is set once the outputs are behind the fan (which closes them).
 	fanned bool
+	// procs owns GOMAXPROCS during the run (Spec.Jobs).
+	procs *netio.RunProcs
 }
 
 // Run runs spec against the target p provides, recording it in st and
@@ -232,6 +238,8 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 		return Result{}, err
 	}
 	spec = r.spec
+	r.procs = netio.SetRunProcs(runThreads(spec.Jobs, spec.totalClients(), r.notef))
+	defer r.procs.Restore()
 	fresh := target.CreatesTarget(p)
 	teardown := func() {}
 	defer func() {
@@ -443,6 +451,7 @@ func (r *run) recordSpec(p target.Provider) store.RunSpec {
 	rs.Params = Params(g0.Workload)
 	rs.Seed = int64(r.spec.Seed)
 	rs.Clients = r.spec.totalClients()
+	rs.Threads = r.procs.Threads()
 	rs.DurationS = r.spec.Duration.Seconds()
 	rs.Transactions = r.spec.Transactions
 	rs.QueryMode = g0.QueryMode

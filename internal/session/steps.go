@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/driver"
@@ -72,12 +71,11 @@ func (r *run) runStep(ctx context.Context, ss *steps, i int, st Step) error {
 	// single step's are the run's (and its histograms cost 2 per type).
 	var stepAcc metrics.Accumulator
 	dcfg := r.driverConfig(ss, i, st, &stepAcc)
-	var procs *netio.Procs // nil: GOMAXPROCS stays as the caller set it
 	if spec.AdaptProcs && hold == nil {
-		procs = netio.AdaptProcs(runtime.GOMAXPROCS(0))
+		r.procs.Adapt()
 	}
 	dr, err := driver.RunGroups(ctx, groups, dcfg, rec)
-	procs.Stop()
+	r.procs.Fix()
 	if err != nil {
 		return err
 	}
@@ -239,7 +237,7 @@ func (r *run) judge(res stepsResult) {
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // hold is the netio.Hold of step st's clients: one when they are no more
-// than the Ps (GOMAXPROCS, which then stays as it is) and use raw I/O, so
+// than the run's threads (GOMAXPROCS, which then stays as it is) and use raw I/O, so
 // each waits for its answers on a thread and a P of its own; nil
 // otherwise.
 func (r *run) hold(st Step) *netio.Hold {
@@ -250,7 +248,7 @@ func (r *run) hold(st Step) *netio.Hold {
 	for i := 1; i < len(r.spec.Groups); i++ {
 		clients += r.spec.Groups[i].Clients
 	}
-	if procs := runtime.GOMAXPROCS(0); clients <= procs {
+	if procs := r.procs.Threads(); clients <= procs {
 		return netio.NewHold(procs)
 	}
 	return nil
