@@ -18,7 +18,8 @@ var allowed = map[string][]string{
 	"internal/session": sessionReach,
 	"internal/driver":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
 	"internal/loader":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr, xsync},
-	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, procfs, xsys},
+	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, procfs, xsys},
+	"internal/sampled": {},
 	"internal/netio":   {pgx, xsys},
 	"internal/clock":   {},
 	"internal/await":   {"internal/clock"},
@@ -57,8 +58,8 @@ var allowed = map[string][]string{
 	// results: files on disk, never a database
 	"internal/store":  {"internal/metrics", hdr, xsys},
 	"internal/merge":  {"internal/metrics", "internal/store", hdr, xsys},
-	"internal/report": {"internal/metrics", "internal/store", hdr, xsys, gonum, plot},
-	"internal/serve":  {"internal/metrics", "internal/plan", "internal/report", "internal/store", hdr, xsys, gonum, plot, yaml},
+	"internal/report": {"internal/metrics", "internal/sampled", "internal/store", hdr, xsys, gonum, plot},
+	"internal/serve":  {"internal/metrics", "internal/plan", "internal/report", "internal/sampled", "internal/store", hdr, xsys, gonum, plot, yaml},
 	"internal/plan":   {"internal/metrics", "internal/store", hdr, xsys, yaml},
 	"internal/k8sjob": {yaml},
 
@@ -81,7 +82,7 @@ var allowed = map[string][]string{
 
 // sessionReach is what internal/session may reach: one run end to end.
 var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
-	"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
+	"internal/pgerr", "internal/sampled", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
 	"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys}
 
 // with is base and more, for entries that build on another's reach.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/replica"
@@ -64,7 +65,7 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 		OnSample: func(at time.Time, lags map[string]float64) {
 			vals := make(map[string]float64, len(lags))
 			for name, v := range lags {
-				vals["pg.replica."+name+".lag_s"] = v
+				vals[sampled.ReplicaLag(name)] = v
 			}
 			publish([]store.Sample{{Time: at, Source: "replication_heartbeat", Values: vals}})
 		}})
