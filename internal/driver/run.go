@@ -26,7 +26,7 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 	if err != nil {
 		return Result{}, err
 	}
-	if err := r.connect(); err != nil {
+	if err := r.connect(ctx); err != nil {
 		closeAll(r.clients)
 		return r.res, err
 	}
@@ -35,10 +35,10 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 		return r.res, ctx.Err()
 	}
 	r.begin()
-	r.launch()
+	r.launch(ctx)
 	defer r.cancelRunCtx()
 	defer r.stopClocks()
-	r.measure()
+	r.measure(ctx)
 	return r.collect(), nil
 }
 
@@ -46,7 +46,6 @@ func RunGroups(ctx context.Context, groups []Group, cfg Config, rec *metrics.Rec
 // Only the goroutine of RunGroups touches it, apart from the clients'
 // shared counters (connected, pacingIgnored).
 type groupRun struct {
-	ctx    context.Context
 	cfg    Config // the clients point here
 	groups []Group
 	rec    *metrics.Recorder
@@ -64,10 +63,10 @@ type groupRun struct {
 	start, plannedEnd time.Time
 	rules             []Rule
 
-	// stopNew tells clients to start no new transaction; runCtx cancels
-	// transactions in flight (pgx sends a cancel request and closes).
+	// stopNew tells clients to start no new transaction; cancelRunCtx
+	// cancels transactions in flight (pgx sends a cancel request and
+	// closes).
 	stopNew      chan struct{}
-	runCtx       context.Context
 	cancelRunCtx context.CancelFunc
 	queues       []chan time.Time // each open-loop group's arrivals
 	done         chan struct{}    // closed when every client has returned
@@ -97,7 +96,7 @@ func newRun(ctx context.Context, groups []Group, cfg Config, rec *metrics.Record
 	if err := cfg.validate(groups); err != nil {
 		return nil, err
 	}
-	r := &groupRun{ctx: ctx, cfg: cfg, groups: groups, rec: rec}
+	r := &groupRun{cfg: cfg, groups: groups, rec: rec}
 	// Statements run under a context that cannot be cancelled (see
 	// client.run); one for all clients.
 	r.cfg.stmtCtx = context.WithoutCancel(ctx)
@@ -133,9 +132,9 @@ func newRun(ctx context.Context, groups []Group, cfg Config, rec *metrics.Record
 // connect per transaction); clients the server refused
 // (ProceedWithConnected) sit the run out: retrying would only repeat the
 // refusal.
-func (r *groupRun) connect() error {
+func (r *groupRun) connect(ctx context.Context) error {
 	if persistent := clientsWithPersistentConns(r.clients); len(persistent) > 0 {
-		mean, err := connectAll(r.ctx, persistent, &r.cfg)
+		mean, err := connectAll(ctx, persistent, &r.cfg)
 		if err != nil {
 			return err
 		}
@@ -189,9 +188,10 @@ func (r *groupRun) begin() {
 
 // launch starts each open-loop group's dispatcher, every client's
 // goroutine, the end timer and the ticker.
-func (r *groupRun) launch() {
+func (r *groupRun) launch(ctx context.Context) {
 	r.stopNew = make(chan struct{})
-	r.runCtx, r.cancelRunCtx = context.WithCancel(context.WithoutCancel(r.ctx))
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancelRunCtx = cancel
 	r.queues = make([]chan time.Time, len(r.groups))
 	for gi := range r.groups {
 		g := &r.groups[gi]
@@ -217,7 +217,7 @@ func (r *groupRun) launch() {
 		}
 		go func() {
 			defer wg.Done()
-			c.loop(r.runCtx, r.stopNew)
+			c.loop(runCtx, r.stopNew)
 			c.finished.Store(true)
 			finished[gi].clientDone()
 		}()
@@ -243,8 +243,8 @@ func (r *groupRun) stopClocks() {
 // measure cuts intervals until every client has returned (or the ones
 // left were abandoned), ending the measured time at the planned end, an
 // autostop or a stop, and the drain after it.
-func (r *groupRun) measure() {
-	ctxDone := r.ctx.Done()
+func (r *groupRun) measure(ctx context.Context) {
+	ctxDone := ctx.Done()
 	for {
 		select {
 		case now := <-r.tick.C:
@@ -264,7 +264,7 @@ func (r *groupRun) measure() {
 			r.beginStop("", false)
 		case <-ctxDone:
 			ctxDone = nil
-			r.interrupted()
+			r.interrupted(ctx)
 		case <-r.drainTimer:
 			r.drainTimer = nil
 			r.cfg.Notef("transactions still running %s after the measured time were cancelled", r.cfg.Drain)
@@ -352,9 +352,9 @@ func (r *groupRun) autostop(rule string) {
 }
 
 // interrupted stops the run now because ctx was cancelled.
-func (r *groupRun) interrupted() {
+func (r *groupRun) interrupted(ctx context.Context) {
 	reason := "interrupted"
-	if cause := context.Cause(r.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		reason = cause.Error()
 	}
 	if r.stopping && !r.res.Stopped {
