@@ -18,7 +18,8 @@ var allowed = map[string][]string{
 	"internal/session": sessionReach,
 	"internal/driver":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
 	"internal/loader":  {"internal/await", "internal/clock", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, xsync},
-	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, procfs, xsys},
+	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, procfs, xsys},
+	"internal/sampled": {},
 	"internal/netio":   {pgx, xsys},
 	"internal/clock":   {},
 	"internal/await":   {"internal/clock"},
@@ -58,8 +59,8 @@ var allowed = map[string][]string{
 	// through pgerr, whose error classes the results are counted by)
 	"internal/store":  {"internal/metrics", "internal/pgerr", pgx, hdr, xsys},
 	"internal/merge":  {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
-	"internal/report": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys, gonum, plot},
-	"internal/serve":  {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/store", pgx, hdr, xsys, gonum, plot, yaml},
+	"internal/report": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, plot},
+	"internal/serve":  {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, plot, yaml},
 	"internal/plan":   {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys, yaml},
 	"internal/k8sjob": {yaml},
 
@@ -82,7 +83,7 @@ var allowed = map[string][]string{
 
 // sessionReach is what internal/session may reach: one run end to end.
 var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
-	"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
+	"internal/pgerr", "internal/sampled", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
 	"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys}
 
 // with is base and more, for entries that build on another's reach.

@@ -22,3 +22,14 @@ func raiseOpenFiles() (uint64, error) {
 	}
 	return lim.Cur, nil
 }
+
+// checkOpenFiles raises the open-files limit and checks that it fits the
+// clients.
+func checkOpenFiles(clients int) error {
+	limit, err := raiseOpenFiles()
+	if err == nil && uint64(clients)+fdsPerProcess > limit {
+		return usagef("%d clients need about %d open files but the limit is %d: raise it (ulimit -n) or use fewer clients",
+			clients, clients+fdsPerProcess, limit)
+	}
+	return nil
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -102,11 +101,9 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if err != nil {
 		return err
 	}
-	threads, restore, err := a.setThreads(f.jobs, clients)
-	if err != nil {
+	if err := checkOpenFiles(clients); err != nil {
 		return err
 	}
-	defer restore()
 	for _, st := range f.steps {
 		if msg := rateWarning(st); msg != "" {
 			a.notef("%s", msg)
@@ -130,7 +127,7 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 		}
 		defer stop()
 	}
-	spec, err := a.runSpec(f, w, threads)
+	spec, err := a.runSpec(f, w)
 	if err != nil {
 		return err
 	}
@@ -178,34 +175,6 @@ func printLoadLimits(w io.Writer, st *store.Store, id string) {
 			report.LoadLimitsText(w, l)
 		}
 	}
-}
-
-// setThreads applies -j: GOMAXPROCS is capped to it (and to the cores),
-// and the open-files limit must fit the clients. restore undoes it.
-func (a *app) setThreads(jobs, clients int) (threads int, restore func(), err error) {
-	threads, restore = jobs, func() {}
-	if threads > clients {
-		a.notef("-j %d is more than -c %d: using %d threads", threads, clients, clients)
-		threads = clients
-	}
-	if threads > 0 {
-		gmp := min(threads, runtime.NumCPU())
-		if threads > gmp {
-			a.notef("-j %d: clients run as goroutines on at most %d OS threads (the cores of this machine)", threads, gmp)
-			threads = gmp // what is recorded and printed is what ran
-		}
-		prev := runtime.GOMAXPROCS(gmp)
-		restore = func() { runtime.GOMAXPROCS(prev) }
-	} else {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	limit, err := raiseOpenFiles()
-	if err == nil && uint64(clients)+fdsPerProcess > limit {
-		restore()
-		return 0, nil, usagef("%d clients need about %d open files but the limit is %d: raise it (ulimit -n) or use fewer clients",
-			clients, clients+fdsPerProcess, limit)
-	}
-	return threads, restore, nil
 }
 
 // printResult prints the summary, findings and checks, and maps how the

@@ -162,7 +162,7 @@ func (f *runFlags) validate(cmd *cobra.Command, w workload.Workload) error {
 }
 
 // spec turns the validated flags into a session spec.
-func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
+func (a *app) spec(f *runFlags, w workload.Workload) session.Spec {
 	netMode, _ := netio.ParseMode(f.netIO)
 	first := f.steps[0]
 	spec := session.Spec{
@@ -170,7 +170,6 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 			PgarenaVersion: Version,
 			CommandLine:    redactArgs(a.args),
 			Label:          f.label,
-			Threads:        threads,
 			Host:           store.CollectHostInfo(),
 			Load:           f.load.describe(f.steps),
 			PlanTag:        a.plan.tag,
@@ -198,6 +197,7 @@ func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
 		CatchUpTimeout:       f.replica.catchUpTimeout,
 		Failover:             f.replica.failoverSpec(),
 		NetIO:                netMode,
+		Jobs:                 f.jobs,
 		AdaptProcs:           !f.fixedProcs,
 	}
 	spec.Hooks = session.Hooks{

@@ -8,8 +8,8 @@ import (
 // runSpec is the session.Spec of run's flags: the workload's client
 // groups, reads sent to a replica, the segment, session settings and the
 // Citus workers to sample.
-func (a *app) runSpec(f *runFlags, w workload.Workload, threads int) (session.Spec, error) {
-	spec := a.spec(f, w, threads)
+func (a *app) runSpec(f *runFlags, w workload.Workload) (session.Spec, error) {
+	spec := a.spec(f, w)
 	a.splitGroups(&spec, w)
 	err := splitReads(&spec, &f.replica)
 	if err == nil {

@@ -41,111 +41,149 @@ func ParseSchedule(s string) (Schedule, error) {
 		return sch, fmt.Errorf("empty schedule: expected line(from,to,duration), const(rate,duration) or step(from,to,step,duration)")
 	}
 	for _, tok := range toks {
-		open := strings.IndexByte(tok, '(')
-		if open < 0 || !strings.HasSuffix(tok, ")") {
-			return sch, fmt.Errorf("schedule %q: expected name(arguments), e.g. const(100,60s)", tok)
+		c, err := parseCall(tok)
+		if err != nil {
+			return sch, err
 		}
-		name := strings.TrimSpace(tok[:open])
-		var args []string
-		for _, a := range strings.Split(tok[open+1:len(tok)-1], ",") {
-			args = append(args, strings.TrimSpace(a))
-		}
-		if len(args) == 1 && args[0] == "" {
-			args = nil
-		}
-		bad := func(want string) error {
-			return fmt.Errorf("schedule %q: %s needs (%s)", tok, name, want)
-		}
-		num := func(i int, what string) (float64, error) {
-			v, err := strconv.ParseFloat(args[i], 64)
-			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-				return 0, fmt.Errorf("schedule %q: %s %q is not a rate (a number ≥ 0, tx/s)", tok, what, args[i])
-			}
-			return v, nil
-		}
-		dur := func(i int) (time.Duration, error) {
-			d, err := parseSeconds(args[i])
-			if err != nil || d <= 0 || d > maxScheduleLength {
-				return 0, fmt.Errorf("schedule %q: duration %q is not a positive duration (30s, 5m, 1h or seconds)", tok, args[i])
-			}
-			return d, nil
-		}
-		switch name {
+		var segs []segment
+		switch c.name {
 		case "line":
-			if len(args) != 3 {
-				return sch, bad("from, to, duration")
-			}
-			a, err := num(0, "from")
-			if err != nil {
-				return sch, err
-			}
-			b, err := num(1, "to")
-			if err != nil {
-				return sch, err
-			}
-			d, err := dur(2)
-			if err != nil {
-				return sch, err
-			}
-			sch.segs = append(sch.segs, segment{From: a, To: b, Dur: d})
+			segs, err = c.line()
 		case "const":
-			if len(args) != 2 {
-				return sch, bad("rate, duration")
-			}
-			r, err := num(0, "rate")
-			if err != nil {
-				return sch, err
-			}
-			d, err := dur(1)
-			if err != nil {
-				return sch, err
-			}
-			sch.segs = append(sch.segs, segment{From: r, To: r, Dur: d})
+			segs, err = c.constant()
 		case "step":
-			if len(args) != 4 {
-				return sch, bad("from, to, step, duration")
-			}
-			a, err := num(0, "from")
-			if err != nil {
-				return sch, err
-			}
-			b, err := num(1, "to")
-			if err != nil {
-				return sch, err
-			}
-			st, err := num(2, "step")
-			if err != nil {
-				return sch, err
-			}
-			if st <= 0 {
-				return sch, fmt.Errorf("schedule %q: step must be positive", tok)
-			}
-			d, err := dur(3)
-			if err != nil {
-				return sch, err
-			}
-			n := math.Abs(b-a) / st
-			if n > 10000 {
-				return sch, fmt.Errorf("schedule %q: %.0f steps is too many", tok, n)
-			}
-			dir := 1.0
-			if b < a {
-				dir = -1
-			}
-			// a, a+step, ... up to b; counted, not compared with b, so a
-			// step below b's precision cannot loop for ever.
-			for i := range int(n+1e-9) + 1 {
-				r := a + dir*float64(i)*st
-				sch.segs = append(sch.segs, segment{From: r, To: r, Dur: d})
-			}
+			segs, err = c.steps()
 		default:
-			return sch, fmt.Errorf("schedule %q: unknown segment %q (use line, const or step)", tok, name)
+			err = fmt.Errorf("schedule %q: unknown segment %q (use line, const or step)", tok, c.name)
 		}
+		if err != nil {
+			return sch, err
+		}
+		sch.segs = append(sch.segs, segs...)
 		if sch.tooLong() {
 			return sch, fmt.Errorf("schedule %q: longer than %v in all", s, maxScheduleLength)
 		}
 	}
 	return sch, nil
+}
+
+// segmentCall is one segment of a schedule as written: name(args).
+type segmentCall struct {
+	tok, name string
+	args      []string
+}
+
+func parseCall(tok string) (segmentCall, error) {
+	open := strings.IndexByte(tok, '(')
+	if open < 0 || !strings.HasSuffix(tok, ")") {
+		return segmentCall{}, fmt.Errorf("schedule %q: expected name(arguments), e.g. const(100,60s)", tok)
+	}
+	c := segmentCall{tok: tok, name: strings.TrimSpace(tok[:open])}
+	for _, a := range strings.Split(tok[open+1:len(tok)-1], ",") {
+		c.args = append(c.args, strings.TrimSpace(a))
+	}
+	if len(c.args) == 1 && c.args[0] == "" {
+		c.args = nil
+	}
+	return c, nil
+}
+
+// want checks the number of arguments; names lists them for the error.
+func (c segmentCall) want(n int, names string) error {
+	if len(c.args) != n {
+		return fmt.Errorf("schedule %q: %s needs (%s)", c.tok, c.name, names)
+	}
+	return nil
+}
+
+// rates parses the arguments at idx as rates named by what.
+func (c segmentCall) rates(idx []int, what []string) ([]float64, error) {
+	out := make([]float64, len(idx))
+	for k, i := range idx {
+		v, err := strconv.ParseFloat(c.args[i], 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, fmt.Errorf("schedule %q: %s %q is not a rate (a number ≥ 0, tx/s)", c.tok, what[k], c.args[i])
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// dur parses argument i as a segment's length.
+func (c segmentCall) dur(i int) (time.Duration, error) {
+	d, err := parseSeconds(c.args[i])
+	if err != nil || d <= 0 || d > maxScheduleLength {
+		return 0, fmt.Errorf("schedule %q: duration %q is not a positive duration (30s, 5m, 1h or seconds)", c.tok, c.args[i])
+	}
+	return d, nil
+}
+
+// line is line(from,to,duration).
+func (c segmentCall) line() ([]segment, error) {
+	if err := c.want(3, "from, to, duration"); err != nil {
+		return nil, err
+	}
+	r, err := c.rates([]int{0, 1}, []string{"from", "to"})
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.dur(2)
+	if err != nil {
+		return nil, err
+	}
+	return []segment{{From: r[0], To: r[1], Dur: d}}, nil
+}
+
+// constant is const(rate,duration).
+func (c segmentCall) constant() ([]segment, error) {
+	if err := c.want(2, "rate, duration"); err != nil {
+		return nil, err
+	}
+	r, err := c.rates([]int{0}, []string{"rate"})
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.dur(1)
+	if err != nil {
+		return nil, err
+	}
+	return []segment{{From: r[0], To: r[0], Dur: d}}, nil
+}
+
+// steps is step(from,to,step,duration): constant segments a, a+step, …
+// up to b.
+func (c segmentCall) steps() ([]segment, error) {
+	if err := c.want(4, "from, to, step, duration"); err != nil {
+		return nil, err
+	}
+	r, err := c.rates([]int{0, 1, 2}, []string{"from", "to", "step"})
+	if err != nil {
+		return nil, err
+	}
+	a, b, st := r[0], r[1], r[2]
+	if st <= 0 {
+		return nil, fmt.Errorf("schedule %q: step must be positive", c.tok)
+	}
+	d, err := c.dur(3)
+	if err != nil {
+		return nil, err
+	}
+	n := math.Abs(b-a) / st
+	if n > 10000 {
+		return nil, fmt.Errorf("schedule %q: %.0f steps is too many", c.tok, n)
+	}
+	dir := 1.0
+	if b < a {
+		dir = -1
+	}
+	// a, a+step, ... up to b; counted, not compared with b, so a step
+	// below b's precision cannot loop for ever.
+	var segs []segment
+	for i := range int(n+1e-9) + 1 {
+		v := a + dir*float64(i)*st
+		segs = append(segs, segment{From: v, To: v, Dur: d})
+	}
+	return segs, nil
 }
 
 // maxScheduleLength bounds a schedule's total length, so that no offset

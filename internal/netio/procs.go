@@ -113,3 +113,46 @@ func (p *Procs) Stop() {
 		}
 	})
 }
+
+// RunProcs owns GOMAXPROCS for a run: it sets the run's threads once,
+// lets a step adapt the Ps below them while its clients run (Adapt, Fix),
+// and gives the process its own value back at the end (Restore). Nothing
+// else sets GOMAXPROCS meanwhile; the rest of the run reads Threads.
+type RunProcs struct {
+	threads, prev int
+	adapting      *Procs
+}
+
+// SetRunProcs sets GOMAXPROCS to threads for a run; threads < 1 keeps
+// the current value.
+func SetRunProcs(threads int) *RunProcs {
+	p := &RunProcs{threads: runtime.GOMAXPROCS(0)}
+	if threads > 0 {
+		p.prev, p.threads = runtime.GOMAXPROCS(threads), threads
+	}
+	return p
+}
+
+// Threads is the run's GOMAXPROCS: what adapting starts from and returns to.
+func (p *RunProcs) Threads() int { return p.threads }
+
+// Adapt adapts GOMAXPROCS between 1 and Threads (see AdaptProcs) until Fix.
+func (p *RunProcs) Adapt() {
+	p.Fix()
+	p.adapting = AdaptProcs(p.threads)
+}
+
+// Fix ends adapting: GOMAXPROCS is Threads again.
+func (p *RunProcs) Fix() {
+	p.adapting.Stop()
+	p.adapting = nil
+}
+
+// Restore ends adapting and gives GOMAXPROCS the value it had before
+// SetRunProcs.
+func (p *RunProcs) Restore() {
+	p.Fix()
+	if p.prev > 0 {
+		runtime.GOMAXPROCS(p.prev)
+	}
+}

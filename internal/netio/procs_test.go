@@ -129,3 +129,36 @@ func TestAdaptProcsReal(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d after AdaptProcs(1), want %d", got, before)
 	}
 }
+
+// TestRunProcs: a run sets GOMAXPROCS once, a step adapts below it and
+// returns to it, and the end gives the process its value back.
+func TestRunProcs(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	threads := before + 1
+	p := SetRunProcs(threads)
+	if got := runtime.GOMAXPROCS(0); got != threads || p.Threads() != threads {
+		t.Errorf("GOMAXPROCS %d, Threads %d after SetRunProcs(%d)", got, p.Threads(), threads)
+	}
+	p.Adapt()
+	if got := runtime.GOMAXPROCS(0); processCPU() >= 0 && got != 1 {
+		t.Errorf("GOMAXPROCS %d while adapting, want 1 to start", got)
+	}
+	p.Fix()
+	if got := runtime.GOMAXPROCS(0); got != threads {
+		t.Errorf("GOMAXPROCS %d after Fix, want the run's %d", got, threads)
+	}
+	p.Adapt()
+	p.Restore()
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Errorf("GOMAXPROCS %d after Restore, want %d as before", got, before)
+	}
+	// 0 keeps GOMAXPROCS and reads it.
+	p = SetRunProcs(0)
+	if p.Threads() != before {
+		t.Errorf("SetRunProcs(0).Threads() = %d, want %d", p.Threads(), before)
+	}
+	p.Restore()
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Errorf("GOMAXPROCS %d after SetRunProcs(0) and Restore, want %d", got, before)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -500,31 +501,31 @@ type sampleChart struct {
 
 var sampleCharts_ = []sampleChart{
 	{"server-commits", "server", "Server: commits and rollbacks per second (pg_stat_database)", "tx/s", 1,
-		[]string{"pg.xact_commit_per_s", "pg.xact_rollback_per_s"}},
+		[]string{sampled.XactCommitPerS, sampled.XactRollbackPerS}},
 	{"server-connections", "server", "Server: connections (pg_stat_activity)", "sessions", 1,
-		[]string{"pg.connections.total", "pg.active", "pg.locks.waiting"}},
-	{"citus-worker-commits", "server", "Citus workers: commits per second (each worker's pg_stat_database)", "tx/s", 1, []string{"citus.*xact_commit_per_s"}},
-	{"citus-worker-rows", "server", "Citus workers: rows read per second", "rows/s", 1, []string{"citus.*rows_read_per_s"}},
-	{"citus-worker-wal", "server", "Citus workers: WAL written", "MB/s", 1.0 / (1 << 20), []string{"citus.*wal_bytes_per_s"}},
+		[]string{sampled.ConnectionsTotal, sampled.Active, sampled.LocksWaiting}},
+	{"citus-worker-commits", "server", "Citus workers: commits per second (each worker's pg_stat_database)", "tx/s", 1, []string{sampled.Citus + "*" + sampled.CitusXactCommitPerS}},
+	{"citus-worker-rows", "server", "Citus workers: rows read per second", "rows/s", 1, []string{sampled.Citus + "*" + sampled.CitusRowsReadPerS}},
+	{"citus-worker-wal", "server", "Citus workers: WAL written", "MB/s", 1.0 / (1 << 20), []string{sampled.Citus + "*" + sampled.CitusWALBytesPerS}},
 	{"citus-connections", "server", "Citus: client and internal connections per node", "sessions", 1,
-		[]string{"citus.*connections.client", "citus.*connections.citus_internal", "pg.connections.citus_internal"}},
-	{"server-waits", "server", "Server: top wait events (active sessions)", "sessions", 1, []string{"pg.wait.*"}},
+		[]string{sampled.Citus + "*" + sampled.CitusConnectionsClient, sampled.Citus + "*" + sampled.CitusConnectionsInternal, sampled.ConnectionsCitusInternal}},
+	{"server-waits", "server", "Server: top wait events (active sessions)", "sessions", 1, []string{sampled.Wait + "*"}},
 	{"citus-worker-waits-%s", "server", "Citus worker %s: top wait events (active sessions, Citus's internal ones included)", "sessions", 1,
-		[]string{"citus.%s.wait.*"}},
-	{"citus-worker-cpu", "server", "Citus workers: CPU of each worker's postgres processes (on this host)", "cores", 1, []string{"citus.*cpu_cores"}},
-	{"server-wal", "server", "Server: WAL written", "MB/s", 1.0 / (1 << 20), []string{"pg.wal_bytes_per_s"}},
-	{"replication-lag", "server", "Replication: lag by pgarena's heartbeat", "s", 1, []string{"pg.replica.*lag_s"}},
-	{"replication-bytes", "server", "Replication: replay lag (pg_stat_replication)", "MB", 1.0 / (1 << 20), []string{"pg.replication.*lag_bytes"}},
+		[]string{sampled.Citus + "%s." + sampled.CitusWait + "*"}},
+	{"citus-worker-cpu", "server", "Citus workers: CPU of each worker's postgres processes (on this host)", "cores", 1, []string{sampled.Citus + "*" + sampled.CitusCPUCores}},
+	{"server-wal", "server", "Server: WAL written", "MB/s", 1.0 / (1 << 20), []string{sampled.WALBytesPerS}},
+	{"replication-lag", "server", "Replication: lag by pgarena's heartbeat", "s", 1, []string{sampled.Replica + "*" + sampled.LagS}},
+	{"replication-bytes", "server", "Replication: replay lag (pg_stat_replication)", "MB", 1.0 / (1 << 20), []string{sampled.Replication + "*" + sampled.LagBytes}},
 	{"pooler-clients", "pooler", "Pooler: clients served and waiting (pgbouncer SHOW POOLS, haproxy show stat)", "clients", 1,
-		[]string{"pooler.cl_active", "pooler.cl_waiting", "pooler.scur", "pooler.qcur"}},
+		[]string{sampled.PoolerClActive, sampled.PoolerClWaiting, sampled.PoolerScur, sampled.PoolerQcur}},
 	{"pooler-servers", "pooler", "Pooler: server connections (pgbouncer SHOW POOLS, pgpool SHOW POOL_PROCESSES)", "connections", 1,
-		[]string{"pooler.sv_active", "pooler.sv_idle", "pooler.sv_used", "pooler.sv_login", "pooler.processes.*"}},
-	{"pooler-wait", "pooler", "Pooler: longest wait for a server connection (maxwait)", "ms", 1000, []string{"pooler.maxwait_s"}},
+		[]string{sampled.PoolerSvActive, sampled.PoolerSvIdle, sampled.PoolerSvUsed, sampled.PoolerSvLogin, sampled.PoolerProcessesBy + "*"}},
+	{"pooler-wait", "pooler", "Pooler: longest wait for a server connection (maxwait)", "ms", 1000, []string{sampled.PoolerMaxwaitS}},
 	{"pooler-rate", "pooler", "Pooler: transactions and queries per second (pgbouncer SHOW STATS), sessions per second (haproxy)", "per s", 1,
-		[]string{"pooler.xact_per_s", "pooler.query_per_s", "pooler.sessions_per_s"}},
+		[]string{sampled.PoolerXactPerS, sampled.PoolerQueryPerS, sampled.PoolerSessionsPerS}},
 	{"host-cpu", "host", "Host: CPU", "%", 1,
-		[]string{"host.cpu.user_pct", "host.cpu.sys_pct", "host.cpu.iowait_pct", "host.cpu.steal_pct", "host.pgarena.cpu_pct"}},
-	{"host-disk", "host", "Host: disk utilisation", "%util", 1, []string{"host.disk.*util_pct"}},
+		[]string{sampled.CPUUserPct, sampled.CPUSysPct, sampled.CPUIOWaitPct, sampled.CPUStealPct, sampled.PgarenaCPUPct}},
+	{"host-disk", "host", "Host: disk utilisation", "%util", 1, []string{sampled.Disk + "*" + sampled.DiskUtilPct}},
 }
 
 // sampleCharts draws the sampled series at interval resolution: each
@@ -557,7 +558,7 @@ func sampleCharts(runs []*store.Run, t *timeline, prefix func(int) string, color
 						at[end.UnixNano()] = pts[p-1].Value * sc.scale
 					}
 				}
-				label := strings.TrimPrefix(strings.TrimPrefix(name, "pg."), "host.")
+				label := strings.TrimPrefix(strings.TrimPrefix(name, sampled.Server), sampled.Host)
 				if sc.trim != "" {
 					label = strings.TrimPrefix(name, sc.trim)
 				}
@@ -590,7 +591,7 @@ func perWorkerCharts(runs []*store.Run, scs []sampleChart) []drawnChart {
 	var workers []string
 	for _, r := range runs {
 		for _, n := range r.SeriesNames() {
-			if rest, ok := strings.CutPrefix(n, "citus."); ok {
+			if rest, ok := strings.CutPrefix(n, sampled.Citus); ok {
 				if w, _, ok := strings.Cut(rest, "."); ok && !slices.Contains(workers, w) {
 					workers = append(workers, w)
 				}
@@ -605,7 +606,7 @@ func perWorkerCharts(runs []*store.Run, scs []sampleChart) []drawnChart {
 			continue
 		}
 		for _, w := range workers {
-			c := drawnChart{sampleChart: sc, trim: "citus." + w + "."}
+			c := drawnChart{sampleChart: sc, trim: sampled.Citus + w + "."}
 			c.id, c.title = fmt.Sprintf(sc.id, w), fmt.Sprintf(sc.title, w)
 			c.series = nil
 			for _, n := range sc.series {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -157,8 +158,8 @@ func (w *citusWorkerConn) sample(ctx context.Context, fs procfs.FS, topN int) (s
 	if err := w.conn.QueryRow(ctx, citusQuery).Scan(&commit, &rollback, &rows, &clients, &internal, &wal); err != nil {
 		return store.Sample{}, false, err
 	}
-	p := "citus." + seriesWord(w.Name) + "."
-	vals := map[string]float64{p + "connections.client": clients, p + "connections.citus_internal": internal}
+	p := sampled.CitusWorker(seriesWord(w.Name))
+	vals := map[string]float64{p + sampled.CitusConnectionsClient: clients, p + sampled.CitusConnectionsInternal: internal}
 	if err := w.sampleWaits(ctx, p, topN, vals); err != nil {
 		return store.Sample{}, false, err
 	}
@@ -203,7 +204,7 @@ func (w *citusWorkerConn) sampleWaits(ctx context.Context, p string, topN int, v
 	})
 	for i, k := range keys {
 		if i < topN {
-			vals[p+"wait."+k] = waits[k]
+			vals[p+sampled.CitusWait+k] = waits[k]
 		} else {
 			vals[p+"wait.other"] += waits[k]
 		}
@@ -261,11 +262,11 @@ func (w *citusWorkerConn) addCPU(vals map[string]float64, cpu map[int]float64, n
 	if prevAt.IsZero() || !now.After(prevAt) {
 		return
 	}
-	p := "citus." + seriesWord(w.Name) + "."
+	p := sampled.CitusWorker(seriesWord(w.Name))
 	cores := max(0, secs-prev) / now.Sub(prevAt).Seconds()
-	vals[p+"cpu_cores"] = cores
+	vals[p+sampled.CitusCPUCores] = cores
 	if ncpu > 0 {
-		vals[p+"cpu_pct"] = 100 * cores / float64(ncpu)
+		vals[p+sampled.CitusCPUPct] = 100 * cores / float64(ncpu)
 	}
 }
 

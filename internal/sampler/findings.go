@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -95,7 +96,7 @@ func newAnalyzer(dbLocal bool) *analyzer {
 func (a *analyzer) add(batch []store.Sample) {
 	commitRate := -1.0 // none in this batch
 	for i := range batch {
-		if c, ok := batch[i].Values["pg.xact_commit_per_s"]; ok {
+		if c, ok := batch[i].Values[sampled.XactCommitPerS]; ok {
 			commitRate = c
 			a.commitPeak = max(a.commitPeak, c)
 		}
@@ -119,20 +120,20 @@ func (a *analyzer) add(batch []store.Sample) {
 		v := s.Values
 		switch s.Source {
 		case "activity":
-			a.addConnections(s.Time, v["pg.connections.total"], v["pg.connections.max"])
-			a.active += v["pg.active"]
-			a.lockWaits += v["pg.wait_type.Lock"]
+			a.addConnections(s.Time, v[sampled.ConnectionsTotal], v[sampled.ConnectionsMax])
+			a.active += v[sampled.Active]
+			a.lockWaits += v[sampled.WaitTypeLock]
 			for k, n := range v {
-				if w, ok := strings.CutPrefix(k, "pg.wait."); ok && w != "other" {
+				if w, ok := strings.CutPrefix(k, sampled.Wait); ok && w != "other" {
 					a.waits[w] += n
 				}
 			}
 		case "pg_stat_database":
-			if c, ok := v["pg.xact_commit_per_s"]; ok {
+			if c, ok := v[sampled.XactCommitPerS]; ok {
 				a.commits = append(a.commits, timedValue{s.Time, c})
 			}
 		case "host_cpu":
-			busy, ok := v["host.cpu.busy_pct"]
+			busy, ok := v[sampled.CPUBusyPct]
 			if !ok {
 				continue
 			}
@@ -141,11 +142,11 @@ func (a *analyzer) add(batch []store.Sample) {
 				a.cpuBusy++
 			}
 			a.busy += busy
-			a.pgarenaCPU += v["host.pgarena.cpu_pct"]
-			a.iowait += v["host.cpu.iowait_pct"]
+			a.pgarenaCPU += v[sampled.PgarenaCPUPct]
+			a.iowait += v[sampled.CPUIOWaitPct]
 		case "host_disk":
 			for k, u := range v {
-				dev, ok := strings.CutSuffix(strings.TrimPrefix(k, "host.disk."), ".util_pct")
+				dev, ok := strings.CutSuffix(strings.TrimPrefix(k, sampled.Disk), "."+sampled.DiskUtilPct)
 				if !ok {
 					continue
 				}
@@ -157,7 +158,7 @@ func (a *analyzer) add(batch []store.Sample) {
 			}
 		case "replication":
 			for k, lag := range v {
-				if name, ok := strings.CutSuffix(strings.TrimPrefix(k, "pg.replication."), ".lag_bytes"); ok {
+				if name, ok := strings.CutSuffix(strings.TrimPrefix(k, sampled.Replication), sampled.LagBytes); ok {
 					a.replLag[name] = max(a.replLag[name], lag)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/procfs/blockdevice"
 	"golang.org/x/sys/unix"
 
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -175,18 +176,18 @@ func (h *host) sampleCPU(now time.Time) (store.Sample, bool) {
 		idle := c.Idle - p.Idle
 		total := user + sys + iowait + steal + idle
 		if total > 0 {
-			vals["host.cpu.user_pct"] = 100 * user / total
-			vals["host.cpu.sys_pct"] = 100 * sys / total
-			vals["host.cpu.iowait_pct"] = 100 * iowait / total
-			vals["host.cpu.steal_pct"] = 100 * steal / total
-			vals["host.cpu.idle_pct"] = 100 * idle / total
-			vals["host.cpu.busy_pct"] = 100 * (user + sys + steal) / total
+			vals[sampled.CPUUserPct] = 100 * user / total
+			vals[sampled.CPUSysPct] = 100 * sys / total
+			vals[sampled.CPUIOWaitPct] = 100 * iowait / total
+			vals[sampled.CPUStealPct] = 100 * steal / total
+			vals[sampled.CPUIdlePct] = 100 * idle / total
+			vals[sampled.CPUBusyPct] = 100 * (user + sys + steal) / total
 		}
 		secs := at.Sub(prevAt).Seconds()
 		if ncpu := len(st.CPU); haveSelf && secs > 0 && ncpu > 0 {
 			cores := (selfCPU - prevSelf) / secs
-			vals["host.pgarena.cores"] = cores
-			vals["host.pgarena.cpu_pct"] = 100 * cores / float64(ncpu)
+			vals[sampled.PgarenaCores] = cores
+			vals[sampled.PgarenaCPUPct] = 100 * cores / float64(ncpu)
 		}
 	}
 	return h.labelled(now, "host_cpu", vals), true
@@ -204,12 +205,12 @@ func (h *host) sampleMem(now time.Time) (store.Sample, bool) {
 	}
 	total, avail := float64(*mi.MemTotalBytes), float64(*mi.MemAvailableBytes)
 	vals := map[string]float64{
-		"host.mem.total_bytes":     total,
-		"host.mem.available_bytes": avail,
-		"host.mem.used_bytes":      total - avail,
+		sampled.MemTotalBytes:     total,
+		sampled.MemAvailableBytes: avail,
+		sampled.MemUsedBytes:      total - avail,
 	}
 	if total > 0 {
-		vals["host.mem.used_pct"] = 100 * (total - avail) / total
+		vals[sampled.MemUsedPct] = 100 * (total - avail) / total
 	}
 	return h.labelled(now, "host_mem", vals), true
 }
@@ -242,14 +243,14 @@ func (h *host) sampleDisks(now time.Time) (store.Sample, bool) {
 		if !ok || c.ReadIOs+c.WriteIOs == 0 || c.ReadIOs < p.ReadIOs || c.WriteIOs < p.WriteIOs {
 			continue // new, never used, or counters wrapped
 		}
-		k := "host.disk." + seriesWord(name) + "."
+		k := sampled.Disk + seriesWord(name) + "."
 		dr, dw := float64(c.ReadIOs-p.ReadIOs), float64(c.WriteIOs-p.WriteIOs)
 		drt, dwt := float64(c.ReadTicks-p.ReadTicks), float64(c.WriteTicks-p.WriteTicks)
 		vals[k+"r_per_s"] = dr / secs
 		vals[k+"w_per_s"] = dw / secs
 		vals[k+"rkB_per_s"] = float64(c.ReadSectors-p.ReadSectors) * 512 / 1024 / secs
 		vals[k+"wkB_per_s"] = float64(c.WriteSectors-p.WriteSectors) * 512 / 1024 / secs
-		vals[k+"util_pct"] = min(100, float64(c.IOsTotalTicks-p.IOsTotalTicks)/(secs*1000)*100)
+		vals[k+sampled.DiskUtilPct] = min(100, float64(c.IOsTotalTicks-p.IOsTotalTicks)/(secs*1000)*100)
 		vals[k+"aqu_sz"] = float64(c.WeightedIOTicks-p.WeightedIOTicks) / (secs * 1000)
 		vals[k+"r_await_ms"], vals[k+"w_await_ms"], vals[k+"await_ms"] = 0, 0, 0
 		if dr > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -146,33 +147,33 @@ func (s *poolerSource) rates(now time.Time, vals, c map[string]float64) {
 		}
 		return cur - old, true
 	}
-	for _, r := range []struct{ counter, series string }{{"total_xact_count", "pooler.xact_per_s"},
-		{"total_query_count", "pooler.query_per_s"}, {"stot", "pooler.sessions_per_s"}, {"select_cnt", "pooler.select_per_s"}} {
+	for _, r := range []struct{ counter, series string }{{"total_xact_count", sampled.PoolerXactPerS},
+		{"total_query_count", sampled.PoolerQueryPerS}, {"stot", sampled.PoolerSessionsPerS}, {"select_cnt", sampled.PoolerSelectPerS}} {
 		if n, ok := d(r.counter); ok {
 			vals[r.series] = n / dt
 		}
 	}
 	if w, ok := d("total_wait_time"); ok {
-		vals["pooler.wait_s_per_s"] = w / 1e6 / dt
+		vals[sampled.PoolerWaitSPerS] = w / 1e6 / dt
 	}
-	for _, m := range []struct{ time, count, series string }{{"total_xact_time", "total_xact_count", "pooler.xact_time_ms"},
-		{"total_query_time", "total_query_count", "pooler.query_time_ms"}} {
+	for _, m := range []struct{ time, count, series string }{{"total_xact_time", "total_xact_count", sampled.PoolerXactTimeMS},
+		{"total_query_time", "total_query_count", sampled.PoolerQueryTimeMS}} {
 		t, ok1 := d(m.time)
 		n, ok2 := d(m.count)
 		if ok1 && ok2 && n > 0 {
 			vals[m.series] = t / n / 1000
 		}
 	}
-	for _, k := range []string{"retries", "errors"} {
-		if n, ok := d(k); ok {
-			vals["pooler."+k] = n
+	for _, r := range []struct{ counter, series string }{{"retries", sampled.PoolerRetries}, {"errors", sampled.PoolerErrors}} {
+		if n, ok := d(r.counter); ok {
+			vals[r.series] = n
 		}
 	}
 }
 
 // watch keeps what the findings need.
 func (s *poolerSource) watch(now time.Time, v map[string]float64) {
-	waiting := max(v["pooler.cl_waiting"], v["pooler.qcur"])
+	waiting := max(v[sampled.PoolerClWaiting], v[sampled.PoolerQcur])
 	if waiting > 0 {
 		if s.waitSamples == 0 {
 			s.waitFirst = now
@@ -180,7 +181,7 @@ func (s *poolerSource) watch(now time.Time, v map[string]float64) {
 		s.waitSamples++
 		s.waitMost = max(s.waitMost, waiting)
 	}
-	s.maxWait = max(s.maxWait, v["pooler.maxwait_s"])
+	s.maxWait = max(s.maxWait, v[sampled.PoolerMaxwaitS])
 }
 
 // findings: clients queued in the pooler.
@@ -220,14 +221,15 @@ func (s *poolerSource) consoleStats(ctx context.Context) (vals, counters map[str
 		if r.text("database") == "pgbouncer" {
 			continue
 		}
-		for _, k := range []string{"cl_active", "cl_waiting", "sv_active", "sv_idle", "sv_used", "sv_login"} {
-			if v, ok := r.num(k); ok {
-				vals["pooler."+k] += v
+		for _, c := range []struct{ column, series string }{{"cl_active", sampled.PoolerClActive}, {"cl_waiting", sampled.PoolerClWaiting},
+			{"sv_active", sampled.PoolerSvActive}, {"sv_idle", sampled.PoolerSvIdle}, {"sv_used", sampled.PoolerSvUsed}, {"sv_login", sampled.PoolerSvLogin}} {
+			if v, ok := r.num(c.column); ok {
+				vals[c.series] += v
 			}
 		}
 		if w, ok := r.num("maxwait"); ok {
 			us, _ := r.num("maxwait_us")
-			vals["pooler.maxwait_s"] = max(vals["pooler.maxwait_s"], w+us/1e6)
+			vals[sampled.PoolerMaxwaitS] = max(vals[sampled.PoolerMaxwaitS], w+us/1e6)
 		}
 	}
 	stats, err := showRows(ctx, s.conn, "SHOW STATS")
@@ -259,17 +261,17 @@ func (s *poolerSource) pgpoolStats(ctx context.Context, vals, counters map[strin
 	for _, r := range procs {
 		pids[r.text("pool_pid")] = true
 		if st := r.text("status"); st != "" {
-			vals["pooler.processes."+slug(st)]++
+			vals[sampled.PoolerProcessesBy+slug(st)]++
 		}
 	}
-	vals["pooler.processes"] = float64(len(pids))
+	vals[sampled.PoolerProcesses] = float64(len(pids))
 	nodes, err := showRows(ctx, s.conn, "SHOW POOL_NODES")
 	if err != nil {
 		return err
 	}
 	for _, r := range nodes {
 		if st := r.text("status"); st == "up" || st == "waiting" {
-			vals["pooler.nodes_up"]++
+			vals[sampled.PoolerNodesUp]++
 		}
 		if v, ok := r.num("select_cnt"); ok {
 			counters["select_cnt"] += v
@@ -389,11 +391,11 @@ func parseHaproxyStat(in io.Reader) (vals, counters map[string]float64, err erro
 		}
 		switch sv := rec[col["svname"]]; sv {
 		case "FRONTEND":
-			vals["pooler.scur"] += get("scur")
+			vals[sampled.PoolerScur] += get("scur")
 			counters["stot"] += get("stot")
 			counters["errors"] += get("ereq")
 		case "BACKEND":
-			vals["pooler.qcur"] += get("qcur")
+			vals[sampled.PoolerQcur] += get("qcur")
 			counters["retries"] += get("wretr")
 			counters["errors"] += get("econ") + get("eresp")
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -316,18 +317,18 @@ func (s *server) sampleDatabase() func(context.Context, *pgx.Conn, time.Time) (s
 		out := map[string]float64{}
 		for k, v := range d {
 			if countColumns[k] {
-				out["pg."+k] = v
+				out[sampled.Server+k] = v
 			} else {
-				out["pg."+k+"_per_s"] = v / secs
+				out[sampled.Server+k+"_per_s"] = v / secs
 			}
 		}
 		if c, okc := d["xact_commit"]; okc {
 			if r, okr := d["xact_rollback"]; okr {
-				out["pg.tpm"] = (c + r) / secs * 60
+				out[sampled.TPM] = (c + r) / secs * 60
 			}
 		}
 		if h, r := d["blks_hit"], d["blks_read"]; h+r > 0 {
-			out["pg.cache_hit_pct"] = 100 * h / (h + r)
+			out[sampled.CacheHitPct] = 100 * h / (h + r)
 		}
 		return store.Sample{Values: out}, true, nil
 	}
@@ -348,9 +349,9 @@ func (s *server) sampleActivity() func(context.Context, *pgx.Conn, time.Time) (s
 		if err != nil {
 			return store.Sample{}, false, err
 		}
-		vals := map[string]float64{"pg.connections.total": 0, "pg.connections.max": maxConns, "pg.active": 0}
+		vals := map[string]float64{sampled.ConnectionsTotal: 0, sampled.ConnectionsMax: maxConns, sampled.Active: 0}
 		if citusSeen {
-			vals["pg.connections.citus_internal"] = 0
+			vals[sampled.ConnectionsCitusInternal] = 0
 		}
 		waits := map[string]float64{}
 		var hidden, internal bool
@@ -359,24 +360,24 @@ func (s *server) sampleActivity() func(context.Context, *pgx.Conn, time.Time) (s
 		_, err = pgx.ForEachRow(rows, []any{&state, &wtype, &wevent, &n, &internal}, func() error {
 			if internal {
 				citusSeen = true
-				vals["pg.connections.citus_internal"] += n
+				vals[sampled.ConnectionsCitusInternal] += n
 				return nil
 			}
-			vals["pg.connections.total"] += n
+			vals[sampled.ConnectionsTotal] += n
 			if state == "" {
 				state, hidden = "unknown", true
 			}
-			vals["pg.connections."+seriesWord(state)] += n
+			vals[sampled.Connections+seriesWord(state)] += n
 			if state != "active" {
 				return nil
 			}
-			vals["pg.active"] += n
+			vals[sampled.Active] += n
 			key, typ := "CPU", "CPU"
 			if wtype != "" {
 				key, typ = wtype+":"+wevent, wtype
 			}
 			waits[key] += n
-			vals["pg.wait_type."+typ] += n
+			vals[sampled.WaitType+typ] += n
 			return nil
 		})
 		if err != nil {
@@ -391,9 +392,9 @@ func (s *server) sampleActivity() func(context.Context, *pgx.Conn, time.Time) (s
 		})
 		for i, k := range keys {
 			if i < topN {
-				vals["pg.wait."+k] = waits[k]
+				vals[sampled.Wait+k] = waits[k]
 			} else {
-				vals["pg.wait.other"] += waits[k]
+				vals[sampled.WaitOther] += waits[k]
 			}
 		}
 		smp := store.Sample{Values: vals}
@@ -424,10 +425,10 @@ func (s *server) sampleWAL() func(context.Context, *pgx.Conn, time.Time) (store.
 		if !ok {
 			return store.Sample{}, false, nil
 		}
-		vals := map[string]float64{"pg.wal_bytes_per_s": d["wal_bytes"] / secs}
+		vals := map[string]float64{sampled.WALBytesPerS: d["wal_bytes"] / secs}
 		if s.version >= 140000 {
-			vals["pg.wal_fpi_per_s"] = d["wal_fpi"] / secs
-			vals["pg.wal_buffers_full"] = d["wal_buffers_full"]
+			vals[sampled.WALFPIPerS] = d["wal_fpi"] / secs
+			vals[sampled.WALBuffersFull] = d["wal_buffers_full"]
 		}
 		return store.Sample{Values: vals}, true, nil
 	}
@@ -479,12 +480,12 @@ func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time)
 		out := map[string]float64{}
 		for _, n := range []string{"checkpoints_timed", "checkpoints_req", "checkpoint_write_ms", "checkpoint_sync_ms", "maxwritten_clean"} {
 			if v, ok := d[n]; ok {
-				out["pg."+n] = v
+				out[sampled.Server+n] = v
 			}
 		}
 		for _, n := range []string{"buffers_checkpoint", "buffers_clean", "buffers_backend"} {
 			if v, ok := d[n]; ok {
-				out["pg."+n+"_per_s"] = v / secs
+				out[sampled.Server+n+"_per_s"] = v / secs
 			}
 		}
 		return store.Sample{Values: out}, true, nil
@@ -497,7 +498,7 @@ func sampleLocks(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Samp
 	if err != nil {
 		return store.Sample{}, false, err
 	}
-	return store.Sample{Values: map[string]float64{"pg.locks.waiting": waiting, "pg.locks.total": total}}, true, nil
+	return store.Sample{Values: map[string]float64{sampled.LocksWaiting: waiting, sampled.LocksTotal: total}}, true, nil
 }
 
 func sampleReplication(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
@@ -516,12 +517,12 @@ func sampleReplication(ctx context.Context, conn *pgx.Conn, now time.Time) (stor
 	n := 0
 	_, err = pgx.ForEachRow(rows, []any{&name, &pid, &lag, &write, &flush, &replay}, func() error {
 		n++
-		key := "pg.replication." + seriesWord(name)
+		key := sampled.Replication + seriesWord(name)
 		if _, dup := labels[key]; dup {
 			key += "_" + strconv.Itoa(int(pid))
 		}
 		labels[key] = name
-		for suffix, v := range map[string]*float64{".lag_bytes": lag, ".write_lag_s": write, ".flush_lag_s": flush, ".replay_lag_s": replay} {
+		for suffix, v := range map[string]*float64{sampled.LagBytes: lag, ".write_lag_s": write, ".flush_lag_s": flush, ".replay_lag_s": replay} {
 			if v != nil {
 				vals[key+suffix] = *v
 			}
@@ -531,7 +532,7 @@ func sampleReplication(ctx context.Context, conn *pgx.Conn, now time.Time) (stor
 	if err != nil || n == 0 {
 		return store.Sample{}, false, err
 	}
-	vals["pg.replication.standbys"] = float64(n)
+	vals[sampled.ReplicationStandbys] = float64(n)
 	return store.Sample{Values: vals, Labels: labels}, true, nil
 }
 
@@ -584,15 +585,15 @@ func (s *server) sampleStatements() func(context.Context, *pgx.Conn, time.Time) 
 			}
 		}
 		slices.SortFunc(ds, func(a, b delta) int { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(a.id, b.id)) })
-		vals := map[string]float64{"pg.stmt.total.time_ms_per_s": totalMS / secs}
+		vals := map[string]float64{sampled.StmtTotalTime: totalMS / secs}
 		labels := map[string]string{}
 		var missing []int64
 		for i, d := range ds {
 			if i >= topN {
-				vals["pg.stmt.other.time_ms_per_s"] += d.ms / secs
+				vals[sampled.StmtOtherTime] += d.ms / secs
 				continue
 			}
-			key := "pg.stmt." + strconv.FormatInt(d.id, 10)
+			key := sampled.Stmt + strconv.FormatInt(d.id, 10)
 			vals[key+".time_ms_per_s"] = d.ms / secs
 			vals[key+".calls_per_s"] = d.calls / secs
 			if d.calls > 0 {
@@ -608,7 +609,7 @@ func (s *server) sampleStatements() func(context.Context, *pgx.Conn, time.Time) 
 			}
 		}
 		for i := 0; i < len(ds) && i < topN; i++ {
-			labels["pg.stmt."+strconv.FormatInt(ds[i].id, 10)] = texts[ds[i].id]
+			labels[sampled.Stmt+strconv.FormatInt(ds[i].id, 10)] = texts[ds[i].id]
 		}
 		return store.Sample{Values: vals, Labels: labels}, true, nil
 	}

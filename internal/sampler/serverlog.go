@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -124,10 +125,10 @@ func (l *logScanner) sample(now time.Time) []store.Sample {
 	}
 	vals := make(map[string]float64, len(counts)+len(l.seen))
 	for _, k := range l.seen {
-		vals["log."+k] = 0
+		vals[sampled.Log+k] = 0
 	}
 	for k, v := range counts {
-		vals["log."+k] = v
+		vals[sampled.Log+k] = v
 		l.totals[k] += v
 	}
 	return []store.Sample{{Time: now, Source: "server_log", Values: vals}}

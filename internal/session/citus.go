@@ -24,45 +24,74 @@ func DescribeCitus(ctx context.Context, conn *pgx.Conn, tables []string) (*store
 	if err := conn.QueryRow(ctx, "select citus_version()").Scan(&c.Version); err != nil {
 		return nil, fmt.Errorf("citus: version: %w", err)
 	}
+	nodes, coordinator, err := citusNodes(ctx, conn, c)
+	if err != nil {
+		return nil, err
+	}
+	all := len(tables) == 0
+	if err := citusTables(ctx, conn, c, all, tables); err != nil {
+		return nil, err
+	}
+	if err := citusPlacements(ctx, conn, nodes, all, tables); err != nil {
+		return nil, err
+	}
+	if coordinator != nil && coordinator.Shards > 0 {
+		c.Coordinator = coordinator
+	}
+	if err := citusFunctions(ctx, conn, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// citusNode is a node's address.
+type citusNode struct {
+	host string
+	port int
+}
+
+// citusNodes reads the primary nodes into c.Workers and returns every
+// node by address, the coordinator too (nil if it is not in pg_dist_node).
+func citusNodes(ctx context.Context, conn *pgx.Conn, c *store.CitusInfo) (map[citusNode]*store.CitusNode, *store.CitusNode, error) {
 	rows, err := conn.Query(ctx, "select nodename, nodeport, isactive, groupid = 0 from pg_dist_node where noderole = 'primary' order by groupid, nodeid")
 	if err != nil {
-		return nil, fmt.Errorf("citus: nodes: %w", err)
+		return nil, nil, fmt.Errorf("citus: nodes: %w", err)
 	}
-	type key struct {
-		host string
-		port int
-	}
-	nodes := map[key]*store.CitusNode{}
+	nodes := map[citusNode]*store.CitusNode{}
 	var coordinator *store.CitusNode
 	for rows.Next() {
 		var n store.CitusNode
 		var coord bool
 		if err := rows.Scan(&n.Host, &n.Port, &n.Active, &coord); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if coord {
 			coordinator = &n
-			nodes[key{n.Host, n.Port}] = coordinator
+			nodes[citusNode{n.Host, n.Port}] = coordinator
 		} else {
 			c.Workers = append(c.Workers, n)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("citus: nodes: %w", err)
+		return nil, nil, fmt.Errorf("citus: nodes: %w", err)
 	}
 	for i := range c.Workers {
-		nodes[key{c.Workers[i].Host, c.Workers[i].Port}] = &c.Workers[i]
+		nodes[citusNode{c.Workers[i].Host, c.Workers[i].Port}] = &c.Workers[i]
 	}
-	all := len(tables) == 0
-	rows, err = conn.Query(ctx, `select table_name::text, citus_table_type, distribution_column, colocation_id, shard_count
+	return nodes, coordinator, nil
+}
+
+// citusTables reads the distribution of the tables named (all when all).
+func citusTables(ctx context.Context, conn *pgx.Conn, c *store.CitusInfo, all bool, tables []string) error {
+	rows, err := conn.Query(ctx, `select table_name::text, citus_table_type, distribution_column, colocation_id, shard_count
 		from citus_tables where $1 or table_name::text = any($2) order by colocation_id, table_name::text`, all, tables)
 	if err != nil {
-		return nil, fmt.Errorf("citus: tables: %w", err)
+		return fmt.Errorf("citus: tables: %w", err)
 	}
 	for rows.Next() {
 		var t store.CitusTable
 		if err := rows.Scan(&t.Name, &t.Type, &t.Column, &t.Colocation, &t.Shards); err != nil {
-			return nil, err
+			return err
 		}
 		if t.Column == "<none>" {
 			t.Column = ""
@@ -70,47 +99,54 @@ func DescribeCitus(ctx context.Context, conn *pgx.Conn, tables []string) (*store
 		c.Tables = append(c.Tables, t)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("citus: tables: %w", err)
+		return fmt.Errorf("citus: tables: %w", err)
 	}
-	rows, err = conn.Query(ctx, `select nodename, nodeport, count(*), coalesce(sum(shard_size), 0)::bigint
+	return nil
+}
+
+// citusPlacements counts the distributed tables' shards and bytes per node.
+func citusPlacements(ctx context.Context, conn *pgx.Conn, nodes map[citusNode]*store.CitusNode, all bool, tables []string) error {
+	rows, err := conn.Query(ctx, `select nodename, nodeport, count(*), coalesce(sum(shard_size), 0)::bigint
 		from citus_shards where citus_table_type = 'distributed' and ($1 or table_name::text = any($2)) group by 1, 2`, all, tables)
 	if err != nil {
-		return nil, fmt.Errorf("citus: placements: %w", err)
+		return fmt.Errorf("citus: placements: %w", err)
 	}
 	for rows.Next() {
 		var host string
 		var port, shards int
 		var bytes int64
 		if err := rows.Scan(&host, &port, &shards, &bytes); err != nil {
-			return nil, err
+			return err
 		}
-		if n := nodes[key{host, port}]; n != nil {
+		if n := nodes[citusNode{host, port}]; n != nil {
 			n.Shards, n.Bytes = shards, bytes
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("citus: placements: %w", err)
+		return fmt.Errorf("citus: placements: %w", err)
 	}
-	if coordinator != nil && coordinator.Shards > 0 {
-		c.Coordinator = coordinator
-	}
-	rows, err = conn.Query(ctx, `select p.oid::regprocedure::text, d.distribution_argument_index + 1, coalesce(d.colocationid, 0)
+	return nil
+}
+
+// citusFunctions reads the distributed functions.
+func citusFunctions(ctx context.Context, conn *pgx.Conn, c *store.CitusInfo) error {
+	rows, err := conn.Query(ctx, `select p.oid::regprocedure::text, d.distribution_argument_index + 1, coalesce(d.colocationid, 0)
 		from pg_dist_object d join pg_proc p on d.classid = 'pg_proc'::regclass and d.objid = p.oid
 		where d.distribution_argument_index is not null order by 1`)
 	if err != nil {
-		return nil, fmt.Errorf("citus: functions: %w", err)
+		return fmt.Errorf("citus: functions: %w", err)
 	}
 	for rows.Next() {
 		var f store.CitusFunction
 		if err := rows.Scan(&f.Signature, &f.Arg, &f.Colocation); err != nil {
-			return nil, err
+			return err
 		}
 		c.Functions = append(c.Functions, f)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("citus: functions: %w", err)
+		return fmt.Errorf("citus: functions: %w", err)
 	}
-	return c, nil
+	return nil
 }
 
 // tableNames are the names of the tables of ws.

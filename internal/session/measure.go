@@ -26,9 +26,72 @@ import (
 // load, samplers, the steps, figures, findings, summary and checks.
 func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, error) {
 	res := Result{RunID: r.writer.ID(), Dir: r.writer.Dir()}
-	info, err := target.Describe(ctx, r.conn)
+	srv, err := r.describe(ctx, load)
 	if err != nil {
 		return res, err
+	}
+	// A full results disk ends the run (as interrupted): what is written
+	// stays readable, and nothing more could be kept.
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	m := &measurement{rec: &storeOutput{w: r.writer, notef: r.notef, diskFull: func(err error) { stop(err) }},
+		figs: newFigureWindow(r.spec, r.conn), fo: &failover{}}
+	if r.spec.Failover == nil {
+		m.fo = nil
+	}
+	// The outputs are fixed before anything publishes: the store first,
+	// the run's own (the figures' window, the failover's), then the caller's.
+	own := append([]Output{m.rec, m.figs}, m.fo.outputs()...)
+	m.own = len(own)
+	m.fan = newFanout(r.notef, append(own, outs...)...)
+	r.fanned, r.fan, r.own = true, m.fan, m.own
+	// A run that fails from here on closes the fan in endOutputs.
+	m.fan.publish(Record{Start: &RunStart{ID: r.writer.ID(), Spec: r.recorded, Server: srv}})
+	latest := &latestSamples{m: map[string]float64{}}
+	if err := r.startWatchers(ctx, m, latest); err != nil {
+		return res, err
+	}
+	m.fo.start(runCtx)
+	// The first snapshot is taken when measuring starts (after connecting
+	// and any --start-at wait), so the figures' window is the measured one.
+	beginFigures := func() {
+		if err := m.figs.begin(ctx); err != nil {
+			r.notef("%v", err)
+		}
+	}
+	sr, err := r.runSteps(runCtx, m.fan, latest.get, m.markStep, beginFigures)
+	findings := r.afterSteps(ctx, m, sr, err)
+	if err != nil {
+		return res, err
+	}
+	r.record(&res, m, sr, r.findings(findings))
+	res.Stopped, res.Autostopped = sr.stopped, sr.autostopped
+	if r.spec.Check && !sr.stopped {
+		for _, w := range r.workloads() {
+			res.Checks = append(res.Checks, Check(ctx, r.conn, w))
+		}
+	}
+	return res, nil
+}
+
+// measurement is what watches and records a run beside its clients.
+type measurement struct {
+	fan      *fanout
+	own      int // the run's own outputs, the first of fan's
+	rec      *storeOutput
+	figs     *figureWindow
+	fo       *failover // nil without --failover
+	smp      *sampler.Sampler
+	markStep func(time.Time)
+	closeObs func() error
+}
+
+// describe records the server, loads the workloads when asked, prepares
+// the run and records a Citus topology.
+func (r *run) describe(ctx context.Context, load bool) (store.ServerInfo, error) {
+	info, err := target.Describe(ctx, r.conn)
+	if err != nil {
+		return store.ServerInfo{}, err
 	}
 	srv := store.ServerInfo{Version: info.Version, VersionNum: info.VersionNum, Settings: info.Settings,
 		Pooler: poolerInfo(r.tgt.Pooler)}
@@ -36,18 +99,18 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		srv.ClockOffsetMS, srv.ClockRTTMS = &off, rtt
 	}
 	if err := r.writer.SetServer(srv); err != nil {
-		return res, err
+		return srv, err
 	}
 	r.described = &srv
 	for _, w := range r.workloads() {
 		if load {
 			if err := r.load(ctx, w); err != nil {
-				return res, err
+				return srv, err
 			}
 		}
 	}
 	if err := r.prepare(ctx); err != nil {
-		return res, err
+		return srv, err
 	}
 	r.sum.Params = Params(r.spec.Groups[0].Workload)
 	// Citus: the topology the run measures, after the load placed shards
@@ -57,73 +120,57 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		srv.Citus, r.citus = c, c
 		r.sum.Topology = c.Lines()
 		if err := r.writer.SetServer(srv); err != nil {
-			return res, err
+			return srv, err
 		}
 	}
+	return srv, nil
+}
 
-	// A full results disk ends the run (as interrupted): what is written
-	// stays readable, and nothing more could be kept.
-	runCtx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	rec := &storeOutput{w: r.writer, notef: r.notef, diskFull: func(err error) { stop(err) }}
-	figs := newFigureWindow(r.spec, r.conn)
-	// The first snapshot is taken when measuring starts (after connecting
-	// and any --start-at wait), so the figures' window is the measured one.
-	beginFigures := func() {
-		if err := figs.begin(ctx); err != nil {
-			r.notef("%v", err)
+// startWatchers starts the samplers, the replication watch, the failover
+// and the transaction observers; on an error it stops those started.
+func (r *run) startWatchers(ctx context.Context, m *measurement, latest *latestSamples) error {
+	var err error
+	m.smp = r.startSampler(ctx, m.fan, latest)
+	if r.repl, err = r.startReplication(ctx, func(b []store.Sample) { m.fan.publish(Record{Samples: b}) }); err != nil {
+		if m.smp != nil {
+			m.smp.Stop()
 		}
+		return err
 	}
-	fo := &failover{}
-	if r.spec.Failover == nil {
-		fo = nil
-	}
-	// The outputs are fixed before anything publishes: the store first,
-	// the run's own (the figures' window, the failover's), then the caller's.
-	own := append([]Output{rec, figs}, fo.outputs()...)
-	fan := newFanout(r.notef, append(own, outs...)...)
-	r.fanned, r.fan, r.own = true, fan, len(own)
-	// A run that fails from here on closes the fan in endOutputs.
-	fan.publish(Record{Start: &RunStart{ID: r.writer.ID(), Spec: r.recorded, Server: srv}})
-	latest := &latestSamples{m: map[string]float64{}}
-	smp := r.startSampler(ctx, fan, latest)
-	if r.repl, err = r.startReplication(ctx, func(b []store.Sample) { fan.publish(Record{Samples: b}) }); err != nil {
-		if smp != nil {
-			smp.Stop()
-		}
-		return res, err
-	}
-	if fo != nil {
-		if fo.fo, err = r.newFailover(ctx); err != nil {
+	if m.fo != nil {
+		if m.fo.fo, err = r.newFailover(ctx); err != nil {
 			r.repl.stop()
-			if smp != nil {
-				smp.Stop()
+			if m.smp != nil {
+				m.smp.Stop()
 			}
-			return res, err
+			return err
 		}
 	}
-	var markStep func(time.Time)
-	if smp != nil {
-		markStep = smp.MarkStep
-		r.markSteady = smp.MarkSteady
+	if m.smp != nil {
+		m.markStep = m.smp.MarkStep
+		r.markSteady = m.smp.MarkSteady
 	}
-	closeObs, err := r.startObservers()
-	if err != nil {
+	if m.closeObs, err = r.startObservers(); err != nil {
 		r.repl.stop()
-		if smp != nil {
-			smp.Stop()
+		if m.smp != nil {
+			m.smp.Stop()
 		}
-		return res, err
+		return err
 	}
-	fo.start(runCtx)
-	sr, err := r.runSteps(runCtx, fan, latest.get, markStep, beginFigures)
+	return nil
+}
+
+// afterSteps closes the logs, takes the last figures' snapshot, waits for
+// the replicas, stops the samplers (returning their findings) and the
+// run's own outputs, and completes the summary; err is the steps' error.
+func (r *run) afterSteps(ctx context.Context, m *measurement, sr stepsResult, err error) []store.Finding {
 	// The logs are complete once the clients have stopped (a normal end,
 	// an interrupt or a failure alike).
-	if cerr := closeObs(); cerr != nil {
+	if cerr := m.closeObs(); cerr != nil {
 		r.notef("%v", cerr)
 	}
 	if err == nil {
-		figs.stop(ctx)
+		m.figs.stop(ctx)
 	}
 	if r.repl != nil && err == nil && !sr.stopped { // a cut-short step has no catch-up
 		r.sum.Replication = r.repl.run(&r.sum)
@@ -136,18 +183,21 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	// The samplers stop before the outputs drain: their last samples are
 	// recorded too.
 	var findings []store.Finding
-	if smp != nil {
-		findings = smp.Stop()
+	if m.smp != nil {
+		findings = m.smp.Stop()
 	}
-	fan.closeFirst(len(own)) // the failover's output has every interval then
-	r.sum.Failover = fo.result(ctx, &r.sum)
+	m.fan.closeFirst(m.own) // the failover's output has every interval then
+	r.sum.Failover = m.fo.result(ctx, &r.sum)
 	if err == nil {
-		r.sum.Figures = figs.end(r.notef, r.sum.Start, r.sum.End)
+		r.sum.Figures = m.figs.end(r.notef, r.sum.Start, r.sum.End)
 		r.explainSlowest(ctx)
 	}
-	if err != nil {
-		return res, err
-	}
+	return findings
+}
+
+// findings are the run's findings: the samplers' after the replicas',
+// prepared statements lost behind a pooler, failures and cancellations.
+func (r *run) findings(findings []store.Finding) []store.Finding {
 	findings = append(replicationFindings(r.sum.Replication), findings...)
 	if n := r.sum.Errors[pgerr.ClassPreparedStatements]; n > 0 {
 		findings = append([]store.Finding{preparedFinding(n, r.tgt.Pooler)}, findings...)
@@ -163,12 +213,18 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 			Message: fmt.Sprintf("%d transactions still running at the end of the measured time (up to %.3f s then) had to be cancelled %.1f s later: they count as failed for --max-error-rate",
 				d.Cancelled, d.SoFarMaxMS/1000, d.DrainS)}}, findings...)
 	}
+	return findings
+}
+
+// record writes the findings and the summary, then gives the caller's
+// outputs the outcome as recorded and lets them drain.
+func (r *run) record(res *Result, m *measurement, sr stepsResult, findings []store.Finding) {
 	if len(findings) > 0 {
-		if ferr := r.writer.SetFindings(findings); ferr != nil && !(errors.Is(ferr, store.ErrDiskFull) && errors.Is(rec.failed(), store.ErrDiskFull)) {
+		if ferr := r.writer.SetFindings(findings); ferr != nil && !(errors.Is(ferr, store.ErrDiskFull) && errors.Is(m.rec.failed(), store.ErrDiskFull)) {
 			r.notef("could not record findings: %v", ferr)
 		}
 	}
-	res.NotRecorded = rec.failed()
+	res.NotRecorded = m.rec.failed()
 	diskFull := errors.Is(res.NotRecorded, store.ErrDiskFull)
 	switch {
 	case diskFull:
@@ -183,16 +239,9 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	}
 	res.Summary, res.Findings = r.sum, findings
 	// The caller's outputs get the outcome as recorded, then drain.
-	fan.publish(Record{End: &RunEnd{Summary: r.sum, Findings: findings, Histograms: sr.acc}})
-	fan.close()
-	res.OutputProblems = fan.outputProblems()
-	res.Stopped, res.Autostopped = sr.stopped, sr.autostopped
-	if r.spec.Check && !sr.stopped {
-		for _, w := range r.workloads() {
-			res.Checks = append(res.Checks, Check(ctx, r.conn, w))
-		}
-	}
-	return res, nil
+	m.fan.publish(Record{End: &RunEnd{Summary: r.sum, Findings: findings, Histograms: sr.acc}})
+	m.fan.close()
+	res.OutputProblems = m.fan.outputProblems()
 }
 
 // load initialises w on the target.

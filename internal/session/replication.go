@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/replica"
@@ -49,6 +50,35 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 	if len(reps) == 0 {
 		return nil, nil
 	}
+	hb, err := r.attachReplicas(ctx, reps)
+	if err != nil {
+		return nil, err
+	}
+	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, names: replica.Names(reps), notef: r.notef, caught: make([]bool, len(reps))}
+	if rp.timeout <= 0 {
+		rp.timeout = DefaultCatchUpTimeout
+	}
+	for i := range rp.caught {
+		rp.caught[i] = true
+	}
+	rp.mon = replica.StartMonitor(ctx, hb, reps, replica.MonitorOptions{Every: r.spec.SampleEvery, Notef: r.notef,
+		OnSample: func(at time.Time, lags map[string]float64) {
+			vals := make(map[string]float64, len(lags))
+			for name, v := range lags {
+				vals[sampled.ReplicaLag(name)] = v
+			}
+			publish([]store.Sample{{Time: at, Source: "replication_heartbeat", Values: vals}})
+		}})
+	if err := rp.inSync(ctx, reps); err != nil {
+		rp.stop()
+		return nil, err
+	}
+	return rp, nil
+}
+
+// attachReplicas creates the heartbeat on the target and attaches the
+// replicas to the workloads' tables and the heartbeat's.
+func (r *run) attachReplicas(ctx context.Context, reps []target.Replica) (*replica.Heartbeat, error) {
 	hb, err := replica.NewHeartbeat(ctx, r.tgt.Direct().Config)
 	if err != nil {
 		return nil, err
@@ -69,21 +99,11 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 			return nil, err
 		}
 	}
-	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, names: replica.Names(reps), notef: r.notef, caught: make([]bool, len(reps))}
-	if rp.timeout <= 0 {
-		rp.timeout = DefaultCatchUpTimeout
-	}
-	for i := range rp.caught {
-		rp.caught[i] = true
-	}
-	rp.mon = replica.StartMonitor(ctx, hb, reps, replica.MonitorOptions{Every: r.spec.SampleEvery, Notef: r.notef,
-		OnSample: func(at time.Time, lags map[string]float64) {
-			vals := make(map[string]float64, len(lags))
-			for name, v := range lags {
-				vals["pg.replica."+name+".lag_s"] = v
-			}
-			publish([]store.Sample{{Time: at, Source: "replication_heartbeat", Values: vals}})
-		}})
+	return hb, nil
+}
+
+// inSync waits until the replicas are in sync before measuring.
+func (rp *replication) inSync(ctx context.Context, reps []target.Replica) error {
 	// In sync before measuring. A replica that shows no new beat within
 	// replica.ShowWait, and does not replicate at all by its own account
 	// (a standby replaying no WAL; a server without the table that is not
@@ -130,11 +150,7 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 			}
 		}
 	}
-	if err != nil {
-		rp.stop()
-		return nil, err
-	}
-	return rp, nil
+	return err
 }
 
 // step waits for the replicas to catch up after a step whose load ran

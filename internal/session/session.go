@@ -90,6 +90,10 @@ type Spec struct {
 	Failover *Failover
 	// NetIO is the clients' socket I/O mode.
 	NetIO netio.Mode
+	// Jobs is -j: the threads the clients run on (GOMAXPROCS for the run,
+	// at most the clients and the cores; the run spec records what ran);
+	// 0 keeps GOMAXPROCS as it is.
+	Jobs int
 	// AdaptProcs adds Ps while clients need CPU (see netio.AdaptProcs).
 	AdaptProcs bool
 	// Figures, with several groups, reports the run's figures of merit (a
@@ -217,6 +221,8 @@ type run struct {
 	own int
 	// described is server.json as recorded (nil until the server is described).
 	described *store.ServerInfo
+	// procs owns GOMAXPROCS during the run (Spec.Jobs).
+	procs *netio.RunProcs
 }
 
 // Run runs spec against the target p provides, recording it in st and
@@ -237,6 +243,8 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 		return Result{}, err
 	}
 	spec = r.spec
+	r.procs = netio.SetRunProcs(runThreads(spec.Jobs, spec.totalClients(), r.notef))
+	defer r.procs.Restore()
 	fresh := target.CreatesTarget(p)
 	teardown := func() {}
 	defer func() {
@@ -292,13 +300,7 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 		}
 		defer r.conn.Close(context.Background())
 	}
-	if r.tgt.Fresh && r.tgt.ServerLog != "" {
-		defer func() {
-			if err := copyFile(r.tgt.ServerLog, w.Path("server.log")); err != nil {
-				r.notef("could not copy the server log into the run: %v", err)
-			}
-		}()
-	}
+	defer r.keepServerLog()
 	res, err := r.measure(ctx, fresh || spec.Init, outs)
 	if err != nil {
 		err = r.fail(ctx, err)
@@ -306,6 +308,15 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 		return res, err
 	}
 	return res, nil
+}
+
+// keepServerLog copies the log of a server made for the run into the run.
+func (r *run) keepServerLog() {
+	if r.tgt.Fresh && r.tgt.ServerLog != "" {
+		if err := copyFile(r.tgt.ServerLog, r.writer.Path("server.log")); err != nil {
+			r.notef("could not copy the server log into the run: %v", err)
+		}
+	}
 }
 
 func (s *Spec) validate() error {
@@ -451,6 +462,7 @@ func (r *run) recordSpec(p target.Provider) store.RunSpec {
 	rs.Params = Params(g0.Workload)
 	rs.Seed = int64(r.spec.Seed)
 	rs.Clients = r.spec.totalClients()
+	rs.Threads = r.procs.Threads()
 	rs.DurationS = r.spec.Duration.Seconds()
 	rs.Transactions = r.spec.Transactions
 	rs.QueryMode = g0.QueryMode
