@@ -1,7 +1,9 @@
 package archtest
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,29 +53,54 @@ func TestAptWaitsForLock(t *testing.T) {
 	if err := os.WriteFile(dpkg, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	holder := exec.Command(dpkg, "3")
+	// The holder runs until the wait has said so (bounded), then exits: the
+	// wait must return after it, never before, however slow /proc is to scan.
+	holder := exec.Command(dpkg, "120")
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
+	defer holder.Process.Kill()
 	exited := make(chan time.Time, 1)
 	go func() { holder.Wait(); exited <- time.Now() }()
-	var stderr strings.Builder
 	wait := exec.Command("bash", "-c", `. scripts/apt-lock.sh && apt_wait_lock 60`)
-	wait.Dir, wait.Stderr = root, &stderr
-	if err := wait.Run(); err != nil {
-		t.Fatalf("apt_wait_lock: %v: %s", err, stderr.String())
+	wait.Dir = root
+	stderr, err := wait.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	done := time.Now()
+	if err := wait.Start(); err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stderr).ReadString('\n')
+		said <- line
+		io.Copy(io.Discard, stderr)
+	}()
 	want := fmt.Sprintf("install-deps: waiting for apt/dpkg lock, in use by dpkg (pid %d) (0s so far, up to 60s)", holder.Process.Pid)
-	if !strings.Contains(stderr.String(), fmt.Sprintf("dpkg (pid %d)", holder.Process.Pid)) || !strings.HasPrefix(stderr.String(), "install-deps: waiting for apt/dpkg lock, in use by ") {
-		t.Errorf("said %q, want a line like %q", stderr.String(), want)
-	}
 	select {
-	case at := <-exited:
-		if done.Before(at) {
-			t.Errorf("apt_wait_lock returned before the other package manager exited")
+	case line := <-said:
+		if !strings.Contains(line, fmt.Sprintf("dpkg (pid %d)", holder.Process.Pid)) || !strings.HasPrefix(line, "install-deps: waiting for apt/dpkg lock, in use by ") {
+			t.Errorf("said %q, want a line like %q", line, want)
 		}
-	case <-time.After(time.Second): // the holder is reaped before the wait can see it gone
-		t.Errorf("apt_wait_lock returned while the other package manager ran")
+	case <-time.After(60 * time.Second):
+		t.Fatalf("apt_wait_lock said nothing in 60 s while dpkg ran; want a line like %q", want)
+	}
+	returned := make(chan error, 1)
+	go func() { returned <- wait.Wait() }()
+	select {
+	case err := <-returned:
+		t.Fatalf("apt_wait_lock returned (%v) while the other package manager ran", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	holder.Process.Kill()
+	<-exited
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatalf("apt_wait_lock: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("apt_wait_lock still waits 60 s after the other package manager exited")
 	}
 }
