@@ -192,8 +192,8 @@ const (
 // ReadMore reads the next bytes of the stream into the connection's own
 // buffer, after the last keep bytes of what the previous call returned
 // (moved to its front), and returns the buffer's filled part. It is for a
-// caller that parses an answer's messages itself (workload's round
-// trips), so that they are not copied through another reader's buffer.
+// caller that parses an answer's messages itself (package roundtrip), so
+// that they are not copied through another reader's buffer.
 // Bytes given back by Unread come first (then keep must be 0). The buffer
 // grows when keep fills it, and up to inGrown when reads do; the result is
 // valid until the next ReadMore. Reading otherwise is Read's.
