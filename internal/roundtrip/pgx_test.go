@@ -6,8 +6,11 @@ package roundtrip_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,8 +34,9 @@ const checkedPgx = "v5.12.0"
 //     ParameterStatus, ErrorResponse (OnPgError; by default a FATAL one
 //     closes the connection), NoticeResponse and NotificationResponse; the
 //     messages readQuiet skips are none of these;
-//   - pgconn reads its socket only into its Frontend's buffer
-//     (ReadBufferLen);
+//   - pgconn reads its socket only through its Frontend's buffer
+//     (ReadBufferLen) and the slow-write background reader, which SyncConn
+//     stops;
 //   - ReceiveMessage with context.Background() watches nothing and arms
 //     no timer; Conn returns the net.Conn AfterNetConnect returned.
 func TestCheckedAgainstThisPgx(t *testing.T) {
@@ -105,6 +109,63 @@ func TestPgconnReadsAheadIntoItsBuffer(t *testing.T) {
 		t.Fatalf("ReadBufferLen %d after both answers", n)
 	}
 }
+
+// TestPgconnSlowWriteLeavesNoReaderBehind: a write of pgconn's that takes
+// longer than its slow-write timer (15 ms) starts its background reader,
+// which may still be in a Read of the socket when the statement has
+// returned; a round trip then must not read the socket beside it (its
+// answer would go to pgconn's reader). The round trip after such a
+// statement gets its own answer.
+func TestPgconnSlowWriteLeavesNoReaderBehind(t *testing.T) {
+	var slow atomic.Bool
+	conn := connect(t, netio.Raw, func(c *pgconn.Config) {
+		prev := c.AfterNetConnect
+		c.AfterNetConnect = func(ctx context.Context, c *pgconn.Config, nc net.Conn) (net.Conn, error) {
+			nc, err := prev(ctx, c, nc)
+			return &slowWriter{Conn: nc, ar: nc.(answerReader), slow: &slow}, err
+		}
+	})
+	pc := conn.PgConn()
+	div := func() error { var x roundtrip.Simple; return x.Exec(pc, []byte("select 1/0")) }
+	for i := range 5 {
+		slow.Store(true)
+		if _, err := conn.Exec(context.Background(), "select 1"); err != nil {
+			t.Fatal(err)
+		}
+		slow.Store(false)
+		done := make(chan error, 1)
+		go func() { done <- div() }()
+		select {
+		case err := <-done:
+			var pe *pgconn.PgError
+			if !errors.As(err, &pe) || pe.Code != "22012" {
+				t.Fatalf("round %d: round trip after a slow write: %v, want SQLSTATE 22012", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			pc.Conn().SetDeadline(time.Unix(1, 0))
+			t.Fatalf("round %d: no answer in 10 s to a round trip after a slow write (pgconn's background reader took it)", i)
+		}
+	}
+}
+
+// slowWriter is netio's raw connection whose Writes take 30 ms while slow
+// is set (after writing): pgconn's slow-write timer fires during them.
+type slowWriter struct {
+	net.Conn
+	ar   answerReader
+	slow *atomic.Bool
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	n, err := w.Conn.Write(p)
+	if w.slow.Load() {
+		time.Sleep(30 * time.Millisecond) // longer than pgconn's 15 ms: the duration is what is tested
+	}
+	return n, err
+}
+
+func (w *slowWriter) ReadMore(keep int) ([]byte, error) { return w.ar.ReadMore(keep) }
+func (w *slowWriter) Unread(n int)                      { w.ar.Unread(n) }
 
 // connect opens a connection to the test database in mode m, closed at the
 // end of the test.
