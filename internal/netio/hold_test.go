@@ -149,11 +149,7 @@ func TestHeldWaitEndsAtDeadlineOrClose(t *testing.T) {
 					_, err := c.Read(make([]byte, 1))
 					done <- err
 				}()
-				within(t, 10*time.Second, "a held wait to start", func() {
-					for !rc.waiting.Load() {
-						runtime.Gosched()
-					}
-				})
+				waitHeld(t, rc)
 				start := time.Now()
 				if how == "deadline" {
 					c.SetReadDeadline(time.Unix(1, 0))
@@ -216,11 +212,7 @@ func TestStopWhileHeldInAStatement(t *testing.T) {
 		done <- err
 	}()
 	waitSleeping(t, admin, conn.PgConn().PID())
-	within(t, 10*time.Second, "the held wait", func() {
-		for !rc.waiting.Load() {
-			runtime.Gosched()
-		}
-	})
+	waitHeld(t, rc)
 	start := time.Now()
 	rc.SetDeadline(time.Unix(1, 0))
 	within(t, 5*time.Second, "the interrupted statement", func() {
@@ -229,4 +221,14 @@ func TestStopWhileHeldInAStatement(t *testing.T) {
 		}
 	})
 	t.Logf("statement ended %v after the deadline", time.Since(start))
+}
+
+// waitHeld waits (10 s at most) until a Read of rc sleeps in a held wait.
+func waitHeld(t *testing.T, rc *rawConn) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !rc.waiting.Load(); runtime.Gosched() {
+		if time.Now().After(end) {
+			t.Fatal("no held wait began within 10 s")
+		}
+	}
 }
