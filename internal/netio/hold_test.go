@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -60,9 +62,9 @@ func TestHold(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	// A wait ends within holdFor, but the cancelled query's last read may
-	// run on pgconn's background reader after Exec returned: on a busy
-	// machine it may still be in the kernel here.
+	// The cancelled query's last read may run on pgconn's background
+	// reader after Exec returned: on a busy machine it may still be in the
+	// kernel here.
 	deadline := time.Now().Add(5 * time.Second)
 	for h.n.Load() != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -79,7 +81,8 @@ func holdClient(ctx context.Context, conn *pgx.Conn) error {
 			return fmt.Errorf("round trip %d: got %d, %v", i, got, err)
 		}
 	}
-	// Longer than one wait in the kernel: the netpoller takes over.
+	// A slow answer, found by the held wait (or the netpoller's, past the
+	// Hold's max).
 	var got int
 	if err := conn.QueryRow(ctx, "select $1::int from pg_sleep(0.02)", 7).Scan(&got); err != nil || got != 7 {
 		return fmt.Errorf("slow answer: got %d, %v", got, err)
@@ -93,26 +96,22 @@ func holdClient(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // TestHoldTellsAtOnce: a wait tells an answer that was there when it began
-// from one that came during it (what guessHit learns from) and from none.
-// A loaded machine can delay a wait's start past the answer, stretch a
-// wait that finds it at once or the answer's sleep past the wait, so each
-// case is tried until it is seen, for up to 5 s.
+// from one that came during it (what guessHit learns from). A loaded
+// machine can delay a wait's start past the answer or stretch a wait that
+// finds it at once, so each case is tried until it is seen, for up to 5 s.
 func TestHoldTellsAtOnce(t *testing.T) {
-	h := NewHold(1)
-	c, srv := pair(t, "unix", func(nc net.Conn) net.Conn { return wrapRaw(nc, h) })
+	c, srv := pair(t, "unix", func(nc net.Conn) net.Conn { return wrapRaw(nc, NewHold(1)) })
+	rc := c.(*rawConn)
 	var fd uintptr
-	c.(*rawConn).rc.Control(func(f uintptr) { fd = f })
+	rc.rc.Control(func(f uintptr) { fd = f })
 	seen := func(what string, want int, answer func()) {
 		t.Helper()
 		var got []int
 		within(t, 10*time.Second, what, func() {
 			for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
 				answer()
-				r := h.wait(fd)
-				c.SetReadDeadline(time.Now().Add(time.Second))
-				if r != notReady {
-					c.Read(make([]byte, 1))
-				}
+				r := rc.holdWait(fd)
+				c.Read(make([]byte, 1))
 				if got = append(got, r); r == want {
 					return
 				}
@@ -122,7 +121,6 @@ func TestHoldTellsAtOnce(t *testing.T) {
 			t.Errorf("%s: %d waits, none returned %d (the last: %v)", what, len(got), want, got[max(0, len(got)-20):])
 		}
 	}
-	seen("nothing to read", notReady, func() {})
 	seen("an answer there", readyAtOnce, func() { srv.Write([]byte("a")) })
 	seen("an answer 200 µs later", readyLater, func() {
 		go func() {
@@ -130,4 +128,107 @@ func TestHoldTellsAtOnce(t *testing.T) {
 			srv.Write([]byte("b"))
 		}()
 	})
+}
+
+// TestHeldWaitEndsAtDeadlineOrClose: a held wait has no timeout; a read
+// deadline set (as a stop interrupts a statement) or Close while it sleeps
+// ends it at once, and the netpoller returns the deadline's or Close's
+// error; also with one P, which the waiting Read holds: the goroutine that
+// stops it gets the P through the runtime's preemption, which interrupts
+// the wait for a yield.
+func TestHeldWaitEndsAtDeadlineOrClose(t *testing.T) {
+	for _, procs := range []int{2, 1} {
+		for _, how := range []string{"deadline", "close"} {
+			t.Run(fmt.Sprintf("%s/GOMAXPROCS=%d", how, procs), func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				h := NewHold(procs)
+				c, _ := pair(t, "unix", func(nc net.Conn) net.Conn { return wrapRaw(nc, h) })
+				rc := c.(*rawConn)
+				done := make(chan error, 1)
+				go func() {
+					_, err := c.Read(make([]byte, 1))
+					done <- err
+				}()
+				waitHeld(t, rc)
+				start := time.Now()
+				if how == "deadline" {
+					c.SetReadDeadline(time.Unix(1, 0))
+				} else {
+					c.Close()
+				}
+				var err error
+				within(t, 5*time.Second, "the interrupted Read", func() { err = <-done })
+				t.Logf("ended %v after the %s", time.Since(start), how)
+				if how == "deadline" && !errors.Is(err, os.ErrDeadlineExceeded) || how == "close" && !errors.Is(err, net.ErrClosed) {
+					t.Errorf("Read: %v, want the %s's error", err, how)
+				}
+				if n := h.n.Load(); n != 0 {
+					t.Errorf("%d waits counted after the Read returned", n)
+				}
+			})
+		}
+	}
+}
+
+// TestHeldWaitReadsSlowAnswers: answers slower than a millisecond (pgbench
+// scripts with slow statements, -c 1) are found by the held wait itself,
+// not by the netpoller after a timeout; and read right.
+func TestHeldWaitReadsSlowAnswers(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			conn := connectHold(t, dsn, tr, Raw, NewHold(1))
+			rc := conn.PgConn().Conn().(*rawConn)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			const n = 20
+			held := rc.held
+			for i := range n {
+				var got int
+				if err := conn.QueryRow(ctx, "select $1::int from pg_sleep(0.003)", i).Scan(&got); err != nil || got != i {
+					t.Fatalf("slow answer %d: got %d, %v", i, got, err)
+				}
+			}
+			if got := rc.held - held; got < n {
+				t.Errorf("%d of %d slow answers found by the held wait, want all", got, n)
+			}
+		})
+	}
+}
+
+// TestStopWhileHeldInAStatement: a statement interrupted as the driver
+// stops a run (a deadline in the past) while its client sleeps in a held
+// wait, with every P held (GOMAXPROCS 1), returns promptly with an error.
+func TestStopWhileHeldInAStatement(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	dsn := pgtest.DSN(t)
+	h := NewHold(1)
+	conn := connectHold(t, dsn, "unix", Raw, h)
+	rc := conn.PgConn().Conn().(*rawConn)
+	admin := connectHold(t, dsn, "unix", Std, nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := conn.Exec(context.Background(), "select pg_sleep(60)")
+		done <- err
+	}()
+	waitSleeping(t, admin, conn.PgConn().PID())
+	waitHeld(t, rc)
+	start := time.Now()
+	rc.SetDeadline(time.Unix(1, 0))
+	within(t, 5*time.Second, "the interrupted statement", func() {
+		if err := <-done; err == nil {
+			t.Error("interrupted statement: no error")
+		}
+	})
+	t.Logf("statement ended %v after the deadline", time.Since(start))
+}
+
+// waitHeld waits (10 s at most) until a Read of rc sleeps in a held wait.
+func waitHeld(t *testing.T, rc *rawConn) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !rc.waiting.Load(); runtime.Gosched() {
+		if time.Now().After(end) {
+			t.Fatal("no held wait began within 10 s")
+		}
+	}
 }

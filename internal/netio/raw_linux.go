@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -63,7 +62,10 @@ func wrapRaw(nc net.Conn, h *Hold) net.Conn {
 	if err != nil {
 		return nc
 	}
-	c := &rawConn{Conn: nc, rc: rc, settled: true, hold: h}
+	c := &rawConn{Conn: nc, rc: rc, settled: true, hold: h, wake: -1}
+	if h != nil {
+		c.wake = newWake()
+	}
 	c.readFn = c.readFd
 	c.writeFn = c.writeFd
 	return c
@@ -125,6 +127,11 @@ type rawConn struct {
 	// Not touched per round trip.
 	net.Conn      // the wrapped connection: addresses
 	held     uint // waits of hold that found the answer (rmu)
+	// A held wait (hold_linux.go):
+	yielded int64       // when it last yielded its P, Unix ns (rmu)
+	wake    int32       // eventfd that ends a wait; -1: none (mu, or a Read in progress)
+	waiting atomic.Bool // a wait is in progress
+	closing atomic.Bool // Close was called
 	// sends through the netpoller (wmu)
 	writeFn  func(uintptr) bool
 	wbuf     []byte
@@ -136,7 +143,7 @@ type rawConn struct {
 
 // rawConnPad pads rawConn to a multiple of 64 bytes on 64-bit platforms;
 // the array's length below fails to compile when it does not.
-const rawConnPad = 56
+const rawConnPad = 32
 
 var _ [0]struct{} = [unsafe.Sizeof(rawConn{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
@@ -176,6 +183,9 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	}
 	c.mu.Lock()
 	c.reading = false
+	if c.closed {
+		c.closeWake()
+	}
 	c.mu.Unlock()
 	c.rmu.Unlock()
 	return n, err
@@ -192,8 +202,8 @@ const (
 // ReadMore reads the next bytes of the stream into the connection's own
 // buffer, after the last keep bytes of what the previous call returned
 // (moved to its front), and returns the buffer's filled part. It is for a
-// caller that parses an answer's messages itself (workload's round
-// trips), so that they are not copied through another reader's buffer.
+// caller that parses an answer's messages itself (package roundtrip), so
+// that they are not copied through another reader's buffer.
 // Bytes given back by Unread come first (then keep must be 0). The buffer
 // grows when keep fills it, and up to inGrown when reads do; the result is
 // valid until the next ReadMore. Reading otherwise is Read's.
@@ -468,8 +478,13 @@ func (c *rawConn) writeFd(fd uintptr) bool {
 // Close sends what is kept (pgconn's Terminate, usually) if the socket takes
 // it at once, then closes the connection. It never waits for a Write.
 func (c *rawConn) Close() error {
+	c.closing.Store(true)
+	c.wakeWait()
 	c.mu.Lock()
 	c.closed = true
+	if !c.reading {
+		c.closeWake()
+	}
 	c.mu.Unlock()
 	if c.wmu.TryLock() {
 		if len(c.kept) > 0 {
@@ -484,12 +499,20 @@ func (c *rawConn) Close() error {
 func (c *rawConn) SetDeadline(t time.Time) error {
 	c.rdSet.Store(!t.IsZero())
 	c.wdSet.Store(!t.IsZero())
-	return c.Conn.SetDeadline(t)
+	err := c.Conn.SetDeadline(t)
+	if !t.IsZero() && c.hold != nil {
+		c.wakeWait() // the netpoller waits with the deadline
+	}
+	return err
 }
 
 func (c *rawConn) SetReadDeadline(t time.Time) error {
 	c.rdSet.Store(!t.IsZero())
-	return c.Conn.SetReadDeadline(t)
+	err := c.Conn.SetReadDeadline(t)
+	if !t.IsZero() && c.hold != nil {
+		c.wakeWait()
+	}
+	return err
 }
 
 func (c *rawConn) SetWriteDeadline(t time.Time) error {
@@ -505,76 +528,4 @@ func (c *rawConn) opError(op string, e syscall.Errno) error {
 		network = "unix"
 	}
 	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
-}
-
-// holdWait is c.hold.wait; callers check c.hold first, so that without a
-// Hold no frame is added below readFd (the 4 KB client stack; with a Hold
-// there are no more clients than Ps). A client whose answers keep coming
-// within its waits never parks, so every holdYield-th such wait lets the goroutines
-// that wait for a P run (the run's clock: a tick late by more than a
-// millisecond merges two progress lines).
-func (c *rawConn) holdWait(fd uintptr) int {
-	r := c.hold.wait(fd)
-	if r != notReady {
-		if c.held++; c.held%holdYield == 0 {
-			runtime.Gosched()
-		}
-	}
-	return r
-}
-
-// holdWaitFirst is holdWait for a Read that waits before its first read:
-// whether the answer was there already counts as a read-first hit or miss
-// would (see guessHit).
-//
-//go:noinline
-func (c *rawConn) holdWaitFirst(fd uintptr) bool {
-	switch c.holdWait(fd) {
-	case notReady:
-		return false
-	case readyAtOnce:
-		c.hitRate += (256 - c.hitRate) / 8
-	default:
-		c.hitRate -= c.hitRate / 8
-	}
-	return true
-}
-
-// holdYield: about every millisecond at 20,000 round trips a second.
-const holdYield = 16
-
-// Results of Hold.wait.
-const (
-	notReady    = iota // full, timed out or interrupted: the netpoller waits
-	readyAtOnce        // readable when the wait began
-	readyLater         // readable after a sleep
-)
-
-// atOnce: a wait that returned within this was not a sleep (a sleep and
-// wake-up alone take longer), so the answer was there when it began.
-const atOnce = 2 * time.Microsecond
-
-// wait waits up to holdFor for fd to become readable, asleep in the kernel
-// in a raw ppoll(2) that keeps the goroutine's P, if fewer than max
-// goroutines are doing so. It tells whether fd is readable and whether it
-// was at once: Linux's ppoll writes back the time left of its timeout.
-func (h *Hold) wait(fd uintptr) int {
-	if h == nil {
-		return notReady
-	}
-	if h.n.Add(1) > h.max {
-		h.n.Add(-1)
-		return notReady
-	}
-	pfd := unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
-	ts := unix.NsecToTimespec(int64(holdFor))
-	n, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-	h.n.Add(-1)
-	switch {
-	case e != 0 || n != 1 || pfd.Revents&unix.POLLIN == 0:
-		return notReady
-	case holdFor-time.Duration(ts.Nano()) < atOnce:
-		return readyAtOnce
-	}
-	return readyLater
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgarena/pgarena/internal/roundtrip"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -54,7 +55,7 @@ type Runner struct {
 	buf []byte
 	// simple: the one-round-trip executor of simple-protocol commands
 	// whose results are not assigned
-	simple  workload.SimpleExec
+	simple  roundtrip.Simple
 	script  int // running script, command (for debug())
 	command int
 	// The third cache line (state's names, debug and where are not used
@@ -89,7 +90,7 @@ type cmdState struct {
 	described *pgconn.StatementDescription
 	// lean: the one-round-trip executor used when the results are not
 	// assigned, made when prepare first prepares the command
-	lean *workload.PreparedExec
+	lean *roundtrip.Prepared
 }
 
 // unprepare forgets that the script's commands are prepared.
@@ -431,7 +432,7 @@ func (r *Runner) prepare(ctx context.Context, script, i int, c *command) error {
 	}
 	st.prepared = true
 	if st.lean == nil {
-		st.lean = workload.NewPreparedExec(c.name, nil) // exec's, made once
+		st.lean = roundtrip.NewPrepared(c.name, nil) // exec's, made once
 	}
 	return nil
 }
@@ -449,7 +450,7 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 	pc := r.conn.PgConn()
 	switch r.proto {
 	case protoSimple:
-		if c.assign == assignNone && workload.Usable(ctx, pc) {
+		if c.assign == assignNone && roundtrip.Usable(ctx, pc) {
 			// the text written once, into the Query message
 			return r.simple.Run(pc, r.appendText(r.simple.Query(), c))
 		}
@@ -461,7 +462,7 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 			return err
 		}
 		var err error
-		if c.assign == assignNone && workload.Usable(ctx, pc) {
+		if c.assign == assignNone && roundtrip.Usable(ctx, pc) {
 			err = r.scripts[script].cmds[i].lean.Exec(pc, r.paramsOf(c))
 		} else {
 			err = r.execPrepared(ctx, pc, script, i, c)

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/pgarena/pgarena/internal/workload"
+	"github.com/pgarena/pgarena/internal/roundtrip"
 )
 
 // class is a kind of statement of oltp_common.lua's stmt_defs (and of the
@@ -74,7 +74,7 @@ type statement struct {
 	gen uint64
 	sd  *pgconn.StatementDescription // what preparing it there described
 	// runs it there in one round trip (made on first use)
-	lean *workload.PreparedExec
+	lean *roundtrip.Prepared
 }
 
 func newStatement(label, name, sql string, oids []uint32) *statement {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgarena/pgarena/internal/roundtrip"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -345,10 +346,10 @@ func (k *worker) exec(ctx context.Context, st *statement) error {
 				return err
 			}
 		}
-		if workload.Usable(ctx, pc) {
+		if roundtrip.Usable(ctx, pc) {
 			// One round trip without pgconn's per-statement machinery.
 			if st.lean == nil {
-				st.lean = workload.NewPreparedExec(st.name, binaryResults)
+				st.lean = roundtrip.NewPrepared(st.name, binaryResults)
 			}
 			err = st.lean.Exec(pc, params)
 		} else {

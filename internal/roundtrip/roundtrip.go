@@ -1,4 +1,13 @@
-package workload
+// Package roundtrip runs benchmark statements in one round trip each, on
+// the hot path of benchmark clients, behind pgconn's back: Prepared and
+// Simple encode their request themselves, write it to the connection's
+// socket in one Write and read the answer (through pgconn, or on netio's
+// raw connections in netio's own buffer, handing pgconn what it must act
+// on). That leans on how pgconn owns its socket and its read buffer, which
+// is not part of pgx's API; pgx_test.go pins each such behaviour of the pgx
+// release it was checked against, so that a pgx upgrade that changes one
+// fails a named test instead of corrupting a run.
+package roundtrip
 
 import (
 	"context"
@@ -14,13 +23,26 @@ import (
 // ReadyForQuery, discarding rows: the first error's *pgconn.PgError, or
 // nil. The answer is read by readQuiet where it can be, otherwise (and
 // from the first message readQuiet leaves) through pgconn.
+//
+// readQuiet reads the socket beside pgconn, so pgconn must hold nothing
+// read ahead and have no read in progress: SyncConn makes sure (its
+// background reader, started by a write of its own slower than 15 ms, may
+// still be in a Read; then, or with bytes buffered, SyncConn reads them
+// with a Ping first).
 func roundTrip(pc *pgconn.PgConn, req []byte) error {
 	nc := pc.Conn()
+	ar, quiet := nc.(answerReader)
+	if quiet {
+		if err := pc.SyncConn(context.Background()); err != nil {
+			closeBroken(pc)
+			return err
+		}
+	}
 	if _, err := nc.Write(req); err != nil {
 		closeBroken(pc)
 		return err
 	}
-	if ar, ok := nc.(answerReader); ok && pc.Frontend().ReadBufferLen() == 0 {
+	if quiet {
 		if done, err := readQuiet(pc, ar); done {
 			return err
 		}
@@ -63,10 +85,10 @@ type answerReader interface {
 const maxQuiet = 4096 - 1
 
 // readQuiet reads the answer to a round trip's request from ar, which
-// holds nothing of it yet (pgconn's buffer is empty), as long as its
-// messages are ones pgconn reads without acting on them: the
-// acknowledgements, row descriptions, rows and command tags of statements
-// whose rows are discarded, and a ReadyForQuery that ends the answer and
+// holds nothing of it yet (pgconn's buffer is empty, no read of its own
+// in progress), as long as its messages are ones pgconn reads without
+// acting on them: the acknowledgements, row descriptions, rows and
+// command tags of statements whose rows are discarded, and a ReadyForQuery that ends the answer and
 // leaves the transaction status as pgconn has it. It skips those without
 // decoding them. Anything else (an error, a notice, a parameter status, a
 // notification, a ReadyForQuery that changes the status or with bytes

@@ -1,4 +1,4 @@
-package workload_test
+package roundtrip_test
 
 import (
 	"context"
@@ -8,16 +8,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgarena/pgarena/internal/workload"
+	"github.com/pgarena/pgarena/internal/roundtrip"
 )
 
-// TestSimpleExec: simple-protocol statements run (several in one query
+// TestSimple: simple-protocol statements run (several in one query
 // too), fail with their SQLSTATE, keep pgconn's transaction status, and an
 // interrupted statement closes the connection; in every socket mode.
-func TestSimpleExec(t *testing.T) {
+func TestSimple(t *testing.T) {
 	inEveryNetIOMode(t, func(t *testing.T, ctx context.Context, conn *pgx.Conn) {
 		pc := conn.PgConn()
-		var x workload.SimpleExec
+		var x roundtrip.Simple
 		exec := func(sql string) error { return x.Exec(pc, []byte(sql)) }
 		if err := exec("create temp table t (a int)"); err != nil {
 			t.Fatal(err)
@@ -57,7 +57,7 @@ func TestSimpleExec(t *testing.T) {
 			t.Errorf("empty query: %v", err)
 		}
 		if err := conn.QueryRow(ctx, "select count(*) from t").Scan(&n); err != nil || n != 50 {
-			t.Fatalf("the connection after SimpleExec: rows %d, %v; want 50", n, err)
+			t.Fatalf("the connection after Simple: rows %d, %v; want 50", n, err)
 		}
 		interruptEnds(t, pc, func() error { return exec("select pg_sleep(10)") })
 	})

@@ -1,4 +1,4 @@
-package workload_test
+package roundtrip_test
 
 import (
 	"context"
@@ -10,31 +10,31 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/pgtest"
-	"github.com/pgarena/pgarena/internal/workload"
+	"github.com/pgarena/pgarena/internal/roundtrip"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// TestPreparedExec: statements run, fail with their SQLSTATE, keep
+// TestPrepared: statements run, fail with their SQLSTATE, keep
 // pgconn's transaction status, and an interrupted statement closes the
 // connection; in every socket mode.
-func TestPreparedExec(t *testing.T) {
+func TestPrepared(t *testing.T) {
 	inEveryNetIOMode(t, func(t *testing.T, ctx context.Context, conn *pgx.Conn) {
 		pc := conn.PgConn()
 		if _, err := conn.Exec(ctx, "create temp table t (a int, b text)"); err != nil {
 			t.Fatal(err)
 		}
-		prepare := func(name, sql string) *workload.PreparedExec {
+		prepare := func(name, sql string) *roundtrip.Prepared {
 			if _, err := pc.Prepare(ctx, name, sql, nil); err != nil {
 				t.Fatal(err)
 			}
-			return workload.NewPreparedExec(name, nil)
+			return roundtrip.NewPrepared(name, nil)
 		}
 		ins := prepare("ins", "insert into t values ($1, $2)")
 		div := prepare("div", "select 1 / $1::int")
 		begin, rollback := prepare("begin", "begin"), prepare("rollback", "rollback")
 		bg := context.Background()
-		if !workload.Usable(bg, pc) || workload.Usable(ctx, pc) {
+		if !roundtrip.Usable(bg, pc) || roundtrip.Usable(ctx, pc) {
 			t.Fatal("Usable: want true for an uncancellable context only")
 		}
 		for i := range 100 {
@@ -71,7 +71,7 @@ func TestPreparedExec(t *testing.T) {
 		if _, err := pc.Prepare(ctx, "bin", "select $1::int8", nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := workload.NewPreparedExec("bin", []int16{1}).Exec(pc, [][]byte{[]byte("7")}); err != nil {
+		if err := roundtrip.NewPrepared("bin", []int16{1}).Exec(pc, [][]byte{[]byte("7")}); err != nil {
 			t.Fatal(err)
 		}
 		var v int64

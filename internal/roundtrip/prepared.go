@@ -1,4 +1,4 @@
-package workload
+package roundtrip
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// PreparedExec runs a prepared statement in one round trip and discards
+// Prepared runs a prepared statement in one round trip and discards
 // its rows, for the hot path of benchmark clients: it encodes
 // Bind/Execute/Sync itself (the statement's name and result formats once,
 // the parameters per call) into a buffer it reuses, writes them to the
@@ -25,15 +25,15 @@ import (
 // deadline, as the driver interrupts statements. A failed statement
 // returns its *pgconn.PgError (SQLSTATE kept); an I/O error closes the
 // connection, as pgconn does. Not safe for concurrent use.
-type PreparedExec struct {
+type Prepared struct {
 	head []byte // 'B', length placeholder, portal "", name, no parameter formats
 	tail []byte // result formats, then Execute and Sync
 	buf  []byte
 }
 
-// NewPreparedExec returns the executor of the statement prepared under
+// NewPrepared returns the executor of the statement prepared under
 // name, asking for its results in resultFormats (nil: all text).
-func NewPreparedExec(name string, resultFormats []int16) *PreparedExec {
+func NewPrepared(name string, resultFormats []int16) *Prepared {
 	head := append([]byte{'B', 0, 0, 0, 0, 0}, name...)
 	head = append(head, 0, 0, 0) // name's terminator; 0 parameter format codes: all text
 	var tail []byte
@@ -45,7 +45,7 @@ func NewPreparedExec(name string, resultFormats []int16) *PreparedExec {
 	tail = append(tail, 'S', 0, 0, 0, 4)                // Sync
 	// head and tail in one allocation: one cache line for both, per call
 	m := append(head[:len(head):len(head)], tail...)
-	return &PreparedExec{head: m[:len(head):len(head)], tail: m[len(head):], buf: make([]byte, 0, 128)}
+	return &Prepared{head: m[:len(head):len(head)], tail: m[len(head):], buf: make([]byte, 0, 128)}
 }
 
 // Usable tells whether Exec may run on pc under ctx: ctx cannot be
@@ -56,7 +56,7 @@ func Usable(ctx context.Context, pc *pgconn.PgConn) bool {
 
 // Exec runs the statement with params (text; nil is NULL) and reads its
 // answer up to ReadyForQuery.
-func (p *PreparedExec) Exec(pc *pgconn.PgConn, params [][]byte) error {
+func (p *Prepared) Exec(pc *pgconn.PgConn, params [][]byte) error {
 	b := append(p.buf[:0], p.head...)
 	b = binary.BigEndian.AppendUint16(b, uint16(len(params)))
 	for _, v := range params {

@@ -1,4 +1,4 @@
-package workload_test
+package roundtrip_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package workload_test
+package roundtrip_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgarena/pgarena/internal/workload"
+	"github.com/pgarena/pgarena/internal/roundtrip"
 )
 
 // TestAnswersPgconnActsOn: the messages of an answer that pgconn acts on
@@ -24,7 +24,7 @@ func TestAnswersPgconnActsOn(t *testing.T) {
 	inEveryNetIOMode(t, func(t *testing.T, ctx context.Context, conn *pgx.Conn) {
 		notices, notified = nil, nil
 		pc := conn.PgConn()
-		var x workload.SimpleExec
+		var x roundtrip.Simple
 		exec := func(sql string) error { return x.Exec(pc, []byte(sql)) }
 		if err := exec("set application_name = 'quiet-reads'"); err != nil || pc.ParameterStatus("application_name") != "quiet-reads" {
 			t.Errorf("set application_name: %v, pgconn has %q", err, pc.ParameterStatus("application_name"))

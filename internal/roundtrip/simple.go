@@ -1,4 +1,4 @@
-package workload
+package roundtrip
 
 import (
 	"encoding/binary"
@@ -6,8 +6,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// SimpleExec runs simple-protocol statements whose rows are discarded, in
-// one round trip, as PreparedExec runs prepared ones: it encodes the
+// Simple runs simple-protocol statements whose rows are discarded, in
+// one round trip, as Prepared runs prepared ones: it encodes the
 // Query message into a buffer it reuses, writes it to the connection's
 // socket in one Write and reads the answer up to ReadyForQuery through
 // PgConn.ReceiveMessage (pgconn still handles every message: the
@@ -18,25 +18,25 @@ import (
 // A query holding several statements runs them all; the first failure is
 // returned.
 //
-// The same conditions as PreparedExec apply (check Usable first); a
+// The same conditions as Prepared apply (check Usable first); a
 // failed statement returns its *pgconn.PgError, an I/O error closes the
 // connection. Not safe for concurrent use.
-type SimpleExec struct{ buf []byte }
+type Simple struct{ buf []byte }
 
 // Exec runs the statements of sql (text without a NUL byte, which the
 // server would take for its end).
-func (x *SimpleExec) Exec(pc *pgconn.PgConn, sql []byte) error {
+func (x *Simple) Exec(pc *pgconn.PgConn, sql []byte) error {
 	return x.Run(pc, append(x.Query(), sql...))
 }
 
 // Query starts a Query message in x's buffer, for a caller that writes
 // its statements' text there itself (one copy of the text fewer): append
 // the text to it and give it to Run.
-func (x *SimpleExec) Query() []byte { return append(x.buf[:0], 'Q', 0, 0, 0, 0) }
+func (x *Simple) Query() []byte { return append(x.buf[:0], 'Q', 0, 0, 0, 0) }
 
 // Run ends the Query message q (Query's, with the text appended) and runs
 // its statements, as Exec.
-func (x *SimpleExec) Run(pc *pgconn.PgConn, q []byte) error {
+func (x *Simple) Run(pc *pgconn.PgConn, q []byte) error {
 	q = append(q, 0)
 	binary.BigEndian.PutUint32(q[1:], uint32(len(q)-1))
 	x.buf = q
