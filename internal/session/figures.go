@@ -35,6 +35,8 @@ type figureWindow struct {
 	warmedUp  bool // start is the warm-up's end (a re-snapshot)
 	committed map[string]int64
 	times     map[string]workload.TxTimes // for a TimedFigureReporter
+	measured  time.Duration               // for a RateFigureReporter: tps's time
+	counted   map[string]int64            // and count, as metrics.Accumulator has them
 	after     map[string]float64          // set by stop
 	stopped   time.Time
 	stopErr   error
@@ -104,9 +106,16 @@ func (fw *figureWindow) Write(r Record) error {
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
+	if !iv.Drain {
+		fw.measured += iv.Duration()
+	}
+	if fw.counted == nil {
+		fw.counted = map[string]int64{}
+	}
 	for _, t := range iv.Tx {
 		// The database counts what committed in the drain too.
 		fw.committed[t.Name] += t.Count + t.Unfinished.Committed
+		fw.counted[t.Name] += t.Count
 		if t.Latency != nil && t.Count > 0 {
 			tt, seen := fw.times[t.Name]
 			tt.Total += time.Duration(t.Latency.Mean() * float64(t.Count) * float64(time.Microsecond))
@@ -165,9 +174,14 @@ func (fw *figureWindow) end(notef func(string, ...any), start, end time.Time) []
 	}
 	var out []metrics.Figure
 	figs := rep.Figures
-	if tr, ok := rep.(workload.TimedFigureReporter); ok {
+	switch r := rep.(type) {
+	case workload.TimedFigureReporter:
 		figs = func(before, after map[string]float64, elapsed time.Duration, committed map[string]int64) []workload.Figure {
-			return tr.TimedFigures(before, after, elapsed, committed, fw.times)
+			return r.TimedFigures(before, after, elapsed, committed, fw.times)
+		}
+	case workload.RateFigureReporter:
+		figs = func(map[string]float64, map[string]float64, time.Duration, map[string]int64) []workload.Figure {
+			return r.RateFigures(fw.measured, fw.counted)
 		}
 	}
 	if fw.warmedUp {

@@ -276,6 +276,17 @@ type TimedFigureReporter interface {
 	TimedFigures(before, after map[string]float64, elapsed time.Duration, committed map[string]int64, times map[string]TxTimes) []Figure
 }
 
+// RateFigureReporter is a FigureReporter whose figures are rates of the
+// clients' own counts (sysbench's queries per second): the session calls
+// RateFigures in place of Figures, with the numerator and denominator of
+// the run's tps — the measured intervals' committed count per type and
+// their summed length — so that a figure per transaction is tps times a
+// constant (a one-query test's qps is its tps).
+type RateFigureReporter interface {
+	FigureReporter
+	RateFigures(measured time.Duration, committed map[string]int64) []Figure
+}
+
 // TxTimes are the latencies of one transaction type's committed
 // transactions in the figures' window (from the latency histograms: 3
 // significant digits): their total and the shortest.
