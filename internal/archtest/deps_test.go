@@ -11,8 +11,8 @@ package archtest
 // a decision made in review, not a default.
 var allowed = map[string][]string{
 	// main and the command line: everything but the test helpers.
-	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml, promclient},
-	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml, promclient},
+	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
+	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
@@ -27,10 +27,10 @@ var allowed = map[string][]string{
 
 	// --out: outputs of a run beside its results directory (the registry and one package per kind)
 	"internal/output":            with(sessionReach, "internal/session"),
-	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, plot, promclient),
+	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, plot),
 	"internal/output/jsonl":      with(sessionReach, "internal/output", "internal/session"),
 	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, plot),
-	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session", promclient),
+	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session"),
 	"internal/output/postgres":   with(sessionReach, "internal/output", "internal/session"),
 
 	// targets: a target knows nothing of workloads, the driver or the store
@@ -102,8 +102,6 @@ const (
 	plot   = "gonum.org/v1/plot"
 	yaml   = "gopkg.in/yaml.v3"
 	ggcr   = "github.com/google/go-containerregistry"
-	// promclient serves --out prometheus (internal/output/prometheus).
-	promclient = "github.com/prometheus/client_golang"
 )
 
 // testHelpers are the packages that exist for tests: only _test.go files
