@@ -11,8 +11,8 @@ package archtest
 // a decision made in review, not a default.
 var allowed = map[string][]string{
 	// main and the command line: everything but the test helpers.
-	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
-	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml},
+	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, ximage, yaml},
+	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, ximage, yaml},
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
@@ -27,9 +27,9 @@ var allowed = map[string][]string{
 
 	// --out: outputs of a run beside its results directory (the registry and one package per kind)
 	"internal/output":            with(sessionReach, "internal/session"),
-	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, plot),
+	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, ximage),
 	"internal/output/jsonl":      with(sessionReach, "internal/output", "internal/session"),
-	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, plot),
+	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, ximage),
 	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session"),
 	"internal/output/postgres":   with(sessionReach, "internal/output", "internal/session"),
 
@@ -57,8 +57,8 @@ var allowed = map[string][]string{
 	// results: files on disk, never a database
 	"internal/store":  {"internal/metrics", hdr, xsys},
 	"internal/merge":  {"internal/metrics", "internal/store", hdr, xsys},
-	"internal/report": {"internal/metrics", "internal/store", hdr, xsys, gonum, plot},
-	"internal/serve":  {"internal/metrics", "internal/plan", "internal/report", "internal/store", hdr, xsys, gonum, plot, yaml},
+	"internal/report": {"internal/metrics", "internal/store", hdr, xsys, gonum, ximage},
+	"internal/serve":  {"internal/metrics", "internal/plan", "internal/report", "internal/store", hdr, xsys, gonum, ximage, yaml},
 	"internal/plan":   {"internal/metrics", "internal/store", hdr, xsys, yaml},
 	"internal/k8sjob": {yaml},
 
@@ -99,7 +99,8 @@ const (
 	xsync  = "golang.org/x/sync"
 	xsys   = "golang.org/x/sys"
 	gonum  = "gonum.org/v1/gonum"
-	plot   = "gonum.org/v1/plot"
+	// ximage draws the report's PNG charts (a rasterizer and a fixed font).
+	ximage = "golang.org/x/image"
 	yaml   = "gopkg.in/yaml.v3"
 	ggcr   = "github.com/google/go-containerregistry"
 )
