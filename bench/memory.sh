@@ -99,9 +99,10 @@ tools = list(dict.fromkeys(r["tool"] for r in rows))
 med = {}
 for r in rows:
     med.setdefault((r["tool"], r["clients"], r["via"]), []).append(r["rss_kb"] / 1024)
+rounds = max(len(v) for v in med.values())
 med = {k: statistics.median(v) for k, v in med.items()}
 points = sorted({(c, v) for _, c, v in med}, key=lambda p: (p[1] != "direct", p[0]))
-print(f"\npeak RSS, MB (median of {len(rows) // max(1, len(med))} rounds); ratio to pgbench")
+print(f"\npeak RSS, MB (median of up to {rounds} rounds); ratio to pgbench")
 print(f"{'clients':>8} {'via':<10}" + "".join(f" {t:>9} {'ratio':>6}" for t in tools))
 for c, v in points:
     base = med.get(("pgbench", c, v))
