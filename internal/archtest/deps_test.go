@@ -11,14 +11,14 @@ package archtest
 // a decision made in review, not a default.
 var allowed = map[string][]string{
 	// main and the command line: everything but the test helpers.
-	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, ximage, yaml},
-	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, ximage, yaml},
+	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, xsync, xsys, gonum, ximage, yaml},
+	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, xsync, xsys, gonum, ximage, yaml},
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
 	"internal/driver":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
 	"internal/loader":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr, xsync},
-	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, procfs, xsys},
+	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
 	"internal/netio":   {pgx, xsys},
 	"internal/clock":   {},
 	"internal/await":   {"internal/clock"},
@@ -82,7 +82,7 @@ var allowed = map[string][]string{
 // sessionReach is what internal/session may reach: one run end to end.
 var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
 	"internal/pgerr", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
-	"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys}
+	"internal/target/replica", "internal/workload", pflag, pgx, hdr, xsync, xsys}
 
 // with is base and more, for entries that build on another's reach.
 func with(base []string, more ...string) []string {
@@ -91,14 +91,13 @@ func with(base []string, more ...string) []string {
 
 // Third-party modules (go.mod).
 const (
-	cobra  = "github.com/spf13/cobra"
-	pflag  = "github.com/spf13/pflag"
-	pgx    = "github.com/jackc/pgx/v5"
-	hdr    = "github.com/HdrHistogram/hdrhistogram-go"
-	procfs = "github.com/prometheus/procfs"
-	xsync  = "golang.org/x/sync"
-	xsys   = "golang.org/x/sys"
-	gonum  = "gonum.org/v1/gonum"
+	cobra = "github.com/spf13/cobra"
+	pflag = "github.com/spf13/pflag"
+	pgx   = "github.com/jackc/pgx/v5"
+	hdr   = "github.com/HdrHistogram/hdrhistogram-go"
+	xsync = "golang.org/x/sync"
+	xsys  = "golang.org/x/sys"
+	gonum = "gonum.org/v1/gonum"
 	// ximage draws the report's PNG charts (a rasterizer and a fixed font).
 	ximage = "golang.org/x/image"
 	yaml   = "gopkg.in/yaml.v3"
