@@ -105,3 +105,36 @@ func TestProcReadAgreesWithProcfs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHostFiles reads what one host sample reads, with this package's
+// reader and with procfs (allocations are the load-independent figure).
+func BenchmarkHostFiles(b *testing.B) {
+	fs, err := newProcFS()
+	if err != nil {
+		b.Skip(err)
+	}
+	pfs, _ := procfs.NewFS(procfs.DefaultMountPoint)
+	bfs, _ := blockdevice.NewFS(procfs.DefaultMountPoint, "/sys")
+	self, _ := fs.Self()
+	pself, _ := pfs.Self()
+	b.Run("procread", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = fs.Stat()
+			_, _ = self.Stat()
+			_, _ = fs.LoadAvg()
+			_, _ = fs.Meminfo()
+			_, _ = fs.ProcDiskstats()
+		}
+	})
+	b.Run("procfs", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = pfs.Stat()
+			_, _ = pself.Stat()
+			_, _ = pfs.LoadAvg()
+			_, _ = pfs.Meminfo()
+			_, _ = bfs.ProcDiskstats()
+		}
+	})
+}
