@@ -11,14 +11,14 @@ package archtest
 // a decision made in review, not a default.
 var allowed = map[string][]string{
 	// main and the command line: everything but the test helpers.
-	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml, promclient},
-	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, procfs, xsync, xsys, gonum, plot, yaml, promclient},
+	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, xsync, xsys, gonum, ximage, yaml},
+	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, xsync, xsys, gonum, ximage, yaml},
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
 	"internal/driver":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
 	"internal/loader":  {"internal/await", "internal/clock", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, xsync},
-	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, procfs, xsys},
+	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys},
 	"internal/sampled": {},
 	"internal/netio":   {pgx, xsys},
 	// the one-round-trip statements that read behind pgconn's back
@@ -30,10 +30,10 @@ var allowed = map[string][]string{
 
 	// --out: outputs of a run beside its results directory (the registry and one package per kind)
 	"internal/output":            with(sessionReach, "internal/session"),
-	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, plot, promclient),
+	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, ximage),
 	"internal/output/jsonl":      with(sessionReach, "internal/output", "internal/session"),
-	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, plot),
-	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session", promclient),
+	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, ximage),
+	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session"),
 	"internal/output/postgres":   with(sessionReach, "internal/output", "internal/session"),
 
 	// targets: a target knows nothing of workloads, the driver or the store
@@ -61,8 +61,8 @@ var allowed = map[string][]string{
 	// through pgerr, whose error classes the results are counted by)
 	"internal/store":  {"internal/metrics", "internal/pgerr", pgx, hdr, xsys},
 	"internal/merge":  {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
-	"internal/report": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, plot},
-	"internal/serve":  {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, plot, yaml},
+	"internal/report": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, ximage},
+	"internal/serve":  {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, ximage, yaml},
 	"internal/plan":   {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys, yaml},
 	"internal/k8sjob": {yaml},
 
@@ -86,7 +86,7 @@ var allowed = map[string][]string{
 // sessionReach is what internal/session may reach: one run end to end.
 var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
 	"internal/pgerr", "internal/sampled", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
-	"internal/target/replica", "internal/workload", pflag, pgx, hdr, procfs, xsync, xsys}
+	"internal/target/replica", "internal/workload", pflag, pgx, hdr, xsync, xsys}
 
 // with is base and more, for entries that build on another's reach.
 func with(base []string, more ...string) []string {
@@ -95,19 +95,17 @@ func with(base []string, more ...string) []string {
 
 // Third-party modules (go.mod).
 const (
-	cobra  = "github.com/spf13/cobra"
-	pflag  = "github.com/spf13/pflag"
-	pgx    = "github.com/jackc/pgx/v5"
-	hdr    = "github.com/HdrHistogram/hdrhistogram-go"
-	procfs = "github.com/prometheus/procfs"
-	xsync  = "golang.org/x/sync"
-	xsys   = "golang.org/x/sys"
-	gonum  = "gonum.org/v1/gonum"
-	plot   = "gonum.org/v1/plot"
+	cobra = "github.com/spf13/cobra"
+	pflag = "github.com/spf13/pflag"
+	pgx   = "github.com/jackc/pgx/v5"
+	hdr   = "github.com/HdrHistogram/hdrhistogram-go"
+	xsync = "golang.org/x/sync"
+	xsys  = "golang.org/x/sys"
+	gonum = "gonum.org/v1/gonum"
+	// ximage draws the report's PNG charts (a rasterizer and a fixed font).
+	ximage = "golang.org/x/image"
 	yaml   = "gopkg.in/yaml.v3"
 	ggcr   = "github.com/google/go-containerregistry"
-	// promclient serves --out prometheus (internal/output/prometheus).
-	promclient = "github.com/prometheus/client_golang"
 )
 
 // testHelpers are the packages that exist for tests: only _test.go files

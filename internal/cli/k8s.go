@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -134,7 +135,7 @@ func (a *app) addK8sInit(k8s *cobra.Command) {
 			RunArgs: k8sInitArgs(a.args, workers), Agents: agents, DSN: dsn, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
 			CPU: k.cpu, Memory: k.memory, LegacyBackoff: k.legacyBackoff}
 		if s.Name == "" {
-			s.Name = "pgarena-load-" + nonLabel.ReplaceAllString(strings.ToLower(name), "-") + "-" + time.Now().UTC().Format("20060102-150405")
+			s.Name = "pgarena-load-" + nonLabel().ReplaceAllString(strings.ToLower(name), "-") + "-" + time.Now().UTC().Format("20060102-150405")
 		}
 		if s.CPU == "" {
 			s.CPU = fmt.Sprintf("%dm", 250+250*workers)
@@ -204,7 +205,7 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 		s.StartMargin = margin
 	}
 	if s.Name == "" {
-		s.Name = "pgarena-" + nonLabel.ReplaceAllString(strings.ToLower(s.Workload), "-") + "-" + startAt.UTC().Format("20060102-150405")
+		s.Name = "pgarena-" + nonLabel().ReplaceAllString(strings.ToLower(s.Workload), "-") + "-" + startAt.UTC().Format("20060102-150405")
 	}
 	cpu, mem := k8sjob.Requests(k8sjob.PerAgent(maxClients(f.steps), s.Agents))
 	if s.CPU == "" {
@@ -225,7 +226,7 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 	return nil
 }
 
-var nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+var nonLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9-]+`) })
 
 // checkK8s refuses what the pods cannot do (bad input: exit 2), and any
 // password, which the manifest would carry in plain text.

@@ -13,12 +13,17 @@ import (
 // instructions and 1 MB of heap per start for 35 subcommands that one
 // command line never reaches.
 //
-// Only a plain "VERB WORKLOAD ..." command line is narrowed: any other
-// (no arguments, a flag before the workload's name, help, completion)
-// builds the whole tree, so help, usage and error messages are unchanged.
+// A plain "VERB WORKLOAD ..." command line is narrowed, and one of flags
+// alone (--help, --version) builds no workload subcommand: it reaches the
+// root only. Any other (no arguments, a flag before the workload's name,
+// help, completion) builds the whole tree, so help, usage and error
+// messages are unchanged.
 // A different verb's subcommands are never reached, nor are other
 // workloads' under the named one (cobra has no prefix matching here).
 func (a *app) buildsWorkload(parent *cobra.Command, name string) bool {
+	if a.rootOnly() {
+		return false
+	}
 	words := a.args
 	for i, w := range words {
 		if strings.HasPrefix(w, "-") {
@@ -39,6 +44,17 @@ func (a *app) buildsWorkload(parent *cobra.Command, name string) bool {
 		}
 	}
 	return words[len(path)] == name
+}
+
+// rootOnly reports whether the arguments are flags alone (--help,
+// --version): then no subcommand is reached.
+func (a *app) rootOnly() bool {
+	for _, w := range a.args {
+		if !strings.HasPrefix(w, "-") {
+			return false
+		}
+	}
+	return len(a.args) > 0
 }
 
 // rootName is the root command's name.

@@ -34,6 +34,7 @@ func TestNarrowTreeAnswersAsWholeTree(t *testing.T) {
 		{"run", "tpcb", "--help"}, {"init", "ycsb", "--help"}, {"k8s", "tpcc", "--help"}, {"drop", "sysbench", "-h"},
 		{"run", "nosuch", "-c", "1"}, {"run", "tpcb", "--no-such-flag"}, {"check", "tpcb", "-t", "x"},
 		{"run", "tpcb", "-c", "0", "-t", "1"}, {"rnu", "tpcb"}, {"run", "--help"}, {"help", "run", "tpcb"},
+		{"--help"}, {"-h"}, {"--version"}, {"--no-such-flag"},
 	} {
 		wc, wout, werr := invoke(args, true)
 		nc, nout, nerr := invoke(args, false)

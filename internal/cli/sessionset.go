@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -32,7 +33,9 @@ func (a *app) applyWorkerDSNs(spec *session.Spec, dsns []string) error {
 
 // settingName is a configuration parameter's name, custom ones
 // (citus.enable_repartition_joins) included.
-var settingName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$`)
+var settingName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$`)
+})
 
 // applySessionSets gives the run's client groups their --session-set
 // settings and records them in the spec. A group prefix must name one of
@@ -54,7 +57,7 @@ func applySessionSets(spec *session.Spec, sets []string) error {
 			group, key = "", kv
 		}
 		switch {
-		case !ok || !settingName.MatchString(key):
+		case !ok || !settingName().MatchString(key):
 			return usagef("--session-set %q: want key=value or group:key=value (a configuration parameter's name, e.g. work_mem=64MB)", s)
 		case grouped && !names[group]:
 			known := "this run has one client group: leave out the group"

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,9 +37,9 @@ import (
 const sliceLockTimeout = 2 * time.Hour
 
 var (
-	slicesRe    = regexp.MustCompile(`; slices ([A-Za-z0-9 -]*)`)
-	keysBuiltRe = regexp.MustCompile(`; keys built`)
-	sliceNameRe = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+	slicesRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`; slices ([A-Za-z0-9 -]*)`) })
+	keysBuiltRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`; keys built`) })
+	sliceNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9-]+$`) })
 )
 
 // sliceState is what the mark of the first table records.
@@ -49,8 +50,8 @@ type sliceState struct {
 }
 
 func parseSliceState(comment string) sliceState {
-	st := sliceState{comment: comment, keysBuilt: keysBuiltRe.MatchString(comment)}
-	if m := slicesRe.FindStringSubmatch(comment); m != nil {
+	st := sliceState{comment: comment, keysBuilt: keysBuiltRe().MatchString(comment)}
+	if m := slicesRe().FindStringSubmatch(comment); m != nil {
 		st.slices = strings.Fields(m[1])
 	}
 	return st
@@ -71,7 +72,7 @@ func (st sliceState) text(workloadName string) string {
 func initSlice(ctx context.Context, dial target.Dialer, w workload.Workload, s workload.Slice, opts Options) (Stats, error) {
 	start := time.Now()
 	var st Stats
-	if !sliceNameRe.MatchString(s.Name) {
+	if !sliceNameRe().MatchString(s.Name) {
 		return st, fmt.Errorf("slice name %q: letters, digits and '-' only", s.Name)
 	}
 	conn, err := dial(ctx)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/pgerr"
@@ -32,12 +33,14 @@ type Rule struct {
 	Sampled bool
 }
 
-var ruleRE = regexp.MustCompile(`^\s*([A-Za-z0-9_.:]+)\s*(>=|<=|>|<)\s*([0-9.]+)\s*(ms|s|/s|%)?\s+for\s+(\S+)\s*$`)
+var ruleRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*([A-Za-z0-9_.:]+)\s*(>=|<=|>|<)\s*([0-9.]+)\s*(ms|s|/s|%)?\s+for\s+(\S+)\s*$`)
+})
 
 // ParseRule parses an autostop rule; the error names the token at fault
 // and what is expected.
 func ParseRule(s string) (Rule, error) {
-	m := ruleRE.FindStringSubmatch(s)
+	m := ruleRE().FindStringSubmatch(s)
 	if m == nil {
 		return Rule{}, fmt.Errorf("autostop %q: expected METRIC OP VALUE for DURATION, e.g. 'errors>25/s for 10s', 'p95>500ms for 10s', 'tps<10 for 30s'", s)
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/procfs"
 
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/sampled"
@@ -44,7 +43,7 @@ type citusSource struct {
 	workers []*citusWorkerConn
 	timeout time.Duration
 	topN    int
-	proc    procfs.FS
+	proc    procFS
 	ncpu    int
 	notes   []string // to say at the next sample
 }
@@ -81,8 +80,8 @@ const citusWaitQuery = `select coalesce(wait_event_type, ''), coalesce(wait_even
 func newCitusSource(ws []CitusWorker, timeout time.Duration, topN int) *citusSource {
 	s := &citusSource{timeout: timeout, topN: topN}
 	var procErr error
-	if s.proc, procErr = procfs.NewFS(procfs.DefaultMountPoint); procErr == nil {
-		var st procfs.Stat
+	if s.proc, procErr = newProcFS(); procErr == nil {
+		var st procStat
 		if st, procErr = s.proc.Stat(); procErr == nil {
 			s.ncpu = len(st.CPU)
 		}
@@ -142,7 +141,7 @@ func (s *citusSource) sample(ctx context.Context, now time.Time) []store.Sample 
 	return out
 }
 
-func (w *citusWorkerConn) sample(ctx context.Context, fs procfs.FS, topN int) (store.Sample, bool, error) {
+func (w *citusWorkerConn) sample(ctx context.Context, fs procFS, topN int) (store.Sample, bool, error) {
 	var note string
 	if w.conn == nil || w.conn.IsClosed() {
 		conn, err := pgx.ConnectConfig(ctx, w.Config)
@@ -215,7 +214,7 @@ func (w *citusWorkerConn) sampleWaits(ctx context.Context, p string, topN int, v
 // findPostmaster looks for the worker's postmaster in this host's /proc
 // through the sampler's own backend, on each new connection (a restarted
 // worker has a new one); it returns a note when it is not found.
-func (w *citusWorkerConn) findPostmaster(ctx context.Context, fs procfs.FS) string {
+func (w *citusWorkerConn) findPostmaster(ctx context.Context, fs procFS) string {
 	w.postmaster, w.cpuAt = 0, time.Time{}
 	var pid int
 	var started float64
@@ -241,7 +240,7 @@ func (s *citusSource) treeCPU() map[int]float64 {
 	if len(roots) == 0 {
 		return nil
 	}
-	cpu, err := treeCPU(procfs.DefaultMountPoint, roots)
+	cpu, err := treeCPU(procRoot, roots)
 	if err != nil {
 		return nil
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/procfs"
-	"github.com/prometheus/procfs/blockdevice"
 	"golang.org/x/sys/unix"
 
 	"github.com/pgarena/pgarena/internal/sampled"
@@ -22,21 +20,20 @@ import (
 type host struct {
 	labels map[string]string // on every host sample
 
-	proc    procfs.FS
-	block   blockdevice.FS
-	self    procfs.Proc
+	proc    procFS
+	self    proc
 	cpuOff  bool
 	memOff  bool
 	diskOff bool
 	notes   []string
 
-	prevCPU  procfs.CPUStat
+	prevCPU  cpuStat
 	prevSelf float64
 	prevAt   time.Time
 	haveCPU  bool
 
 	disks    map[string]bool // whole devices to report
-	prevDisk map[string]blockdevice.IOStats
+	prevDisk map[string]ioStats
 	diskAt   time.Time
 }
 
@@ -49,7 +46,7 @@ func newHost(dbLocal bool, dataDir string) *host {
 		h.labels["db_host"] = "true"
 	}
 	var err error
-	if h.proc, err = procfs.NewFS(procfs.DefaultMountPoint); err != nil {
+	if h.proc, err = newProcFS(); err != nil {
 		h.cpuOff, h.memOff, h.diskOff = true, true, true
 		h.notes = append(h.notes, "host: "+err.Error()+", skipped")
 		return h
@@ -57,12 +54,7 @@ func newHost(dbLocal bool, dataDir string) *host {
 	if h.self, err = h.proc.Self(); err != nil {
 		h.notes = append(h.notes, "host_cpu: cannot read pgarena's own CPU: "+err.Error())
 	}
-	if h.block, err = blockdevice.NewFS(procfs.DefaultMountPoint, "/sys"); err != nil {
-		h.diskOff = true
-		h.notes = append(h.notes, "host_disk: "+err.Error()+", skipped")
-		return h
-	}
-	devs, err := h.block.SysBlockDevices()
+	devs, err := h.proc.SysBlockDevices()
 	if err != nil {
 		h.diskOff = true
 		h.notes = append(h.notes, "host_disk: cannot list block devices: "+err.Error()+", skipped")
@@ -216,13 +208,13 @@ func (h *host) sampleMem(now time.Time) (store.Sample, bool) {
 }
 
 func (h *host) sampleDisks(now time.Time) (store.Sample, bool) {
-	stats, err := h.block.ProcDiskstats()
+	stats, err := h.proc.ProcDiskstats()
 	if err != nil {
 		h.diskOff = true
 		return h.skip(now, "host_disk", err)
 	}
 	at := time.Now()
-	cur := map[string]blockdevice.IOStats{}
+	cur := map[string]ioStats{}
 	for _, d := range stats {
 		if h.disks[d.DeviceName] {
 			cur[d.DeviceName] = d.IOStats

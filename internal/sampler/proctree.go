@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/prometheus/procfs"
 )
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on
@@ -54,7 +52,7 @@ func onThisHost(host string) bool {
 // there matches started (pg_stat_activity.backend_start, seconds since the
 // epoch). A server in another pid namespace (a container reached through a
 // loopback port) fails that check.
-func findPostmaster(fs procfs.FS, backend int, started float64) (int, error) {
+func findPostmaster(fs procFS, backend int, started float64) (int, error) {
 	p, err := fs.Proc(backend)
 	if err != nil {
 		return 0, fmt.Errorf("its backend (pid %d) is not in this host's /proc: another pid namespace or host", backend)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/sampled"
@@ -60,7 +61,7 @@ func (l *logScanner) close() {
 }
 
 // logLevel finds the level of a log line: "... [pid] ERROR:  message".
-var logLevel = regexp.MustCompile(`\b(ERROR|FATAL|PANIC):\s+(.*)$`)
+var logLevel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(ERROR|FATAL|PANIC):\s+(.*)$`) })
 
 // logKinds classify messages by a piece of their text, first match wins.
 var logKinds = []struct{ kind, text string }{
@@ -135,7 +136,7 @@ func (l *logScanner) sample(now time.Time) []store.Sample {
 }
 
 func (l *logScanner) count(line []byte, counts map[string]float64) {
-	m := logLevel.FindSubmatch(line)
+	m := logLevel().FindSubmatch(line)
 	if m == nil {
 		return
 	}

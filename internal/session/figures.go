@@ -35,6 +35,8 @@ type figureWindow struct {
 	warmedUp  bool // start is the warm-up's end (a re-snapshot)
 	committed map[string]int64
 	times     map[string]workload.TxTimes
+	measured  time.Duration      // tps's time: the measured intervals' summed length
+	counted   map[string]int64   // and its count, as metrics.Accumulator has them
 	after     map[string]float64 // set by stop
 	stopped   time.Time
 	stopErr   error
@@ -104,9 +106,16 @@ func (fw *figureWindow) Write(r Record) error {
 	}
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
+	if !iv.Drain {
+		fw.measured += iv.Duration()
+	}
+	if fw.counted == nil {
+		fw.counted = map[string]int64{}
+	}
 	for _, t := range iv.Tx {
 		// The database counts what committed in the drain too.
 		fw.committed[t.Name] += t.Count + t.Unfinished.Committed
+		fw.counted[t.Name] += t.Count
 		if t.Latency != nil && t.Count > 0 {
 			tt, seen := fw.times[t.Name]
 			tt.Total += time.Duration(t.Latency.Mean() * float64(t.Count) * float64(time.Microsecond))
@@ -167,7 +176,8 @@ func (fw *figureWindow) end(notef func(string, ...any), start, end time.Time) []
 	if fw.warmedUp {
 		start = fw.start
 	}
-	win := workload.FigureWindow{Before: fw.before, After: fw.after, Elapsed: end.Sub(start), Committed: fw.committed, Times: fw.times}
+	win := workload.FigureWindow{Before: fw.before, After: fw.after, Elapsed: end.Sub(start), Committed: fw.committed, Times: fw.times,
+		Measured: fw.measured, Counted: fw.counted}
 	for _, f := range rep.Figures(win) {
 		out = append(out, metrics.Figure{Name: f.Name, Value: f.Value, Unit: f.Unit, Note: f.Note, Tx: f.Tx, CrossCheck: f.CrossCheck})
 	}

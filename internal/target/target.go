@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -117,7 +118,7 @@ func scrub(msg, dsn string) string {
 	return msg
 }
 
-var kwPassword = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`)
+var kwPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`) })
 
 func passwordsIn(dsn string) []string {
 	var out []string
@@ -131,7 +132,7 @@ func passwordsIn(dsn string) []string {
 			out = append(out, pw)
 		}
 	}
-	for _, m := range kwPassword.FindAllStringSubmatch(dsn, -1) {
+	for _, m := range kwPassword().FindAllStringSubmatch(dsn, -1) {
 		out = append(out, strings.Trim(m[1], "'"))
 	}
 	return out
@@ -154,11 +155,11 @@ func RedactDSN(dsn string) string {
 		return u.String()
 	}
 	// Not a parseable URL: mask "user:password@" and password= by pattern.
-	dsn = urlPassword.ReplaceAllString(dsn, "${1}xxxxx@")
-	return kwPassword.ReplaceAllString(dsn, "password=xxxxx")
+	dsn = urlPassword().ReplaceAllString(dsn, "${1}xxxxx@")
+	return kwPassword().ReplaceAllString(dsn, "password=xxxxx")
 }
 
-var urlPassword = regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`)
+var urlPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`) })
 
 // Redacted describes cfg as a keyword string without the password.
 func Redacted(cfg *pgx.ConnConfig) string {

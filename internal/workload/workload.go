@@ -316,6 +316,12 @@ type FigureWindow struct {
 	Elapsed       time.Duration      // the window's length
 	Committed     map[string]int64   // committed transactions per type
 	Times         map[string]TxTimes // their latencies per type
+	// Measured and Counted are tps's time base and count: the measured
+	// intervals' summed length and their committed transactions per type
+	// (no drain). A figure that is a rate of the clients' own counts
+	// (sysbench's qps) uses them, so that it is tps times a constant.
+	Measured time.Duration
+	Counted  map[string]int64
 }
 
 // TxTimes are the latencies of one transaction type's committed

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/output"
@@ -114,6 +116,18 @@ func TestSeries(t *testing.T) {
 		}
 	}
 	_, body := get(t, "http://"+o.(*Output).Addr()+"/metrics", "", "")
+	// Prometheus's own parser reads the hand-written exposition.
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("expfmt does not parse /metrics: %v\n%s", err, body)
+	}
+	if h := fams["pgarena_transaction_latency_seconds"].GetMetric()[0].GetHistogram(); h.GetSampleCount() != 100 || len(h.GetBucket()) != len(LatencyBuckets())+1 { // and +Inf
+		t.Errorf("histogram: count %d, %d buckets", h.GetSampleCount(), len(h.GetBucket()))
+	}
+	if len(fams) != 8 {
+		t.Errorf("%d families, want 8", len(fams))
+	}
 	for _, want := range []string{
 		`pgarena_run_info{label="t",run="20261126-run",workload="tpcb"} 1`,
 		`pgarena_transactions_committed_total{run="20261126-run",type="select-only"} 100`,

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -297,10 +298,10 @@ func programVersion(ctx context.Context, bin, arg string) string {
 	cmd := exec.CommandContext(vctx, bin, arg)
 	cmd.WaitDelay = time.Second
 	out, _ := cmd.CombinedOutput()
-	return versionRE.FindString(string(out))
+	return versionRE().FindString(string(out))
 }
 
-var versionRE = regexp.MustCompile(`\d+\.\d+(\.\d+)?`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+(\.\d+)?`) })
 
 // account is who the pooler runs as: ourselves, or as root (pgbouncer
 // refuses root) the owner of the server's data directory, else postgres,

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -118,7 +119,7 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 		if strings.HasPrefix(line, `\`) { // psql meta-commands (\restrict)
 			continue
 		}
-		if m := dumpSet.FindStringSubmatch(line); m != nil && !slices.Contains(known, m[1]) {
+		if m := dumpSet().FindStringSubmatch(line); m != nil && !slices.Contains(known, m[1]) {
 			continue
 		}
 		sql.WriteString(line + "\n")
@@ -130,7 +131,7 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 }
 
 // dumpSet is a SET line of pg_dump's preamble.
-var dumpSet = regexp.MustCompile(`^SET ([a-z_]+) = .*;$`)
+var dumpSet = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^SET ([a-z_]+) = .*;$`) })
 
 // subscribe publishes the tables (built-in logical replication) and
 // subscribes, copying their data.

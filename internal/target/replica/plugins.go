@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,7 +73,7 @@ func allowedPlugins(ctx context.Context, conn *pgx.Conn) (list []string, raw str
 // separated by commas, double quotes keep a name whole).
 func splitList(raw string) []string {
 	var out []string
-	for _, f := range listItem.FindAllString(raw, -1) {
+	for _, f := range listItem().FindAllString(raw, -1) {
 		f = strings.TrimSpace(f)
 		if strings.HasPrefix(f, `"`) {
 			f = strings.ReplaceAll(strings.Trim(f, `"`), `""`, `"`)
@@ -143,7 +144,7 @@ func refusedPlugin(ctx context.Context, conn *pgx.Conn, log *logTail) (*PluginRe
 		return nil, err
 	}
 	if log != nil {
-		if m := log.find(refusalLine); m != nil {
+		if m := log.find(refusalLine()); m != nil {
 			return &PluginRefusedError{Plugin: m[1], Allowed: raw, Seen: "the primary's server log: " + m[0], Now: true}, nil
 		}
 	}
@@ -162,7 +163,9 @@ func refusedPlugin(ctx context.Context, conn *pgx.Conn, log *logTail) (*PluginRe
 	return out, err
 }
 
-var listItem = regexp.MustCompile(`"(?:[^"]|"")*"|[^,]+`)
+var listItem = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"]|"")*"|[^,]+`) })
 
 // refusalLine is the server's message when it refuses an output plugin.
-var refusalLine = regexp.MustCompile(`library "([^"]+)" may not be used as an output plugin`)
+var refusalLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`library "([^"]+)" may not be used as an output plugin`)
+})

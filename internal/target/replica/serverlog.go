@@ -46,7 +46,7 @@ const tailWindow = 256 << 10
 
 // errorLine matches a logged error: its severity and message, without the
 // line's prefix (time, process).
-var errorLine = regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`)
+var errorLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`) })
 
 // errors returns the errors logged recently (read within keepErrors),
 // oldest first, as "ERROR: message".
@@ -57,7 +57,7 @@ func (l *logTail) errors() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
-	for _, line := range errorLine.FindAllString(l.read(), -1) {
+	for _, line := range errorLine().FindAllString(l.read(), -1) {
 		l.seen = append(l.seen, logged{at: now, line: strings.TrimSpace(line)})
 	}
 	i := 0

@@ -367,20 +367,21 @@ func (w *Workload) Snapshot(context.Context, *pgx.Conn) (map[string]float64, err
 // Figures implements workload.FigureReporter: queries per second as
 // sysbench counts them (reads, writes and other: BEGIN and COMMIT), for
 // the committed transactions, each of which runs a fixed number of
-// statements.
+// statements. Like sysbench's, they share tps's count and time (and its
+// rounding): qps is tps times the queries per transaction.
 func (w *Workload) Figures(win workload.FigureWindow) []workload.Figure {
-	elapsed, committed := win.Elapsed, win.Committed
-	if elapsed <= 0 {
+	measured, committed := win.Measured, win.Counted
+	if measured <= 0 {
 		return nil
 	}
 	q := w.queriesPerEvent()
-	n := float64(committed[w.test]) / elapsed.Seconds()
-	round := func(v float64) float64 { return math.Round(v*10) / 10 }
+	n, secs := committed[w.test], measured.Seconds()
+	rate := func(per int) float64 { return math.Round(float64(n*int64(per))/secs*1000) / 1000 }
 	return []workload.Figure{
-		{Name: "qps", Value: round(n * float64(q.total())), Unit: "queries/s",
+		{Name: "qps", Value: rate(q.total()), Unit: "queries/s",
 			Note: fmt.Sprintf("sysbench's queries: %s per committed transaction", q)},
-		{Name: "reads", Value: round(n * float64(q.reads)), Unit: "queries/s"},
-		{Name: "writes", Value: round(n * float64(q.writes)), Unit: "queries/s"},
+		{Name: "reads", Value: rate(q.reads), Unit: "queries/s"},
+		{Name: "writes", Value: rate(q.writes), Unit: "queries/s"},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
@@ -80,7 +81,7 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 	}, true
 }
 
-var sliceNameRe = regexp.MustCompile(`^(\d+)of(\d+)$`)
+var sliceNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)of(\d+)$`) })
 
 // coversChunks reports whether the slices named "IofN" cover every chunk
 // of every table (slices of different splits may overlap).
@@ -88,7 +89,7 @@ func coversChunks(g *dbgen.Generator, names []string) bool {
 	type slice struct{ i, n int }
 	var got []slice
 	for _, name := range names {
-		m := sliceNameRe.FindStringSubmatch(name)
+		m := sliceNameRe().FindStringSubmatch(name)
 		if m == nil {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // templates are the 22 queries of Clause 2.4.1-2.4.22 in PostgreSQL's
@@ -671,7 +672,7 @@ order by
 }
 
 // placeholder matches a substitution parameter of a template.
-var placeholder = regexp.MustCompile(`:[0-9]+`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:[0-9]+`) })
 
 // substitute returns template q with its parameters in place. Parameters
 // are the generator's own text (digits, dates, dists.dss words), never
@@ -680,7 +681,7 @@ func substitute(q int, p params) string { return substituteTemplate(templates[q]
 
 // substituteTemplate returns template t with parameters p in place.
 func substituteTemplate(t string, p params) string {
-	return placeholder.ReplaceAllStringFunc(t, func(m string) string {
+	return placeholder().ReplaceAllStringFunc(t, func(m string) string {
 		i, _ := strconv.Atoi(m[1:])
 		if i < len(p) {
 			return p[i]
@@ -691,5 +692,5 @@ func substituteTemplate(t string, p params) string {
 
 // hasPlaceholder reports whether sql still holds a ":N" (for tests).
 func hasPlaceholder(sql string) bool {
-	return placeholder.MatchString(strings.ReplaceAll(sql, "::", ""))
+	return placeholder().MatchString(strings.ReplaceAll(sql, "::", ""))
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Peak RSS of the client, pgarena against pgbench 15, select-only -M simple
+# on one local server (unix socket), alternating (ABBA) rounds: at CLIENTS
+# clients straight to the server, and at BOUNCED clients through a
+# pgbouncer (transaction pooling). The slope between the two largest
+# direct counts is the memory of one more client (RSS, heap included).
+#
+#   bench/memory.sh                                  # 1 8 1000 clients, 10000 through pgbouncer
+#   CLIENTS="1 8" BOUNCED= ROUNDS=1 bench/memory.sh   # a quick look
+#   OLD=/tmp/pgarena-old bench/memory.sh              # a second pgarena build beside them
+#
+# Prints the median peak RSS (MB) of each tool per point, the ratio
+# pgarena/pgbench (lower is better) and the per-client slope; raw rows go to
+# bench/results/memory-*.jsonl. RSS counts the pages of the binary a
+# process touched (a static Go binary's text and data) as well as its heap.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLIENTS=${CLIENTS:-"1 8 1000"}
+BOUNCED=${BOUNCED-10000}
+ROUNDS=${ROUNDS:-3}
+TX=${TX:-20} # transactions per client
+OUT=${OUT:-bench/results/memory-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
+
+most=1
+for c in $CLIENTS; do ((c > most)) && most=$c; done
+. bench/lib.sh
+declare -A BIN=([pgarena]=$PGARENA)
+TOOLS=(pgbench pgarena)
+if [ -n "${OLD:-}" ]; then
+	BIN[old]=$OLD
+	TOOLS+=(old)
+fi
+start_cluster memory --max-connections $((most + 50)) --pg-set synchronous_commit=off
+"$PGARENA" init tpcb -s 1 --force --dsn "$DSN" >/dev/null 2>&1
+echo "pgbench: $("$PGBENCH" --version); pgarena: $("$PGARENA" version); load: $(cut -d' ' -f1-3 /proc/loadavg); results: $OUT"
+
+host=$PGHOST port=$PGPORT
+if [ -n "$BOUNCED" ]; then
+	BDIR=$RESULTS/bouncer
+	mkdir -p "$BDIR"
+	bport=$((PGPORT + 1000))
+	cat >"$BDIR/pgbouncer.ini" <<EOF
+[databases]
+* = host=$PGHOST port=$PGPORT
+[pgbouncer]
+listen_addr =
+listen_port = $bport
+unix_socket_dir = $BDIR
+auth_type = trust
+auth_file = $BDIR/users.txt
+pool_mode = transaction
+max_client_conn = $((BOUNCED + 100))
+default_pool_size = 20
+ignore_startup_parameters = extra_float_digits,application_name
+logfile = $BDIR/pgbouncer.log
+pidfile = $BDIR/pgbouncer.pid
+EOF
+	echo "\"$PGUSER\" \"\"" >"$BDIR/users.txt"
+	chmod -R a+rwX "$RESULTS"
+	# pgbouncer refuses to run as root; setpriv keeps the raised open-files limit.
+	asuser=()
+	[ "$(id -u)" = 0 ] && asuser=(setpriv --reuid=postgres --regid=postgres --init-groups)
+	(ulimit -n $((BOUNCED + 200)) && "${asuser[@]}" pgbouncer -d "$BDIR/pgbouncer.ini")
+	trap '"$PGARENA" cluster rm memory >/dev/null 2>&1 || true; kill "$(cat "$BDIR/pgbouncer.pid")" 2>/dev/null || true; rm -rf "$RESULTS"' EXIT
+	for _ in $(seq 50); do [ -S "$BDIR/.s.PGSQL.$bport" ] && break; sleep 0.1; done
+fi
+ulimit -n $((${BOUNCED:-0} > most ? ${BOUNCED:-0} + 200 : most + 200))
+
+measure() { # tool clients via host port
+	local tool=$1 c=$2 via=$3 h=$4 p=$5 cmd
+	if [ "$tool" = pgbench ]; then
+		cmd=("$PGBENCH" -n -S -c "$c" -j 1 -t "$TX" -M simple -h "$h" -p "$p" -U "$PGUSER" "$PGDATABASE")
+	else
+		cmd=("${BIN[$tool]}" run tpcb -S -c "$c" -j 1 -t "$TX" -M simple -P 0 --sample-interval 0
+			--dsn "host=$h port=$p user=$PGUSER dbname=$PGDATABASE sslmode=disable" --results "$RESULTS")
+	fi
+	/usr/bin/time -f '%M' -o "$RESULTS/time.txt" "${cmd[@]}" >/dev/null 2>"$RESULTS/err.txt" || { cat "$RESULTS/err.txt" >&2; exit 1; }
+	printf '{"tool":"%s","clients":%s,"via":"%s","rss_kb":%s,"load":"%s"}\n' "$tool" "$c" "$via" "$(cat "$RESULTS/time.txt")" \
+		"$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$OUT"
+}
+
+points=()
+for c in $CLIENTS; do points+=("$c:direct:$PGHOST:$PGPORT"); done
+[ -n "$BOUNCED" ] && points+=("$BOUNCED:pgbouncer:$BDIR:$bport")
+for r in $(seq "$ROUNDS"); do
+	for pt in "${points[@]}"; do
+		IFS=: read -r c via h p <<<"$pt"
+		order=("${TOOLS[@]}")
+		((r % 2)) || order=($(printf '%s\n' "${TOOLS[@]}" | tac))
+		for tool in "${order[@]}"; do measure "$tool" "$c" "$via" "$h" "$p"; done
+	done
+done
+
+python3 - "$OUT" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+tools = list(dict.fromkeys(r["tool"] for r in rows))
+med = {}
+for r in rows:
+    med.setdefault((r["tool"], r["clients"], r["via"]), []).append(r["rss_kb"] / 1024)
+rounds = max(len(v) for v in med.values())
+med = {k: statistics.median(v) for k, v in med.items()}
+points = sorted({(c, v) for _, c, v in med}, key=lambda p: (p[1] != "direct", p[0]))
+print(f"\npeak RSS, MB (median of up to {rounds} rounds); ratio to pgbench")
+print(f"{'clients':>8} {'via':<10}" + "".join(f" {t:>9} {'ratio':>6}" for t in tools))
+for c, v in points:
+    base = med.get(("pgbench", c, v))
+    cells = "".join(f" {med[(t, c, v)]:9.1f} {med[(t, c, v)] / base:6.2f}" if (t, c, v) in med and base else f" {'-':>9} {'-':>6}" for t in tools)
+    print(f"{c:>8} {v:<10}{cells}")
+direct = sorted(c for c, v in points if v == "direct")
+if len(direct) >= 2:
+    a, b = direct[-2], direct[-1]
+    print(f"\nper client ({a} -> {b} clients, direct), KB:" + "".join(
+        f"  {t} {(med[(t, b, 'direct')] - med[(t, a, 'direct')]) * 1024 / (b - a):.1f}" for t in tools))
+PY
