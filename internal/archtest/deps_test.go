@@ -55,12 +55,13 @@ var allowed = map[string][]string{
 	"internal/randgen":             {},
 
 	// results: files on disk, never a database
-	"internal/store":  {"internal/metrics", hdr, xsys},
-	"internal/merge":  {"internal/metrics", "internal/store", hdr, xsys},
-	"internal/report": {"internal/metrics", "internal/store", hdr, xsys, gonum, plot},
-	"internal/serve":  {"internal/metrics", "internal/plan", "internal/report", "internal/store", hdr, xsys, gonum, plot, yaml},
-	"internal/plan":   {"internal/metrics", "internal/store", hdr, xsys, yaml},
-	"internal/k8sjob": {yaml},
+	"internal/store":     {"internal/metrics", hdr, xsys},
+	"internal/merge":     {"internal/metrics", "internal/store", hdr, xsys},
+	"internal/report":    {"internal/metrics", "internal/store", hdr, xsys, gonum, plot},
+	"internal/serve":     {"internal/metrics", "internal/plan", "internal/report", "internal/store", hdr, xsys, gonum, plot, yaml},
+	"internal/runconfig": with(sessionReach, "internal/output", "internal/session", "internal/target/pooler", yaml),
+	"internal/plan":      {"internal/metrics", "internal/store", hdr, xsys, yaml},
+	"internal/k8sjob":    {yaml},
 
 	// the container image (make image): its own program and builder
 	"internal/ociimage": {ggcr},
