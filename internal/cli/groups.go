@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -14,18 +12,18 @@ import (
 // workload.Grouper (chbench) the sum of its groups' clients, which its own
 // flags give in place of -c. A Grouper runs closed-loop groups of fixed
 // sizes: a sweep, an open loop or --read-dsn is refused.
-func runClients(cmd *cobra.Command, w workload.Workload, f *runFlags) (int, error) {
+func runClients(w workload.Workload, f *runFlags) (int, error) {
 	gr, ok := grouper(w)
 	if !ok {
 		return maxClients(f.steps), nil
 	}
 	name := w.Meta().Name
 	switch {
-	case cmd.Flags().Changed("clients"):
+	case f.Clients != "1":
 		return 0, usagef("%s runs several client groups, each with its own clients (%s): leave out -c", name, groupFlags(w))
 	case f.steps[0].Rate > 0 || !f.steps[0].Schedule.Empty():
 		return 0, usagef("%s runs closed-loop client groups: leave out -R and --schedule", name)
-	case f.replica.readDSN != "":
+	case f.ReadDSN != "":
 		return 0, usagef("%s runs its own client groups: --read-dsn does not apply", name)
 	}
 	n := 0

@@ -3,8 +3,6 @@ package cli
 import (
 	"strconv"
 
-	"github.com/spf13/cobra"
-
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -13,18 +11,18 @@ import (
 // operationcount) to -t: the clients share it evenly, so exactly that many
 // transactions run (each client's failed ones count against its share, as
 // with -t).
-func (f *runFlags) operationCount(cmd *cobra.Command, w workload.Workload) error {
+func (f *runFlags) operationCount(w workload.Workload) error {
 	oc, ok := w.(workload.OperationCounter)
 	if !ok || oc.OperationCount() <= 0 {
 		return nil
 	}
 	n := oc.OperationCount()
-	if cmd.Flags().Changed("time") || cmd.Flags().Changed("transactions") {
+	if f.Time != nil || f.Transactions > 0 {
 		return usagef("give either --operation-count or -T/--time or -t/--transactions, not two of them")
 	}
-	clients, err := strconv.Atoi(f.load.clients)
+	clients, err := strconv.Atoi(f.Clients)
 	if err != nil || clients < 1 {
-		return usagef("--operation-count needs one client count (-c N), not a sweep (-c %s)", f.load.clients)
+		return usagef("--operation-count needs one client count (-c N), not a sweep (-c %s)", f.Clients)
 	}
 	if n%clients != 0 {
 		return usagef("--operation-count %d cannot be shared evenly by %d clients (pgarena runs -t transactions per client): give a multiple of %d", n, clients, clients)

@@ -11,15 +11,15 @@ import (
 func (a *app) runSpec(f *runFlags, w workload.Workload, threads int) (session.Spec, error) {
 	spec := a.spec(f, w, threads)
 	a.splitGroups(&spec, w)
-	err := splitReads(&spec, &f.replica)
+	err := splitReads(&spec, f.ReadDSN)
 	if err == nil {
 		err = a.applySegment(&spec, f)
 	}
 	if err == nil {
-		err = applySessionSets(&spec, f.sessionSets)
+		err = applySessionSets(&spec, f.SessionSet)
 	}
 	if err == nil {
-		err = a.applyWorkerDSNs(&spec, f.workerDSNs)
+		err = a.applyWorkerDSNs(&spec, f.WorkerDSN)
 	}
 	return spec, err
 }

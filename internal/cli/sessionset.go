@@ -6,17 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/target"
 )
-
-// addSessionSetFlag registers --session-set and --worker-dsn.
-func addSessionSetFlag(fl *pflag.FlagSet, sets, workers *[]string) {
-	fl.StringArrayVar(sets, "session-set", nil, "session setting key=value on every connection of the workload's clients (repeatable); group:key=value for one client group only (chbench: olap:work_mem=256MB); recorded with the run")
-	fl.StringArrayVar(workers, "worker-dsn", nil, "a Citus worker to sample (repeatable), in place of the coordinator's workers at their pg_dist_node addresses with --dsn's credentials")
-}
 
 // applyWorkerDSNs parses --worker-dsn into the spec.
 func (a *app) applyWorkerDSNs(spec *session.Spec, dsns []string) error {
