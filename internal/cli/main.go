@@ -203,6 +203,7 @@ workload, benchmarks it and removes the cluster.`,
 	})
 	root.AddCommand(
 		a.runCommand(),
+		a.rerunCommand(),
 		a.initCommand(),
 		a.checkCommand(),
 		a.dropCommand(),

@@ -44,6 +44,7 @@ func (a *app) showCommand() *cobra.Command {
 	var (
 		results string
 		asJSON  bool
+		config  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "show RUN",
@@ -55,6 +56,9 @@ interrupted, summarised from the intervals it recorded.`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st := store.OpenReadOnly(a.resultsDir(results))
+			if config {
+				return a.showConfig(st, args[0])
+			}
 			run, err := st.Load(args[0])
 			if err != nil {
 				return usagef("%s", err)
@@ -79,5 +83,19 @@ interrupted, summarised from the intervals it recorded.`,
 	}
 	cmd.Flags().StringVar(&results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cmd.Flags().BoolVar(&config, "config", false, "print the configuration the run was made with (YAML, as run --config reads it; passwords masked)")
 	return cmd
+}
+
+// showConfig prints the configuration run id was made with, as YAML.
+func (a *app) showConfig(st *store.Store, id string) error {
+	cfg, err := recordedConfig(st, id)
+	if err != nil {
+		return err
+	}
+	y, err := cfg.EncodeYAML()
+	if err == nil {
+		_, err = a.Stdout.Write(y)
+	}
+	return err
 }
