@@ -34,10 +34,10 @@ func (a *app) runAgents(ctx context.Context, f *runFlags) error {
 		return usagef("--agents needs a target the agents share: give --dsn or --cluster (load it first with pgarena init)")
 	case f.Init:
 		return usagef("--agents: load the workload first with pgarena init; the agents share the target")
-	case maxClients(f.steps) < n:
+	case maxClients(f.run.Steps) < n:
 		return usagef("--agents %d: -c must be at least %d", n, n)
 	}
-	startAt := time.Now().Add(3*time.Second + time.Duration(maxClients(f.steps))*2*time.Millisecond).Truncate(time.Second)
+	startAt := time.Now().Add(3*time.Second + time.Duration(maxClients(f.run.Steps))*2*time.Millisecond).Truncate(time.Second)
 	if f.StartAt != "" {
 		at, err := parseStartAt(f.StartAt, time.Now())
 		if err != nil {

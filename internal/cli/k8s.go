@@ -80,6 +80,9 @@ func (a *app) k8sCommand() *cobra.Command {
 	f, k := &runFlags{}, &k8sFlags{}
 	a.workloadCommands(cmd, "run", func(sub *cobra.Command) { f.add(sub); k.add(sub.Flags()) },
 		func(cmd *cobra.Command, w workload.Workload) error {
+			if err := a.noPassword(); err != nil { // before anything names the DSN
+				return err
+			}
 			cfg, err := cmdConfig(cmd, w, f)
 			if err != nil {
 				return err
@@ -218,7 +221,7 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 	if s.Name == "" {
 		s.Name = "pgarena-" + nonLabel.ReplaceAllString(strings.ToLower(s.Workload), "-") + "-" + startAt.UTC().Format("20060102-150405")
 	}
-	cpu, mem := k8sjob.Requests(k8sjob.PerAgent(maxClients(f.steps), s.Agents))
+	cpu, mem := k8sjob.Requests(k8sjob.PerAgent(maxClients(f.run.Steps), s.Agents))
 	if s.CPU == "" {
 		s.CPU = cpu
 	}
@@ -239,15 +242,20 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 
 var nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
 
-// checkK8s refuses what the pods cannot do (bad input: exit 2), and any
-// password, which the manifest would carry in plain text.
-func (a *app) checkK8s(cmd *cobra.Command, f *runFlags, k *k8sFlags) error {
-	n := runconfig.Val(f.Agents)
+// noPassword refuses a password in the command line, which the manifest
+// would carry in plain text.
+func (a *app) noPassword() error {
 	for _, arg := range a.args {
 		if target.RedactDSN(arg) != arg {
 			return usagef("a connection string holds a password, which the manifest would carry in plain text: put the DSN in a Secret (kubectl create secret generic NAME --from-literal=dsn=...) and give --dsn-secret NAME, or the password as PGPASSWORD in a Secret given by --env-secret NAME")
 		}
 	}
+	return nil
+}
+
+// checkK8s refuses what the pods cannot do (bad input: exit 2).
+func (a *app) checkK8s(cmd *cobra.Command, f *runFlags, k *k8sFlags) error {
+	n := runconfig.Val(f.Agents)
 	for _, fl := range []struct {
 		name  string
 		given bool
@@ -260,7 +268,7 @@ func (a *app) checkK8s(cmd *cobra.Command, f *runFlags, k *k8sFlags) error {
 	switch {
 	case n < 1:
 		return usagef("pgarena k8s needs --agents N, the number of pods (segments), at least 1 (got %d)", n)
-	case maxClients(f.steps) < n:
+	case maxClients(f.run.Steps) < n:
 		return usagef("--agents %d: -c must be at least %d", n, n)
 	case f.DSN != "" && k.dsnSecret != "":
 		return usagef("give either --dsn or --dsn-secret, not both")

@@ -10,7 +10,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -18,24 +17,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/metrics"
-	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/session"
 )
 
-// apply puts the logs and the failure lines into the run's spec and prints
-// the notes. The logs have a file per -j thread as given (without -j one, as
-// pgbench's default -j 1).
+// applyPgbench prints the notes and puts the failure lines into the run's
+// spec (internal/runconfig put the logs there).
 func applyPgbench(spec *session.Spec, f *runFlags, stderr io.Writer, notef func(string, ...any)) {
-	for _, n := range f.notes {
+	for _, n := range f.run.Notes {
 		notef("%s", n)
 	}
 	noteSeed(notef, f.Seed, f.SeedFrom)
-	if f.Log {
-		spec.TxLog = &session.TxLog{Prefix: f.LogPrefix, PID: os.Getpid(), Threads: max(f.Jobs, 1),
-			AggregateInterval: time.Duration(runconfig.Val(f.AggregateInterval)) * time.Second, SamplingRate: runconfig.Val(f.SamplingRate),
-			FailuresDetailed: f.FailuresDetailed, Throttled: f.Rate != "" || f.Schedule != "",
-			LatencyLimit: f.LatencyLimit > 0, MaxTries: f.MaxTries}
-	}
 	if f.VerboseErrors {
 		spec.Hooks.VerboseError = func(line string) { fmt.Fprintln(stderr, line) }
 	}

@@ -49,7 +49,7 @@ func (a *app) viaPooler(p target.Provider, f *runFlags, clients int) (target.Pro
 	if !pp.Pools() && pf.poolSize != 0 {
 		a.notef("%s keeps one server connection per client: --pool-size is ignored", kind)
 	}
-	if err := pp.CheckQueryMode(f.protocol); err != nil {
+	if err := pp.CheckQueryMode(f.run.Protocol); err != nil {
 		return nil, usagef("%s", err)
 	}
 	return pp, nil

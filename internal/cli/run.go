@@ -109,16 +109,13 @@ func (a *app) runConfig(ctx context.Context, cfg *runconfig.Config) error {
 		s.SetSeed(f.Seed)
 	}
 	scriptOutput(w, a.Stderr, f.Jobs)
-	clients, err := runClients(w, f)
-	if err != nil {
-		return err
-	}
+	clients := f.run.Clients
 	threads, restore, err := a.setThreads(f.Jobs, clients)
 	if err != nil {
 		return err
 	}
 	defer restore()
-	for _, st := range f.steps {
+	for _, st := range f.run.Steps {
 		if msg := rateWarning(st); msg != "" {
 			a.notef("%s", msg)
 		}
@@ -157,10 +154,10 @@ func (a *app) runConfig(ctx context.Context, cfg *runconfig.Config) error {
 		return err
 	}
 	var limits func(io.Writer)
-	if f.Schedule != "" && len(f.rules) > 0 {
+	if f.Schedule != "" && len(f.run.Rules) > 0 {
 		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
 	}
-	return interruptedAfter(ctx, a.printResult(res, f.JSON, f.stdoutOut, summaryExtra(f, res, limits)))
+	return interruptedAfter(ctx, a.printResult(res, f.JSON, f.run.StdoutOut, summaryExtra(f, res, limits)))
 }
 
 // interruptedAfter makes a run interrupted after its measured time (in

@@ -7,12 +7,10 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pgarena/pgarena/internal/driver"
-	"github.com/pgarena/pgarena/internal/netio"
 	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
@@ -27,15 +25,8 @@ type runFlags struct {
 	configFile string // --config
 	configYAML string // --config-yaml
 
-	// set by validate
-	protocol     string
-	duration     time.Duration
-	transactions int
-	steps        []session.Step
-	rules        []driver.Rule
-	stdoutOut    bool           // an --out writes to stdout
-	parsed       driver.Segment // --segment, once applySegment has parsed it
-	notes        []string
+	run    *runconfig.Run // set by prepare
+	parsed driver.Segment // --segment, once applySegment has parsed it
 }
 
 // add attaches the run flags (internal/runconfig) and --config to sub.
@@ -80,97 +71,26 @@ func joinLines(err error) string {
 	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
 }
 
-// prepare validates cfg and derives what the run needs from it and its
-// workload (bad input: exit 2, every static error at once).
+// prepare builds cfg's run (internal/runconfig): every static error at
+// once, bad input (exit 2).
 func prepare(cfg *runconfig.Config) (*runFlags, workload.Workload, error) {
-	if err := cfg.Validate(); err != nil {
+	r, err := cfg.Clone().Build()
+	if err != nil {
 		return nil, nil, usagef("%s", joinLines(err))
 	}
-	w, err := cfg.NewWorkload()
-	if err != nil {
-		return nil, nil, usagef("%s", err)
-	}
-	f := &runFlags{Config: *cfg.Clone()}
-	return f, w, f.validate(w)
+	return &runFlags{Config: *r.Config, run: r}, r.Workload, nil
 }
 
-// validate derives the protocol, the length and the load plan with the
-// workload's defaults.
-func (f *runFlags) validate(w workload.Workload) error {
-	f.protocol, f.duration, f.transactions = f.Protocol, runconfig.Val(f.Time), f.Transactions
-	if f.protocol == "" {
-		f.protocol = "simple"
-		if d, ok := w.(workload.QueryModeDefaulter); ok {
-			f.protocol = d.DefaultQueryMode()
-		}
-	}
-	if _, err := target.ParseQueryMode(f.protocol); err != nil {
-		return usagef("-M: %s", err)
-	}
-	if f.ProgressTimestamp && f.Progress == 10*time.Second {
-		f.notes = append(f.notes, "--progress-timestamp: progress lines every 10 s (-P sets how often)")
-	}
-	var err error
-	if f.stdoutOut, err = f.StdoutOut(); err != nil {
-		return usagef("%s", err)
-	}
-	if err := f.operationCount(w); err != nil {
-		return err
-	}
-	finisherLength(w, f)
-	if f.duration == 0 && f.transactions == 0 {
-		f.duration = 60 * time.Second
-	}
-	if f.steps, f.rules, err = f.LoadPlan(f.duration, f.transactions); err != nil {
-		return usagef("%s", err)
-	}
-	return nil
-}
-
-// spec turns the validated configuration into a session spec.
+// spec is the run's session spec with its record's provenance and hooks.
 func (a *app) spec(f *runFlags, w workload.Workload, threads int) session.Spec {
-	netMode, _ := netio.ParseMode(f.NetIO)
-	first := f.steps[0]
-	spec := session.Spec{
-		Record: store.RunSpec{
-			PgarenaVersion: Version,
-			CommandLine:    redactArgs(a.args),
-			Label:          f.Label,
-			Threads:        threads,
-			Host:           store.CollectHostInfo(),
-			Load:           f.DescribeLoad(f.steps),
-			PlanTag:        a.plan.tag,
-		},
-		Groups: []session.Group{{Workload: w, Clients: first.Clients, Schedule: first.Schedule,
-			Arrival: f.Arrival, LatencyLimit: f.LatencyLimit, QueryMode: f.protocol,
-			ConnectPerTx: f.Connect, MaxTries: f.MaxTries}},
-		Steps:        f.steps,
-		Duration:     f.duration,
-		Transactions: f.transactions,
-		Tick:         f.Interval,
-		Warmup:       f.Warmup,
-		Ramp:         f.Ramp,
-		Autostop:     f.rules,
-		Seed:         f.Seed,
-		Init:         f.Init,
-
-		StatementLatencies: f.ReportPerCommand,
-		LoadWorkers:        f.LoadWorkers,
-		Check:              f.Check,
-
-		MaxErrorRate:         f.MaxErrorRate / 100,
-		ProceedWithConnected: f.ProceedWithConnected,
-		SampleEvery:          f.SampleInterval,
-		CatchUpTimeout:       f.CatchUpTimeout,
-		Failover:             f.failoverSpec(),
-		NetIO:                netMode,
-		AdaptProcs:           !f.FixedProcs,
-	}
+	spec := f.run.Spec
+	spec.Record.PgarenaVersion, spec.Record.CommandLine, spec.Record.Threads = Version, redactArgs(a.args), threads
+	spec.Record.Host, spec.Record.PlanTag = store.CollectHostInfo(), a.plan.tag
 	spec.Hooks = session.Hooks{
 		Notef: a.notef,
 		Created: func(id, dir string) {
 			a.plan.runID = id
-			fmt.Fprintf(a.Stderr, "run %s: %s, %s, results in %s\n", id, w.Meta().Name, f.share(f.steps[0]), dir)
+			fmt.Fprintf(a.Stderr, "run %s: %s, %s, results in %s\n", id, w.Meta().Name, f.share(f.run.Steps[0]), dir)
 		},
 		Load: func(ctx context.Context, t *target.Target, w workload.Workload) error {
 			return a.load(ctx, t.Config, w, f.LoadWorkers, false)

@@ -38,7 +38,7 @@ func (a *app) applySegment(spec *session.Spec, f *runFlags) error {
 		if at.IsZero() {
 			return usagef("--segment %s needs --start-at: the segments of a run start together (give each the same time)", f.Segment)
 		}
-		for _, st := range f.steps {
+		for _, st := range f.run.Steps {
 			if st.Clients < seg.Count {
 				return usagef("--segment %s: %d clients cannot be split into %d segments: give -c %d or more", f.Segment, st.Clients, seg.Count, seg.Count)
 			}
