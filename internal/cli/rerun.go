@@ -46,8 +46,9 @@ func (a *app) rerunCommand() *cobra.Command {
 	return cmd
 }
 
-// recordedConfig is the configuration run id was made with; a run recorded
-// before configurations were kept has none (bad input: exit 2).
+// recordedConfig is the configuration run id was made with (a merged
+// run's: its segments' as --agents); a run recorded before configurations
+// were kept has none (bad input: exit 2).
 func recordedConfig(st *store.Store, id string) (*runconfig.Config, error) {
 	run, err := st.Load(id)
 	if err != nil {
@@ -60,6 +61,12 @@ func recordedConfig(st *store.Store, id string) (*runconfig.Config, error) {
 	var cfg runconfig.Config
 	if err := json.Unmarshal(run.Spec.Config, &cfg); err != nil {
 		return nil, usagef("run %s: its recorded configuration cannot be read: %s", run.Spec.ID, err)
+	}
+	if n := len(run.Spec.MergedFrom); n > 0 {
+		// A merged run keeps its first segment's configuration: the whole
+		// run is that many segments run here as agents.
+		cfg.Segment, cfg.StartAt, cfg.SegmentOf, cfg.SegmentIDFile, cfg.Agents = "", "", "", "", &n
+		cfg.Label = run.Spec.Label
 	}
 	return &cfg, nil
 }
