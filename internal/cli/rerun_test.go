@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,4 +82,41 @@ func TestRerunOldRun(t *testing.T) {
 	}
 	wantUsage(t, pgarena(t, nil, "show", "last", "--config", "--results", results), "did not keep run configurations", "run tpcb")
 	wantUsage(t, pgarena(t, nil, "rerun", "last", "--results", results), "did not keep run configurations")
+}
+
+// A recorded configuration keeps no password: show --config prints none;
+// rerun without one fails for authentication in one line saying how to
+// give it, and works with PGPASSWORD.
+func TestRerunWithoutPassword(t *testing.T) {
+	t.Parallel()
+	c := pgtest.NewCluster(t, nil)
+	admin := connect(t, c.DSN("postgres"))
+	exec(t, admin, "create role bench login password 'right-Pa55word'")
+	exec(t, admin, "create database benchdb owner bench")
+	hba := filepath.Join(c.DataDir(), "pg_hba.conf")
+	old, err := os.ReadFile(hba)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hba, append([]byte("host all bench 127.0.0.1/32 scram-sha-256\n"), old...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, admin, "select pg_reload_conf()")
+	dsn := fmt.Sprintf("host=127.0.0.1 port=%d user=bench dbname=benchdb password=right-Pa55word sslmode=disable", c.Port())
+	results := t.TempDir()
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	mustRun(t, "run", "tpcb", "-c", "1", "-t", "5", "--dsn", dsn, "--results", results)
+	shown := mustRun(t, "show", "last", "--config", "--results", results).stdout
+	if strings.Contains(shown, "right-Pa55word") || !strings.Contains(shown, "user=bench") {
+		t.Fatalf("show --config:\n%s", shown)
+	}
+	r := pgarena(t, nil, "rerun", "last", "--results", results)
+	wantUsage(t, r, "keeps no password", "--dsn", "PGPASSWORD")
+	if strings.Contains(r.stderr, "right-Pa55word") {
+		t.Errorf("password printed: %s", r.stderr)
+	}
+	r = pgarena(t, append(cleanEnv(), "PGPASSWORD=right-Pa55word"), "rerun", "last", "--results", results, "--label", "again")
+	if r.code != 0 {
+		t.Fatalf("rerun with PGPASSWORD:\n%s", r)
+	}
 }
