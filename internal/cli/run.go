@@ -150,7 +150,7 @@ func (a *app) runConfig(ctx context.Context, cfg *runconfig.Config) error {
 		return err
 	}
 	res, err := session.Run(ctx, spec, p, st, append([]session.Output{progressFor(f, newProgressOutput(a.Stderr, f.Progress, w))}, outs...)...)
-	if err = a.runFailed(ctx, err, cfg); err != nil {
+	if err = a.runFailed(ctx, err); err != nil {
 		return err
 	}
 	var limits func(io.Writer)

@@ -18,8 +18,8 @@ import (
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// runFlags are a run's configuration (the run flags, bound to it) and what
-// validate derives from it with the workload.
+// runFlags are a run's configuration (the run flags, bound to it) and the
+// run prepare builds from it (internal/runconfig).
 type runFlags struct {
 	runconfig.Config
 	configFile string // --config
@@ -110,7 +110,7 @@ func redactArgs(args []string) []string {
 }
 
 // runFailed maps a session that could not run to its exit.
-func (a *app) runFailed(ctx context.Context, err error, cfg *runconfig.Config) error {
+func (a *app) runFailed(ctx context.Context, err error) error {
 	var refused *driver.InitialConnectError
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -51,6 +51,11 @@ func (c *Config) ApplyFile(data []byte, given func(key string) bool) error {
 			}
 		case fl.Lookup(string(NormalizePgbench(fl, key))) != nil:
 			key = string(NormalizePgbench(fl, key))
+			_, isList := fl.Lookup(key).Value.(pflag.SliceValue)
+			if _, many := v.([]any); many && !isList {
+				errs = append(errs, fmt.Errorf("%s: give one value, not a list", key))
+				continue
+			}
 			if given(key) {
 				continue
 			}
@@ -59,7 +64,7 @@ func (c *Config) ApplyFile(data []byte, given func(key string) bool) error {
 					errs = append(errs, fmt.Errorf("%s: %q: %v", key, s, err))
 				}
 			}
-			if _, isList := fl.Lookup(key).Value.(pflag.SliceValue); isList && len(list(v)) == 0 {
+			if isList && len(list(v)) == 0 {
 				_ = fl.Lookup(key).Value.(pflag.SliceValue).Replace(nil)
 			}
 		default:
