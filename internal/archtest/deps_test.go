@@ -59,12 +59,13 @@ var allowed = map[string][]string{
 
 	// results: files on disk, never a database (they reach pgx only
 	// through pgerr, whose error classes the results are counted by)
-	"internal/store":  {"internal/metrics", "internal/pgerr", pgx, hdr, xsys},
-	"internal/merge":  {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
-	"internal/report": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, ximage},
-	"internal/serve":  {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, ximage, yaml},
-	"internal/plan":   {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys, yaml},
-	"internal/k8sjob": {yaml},
+	"internal/store":     {"internal/metrics", "internal/pgerr", pgx, hdr, xsys},
+	"internal/merge":     {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
+	"internal/report":    {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, ximage},
+	"internal/serve":     {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, ximage, yaml},
+	"internal/runconfig": with(sessionReach, "internal/output", "internal/session", "internal/target/pooler", yaml),
+	"internal/plan":      {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys, yaml},
+	"internal/k8sjob":    {yaml},
 
 	// the container image (make image): its own program and builder
 	"internal/ociimage": {ggcr},

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -21,24 +22,24 @@ import (
 // its run before it is killed.
 const agentStopWait = 30 * time.Second
 
-// runAgents runs `run` as f.seg.agents child processes of this binary, each
+// runAgents runs `run` as f.Agents child processes of this binary, each
 // a --segment with one --start-at, then merges their runs into one: the
 // same path as segments on several machines or pods.
 func (a *app) runAgents(ctx context.Context, f *runFlags) error {
-	n := f.seg.agents
+	n := runconfig.Val(f.Agents)
 	switch {
-	case f.seg.segment != "":
+	case f.Segment != "":
 		return usagef("give either --agents (all segments here) or --segment (one of them), not both")
-	case !a.explicitTarget(&f.target):
+	case !a.explicitTarget(runTarget(&f.Config)):
 		return usagef("--agents needs a target the agents share: give --dsn or --cluster (load it first with pgarena init)")
-	case f.init:
+	case f.Init:
 		return usagef("--agents: load the workload first with pgarena init; the agents share the target")
-	case maxClients(f.steps) < n:
+	case maxClients(f.run.Steps) < n:
 		return usagef("--agents %d: -c must be at least %d", n, n)
 	}
-	startAt := time.Now().Add(3*time.Second + time.Duration(maxClients(f.steps))*2*time.Millisecond).Truncate(time.Second)
-	if f.seg.startAt != "" {
-		at, err := parseStartAt(f.seg.startAt, time.Now())
+	startAt := time.Now().Add(3*time.Second + time.Duration(maxClients(f.run.Steps))*2*time.Millisecond).Truncate(time.Second)
+	if f.StartAt != "" {
+		at, err := parseStartAt(f.StartAt, time.Now())
 		if err != nil {
 			return err
 		}
@@ -53,15 +54,18 @@ func (a *app) runAgents(ctx context.Context, f *runFlags) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := checkSegmentOf(f.seg.segmentOf); err != nil {
+	if err := checkSegmentOf(f.SegmentOf); err != nil {
 		return err
 	}
-	runOf := cmp.Or(f.seg.segmentOf, segmentRunID(startAt, randomTag()))
+	runOf := cmp.Or(f.SegmentOf, segmentRunID(startAt, randomTag()))
 	a.notef("%d agents start at %s (run %s)", n, startAt.UTC().Format(time.RFC3339), runOf)
 	var wg sync.WaitGroup
 	var mu sync.Mutex // the agents' lines, one at a time
 	for i := range n {
-		args := agentArgs(a.args, i, n, startAt, runOf, filepath.Join(tmp, strconv.Itoa(i)))
+		args, err := agentArgs(&f.Config, i, n, startAt, runOf, filepath.Join(tmp, strconv.Itoa(i)))
+		if err != nil {
+			return err
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -69,7 +73,7 @@ func (a *app) runAgents(ctx context.Context, f *runFlags) error {
 		}()
 	}
 	wg.Wait()
-	st, err := store.Open(a.resultsDir(f.results))
+	st, err := store.Open(a.resultsDir(f.Results))
 	if err != nil {
 		return err
 	}
@@ -85,7 +89,7 @@ func (a *app) runAgents(ctx context.Context, f *runFlags) error {
 		}
 		return &exitError{code: ExitFailed, msg: "--agents: no agent recorded a run"}
 	}
-	err = a.mergeRuns(st, refs, f.label, n, f.jsonOut)
+	err = a.mergeRuns(st, refs, f.Label, n, f.JSON)
 	if ctx.Err() != nil && !isUsage(err) {
 		// An interrupt exits 130, as a run does; what the agents recorded
 		// is merged (partial) first.
@@ -123,24 +127,18 @@ func (a *app) runAgent(ctx context.Context, exe string, args []string, i int, mu
 	}
 }
 
-// agentArgs is the command line of agent i: this one without --agents,
-// --start-at, --segment-of and --json, with its segment, the shared start,
-// the whole run's identity and the file for its run id.
-func agentArgs(args []string, i, n int, startAt time.Time, runOf, idFile string) []string {
-	var out []string
-	for k := 0; k < len(args); k++ {
-		name, _, hasValue := strings.Cut(args[k], "=")
-		switch name {
-		case "--agents", "--start-at", "--segment-of":
-			if !hasValue {
-				k++
-			}
-			continue
-		case "--json":
-			continue
-		}
-		out = append(out, args[k])
+// agentArgs is the command line of agent i: "run --config FILE", FILE
+// (beside its run id's, in a directory only this user reads) holding this
+// run's configuration with its segment, the shared start and the whole
+// run's identity, without --agents and --json.
+func agentArgs(c *runconfig.Config, i, n int, startAt time.Time, runOf, idFile string) ([]string, error) {
+	ac := c.Clone()
+	ac.Agents, ac.JSON = nil, false
+	ac.Segment, ac.StartAt, ac.SegmentOf = fmt.Sprintf("%d/%d", i, n), startAt.UTC().Format(time.RFC3339Nano), runOf
+	ac.SegmentIDFile = idFile
+	data, err := ac.EncodeYAML()
+	if err == nil {
+		err = os.WriteFile(idFile+".yaml", data, 0o600)
 	}
-	return append(out, "--segment", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt.UTC().Format(time.RFC3339Nano),
-		"--segment-of", runOf, "--segment-id-file", idFile)
+	return []string{"run", "--config", idFile + ".yaml"}, err
 }

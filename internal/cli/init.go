@@ -13,6 +13,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -47,10 +48,10 @@ same-named tables that pgarena did not create unless --force.`,
   pgarena init chbench --warehouses 10 --dsn "$DSN"`,
 	}
 	a.workloadCommands(cmd, "init", func(sub *cobra.Command) {
-		t.add(sub, false)
+		t.add(sub)
 		sub.Flags().IntVar(&workers, "load-workers", runtime.NumCPU(), "connections loading data in parallel")
 		sub.Flags().BoolVar(&force, "force", false, "replace same-named tables that pgarena did not create")
-		seedFlag(sub.Flags(), &seed, &seeded, "seed of the generated data (for workloads whose data is random)")
+		runconfig.SeedVar(sub.Flags(), &seed, &seeded, "seed of the generated data (for workloads whose data is random)")
 		sub.Flags().StringVar(&segment, "segment", "", "load only slice i of N of the data (i/N; /N takes i from JOB_COMPLETION_INDEX, as pgarena k8s init's pods do); the loader completing the set builds the keys")
 		pgb.add(sub)
 	}, func(cmd *cobra.Command, w workload.Workload) error {
@@ -251,7 +252,7 @@ Exit code 1 when a check fails.`,
   pgarena check tpch --answers --dsn "$DSN"   # the 22 validation queries against the answer set
   pgarena check chbench --dsn "$DSN"`,
 	}
-	a.workloadCommands(cmd, "check", func(sub *cobra.Command) { t.add(sub, false) },
+	a.workloadCommands(cmd, "check", func(sub *cobra.Command) { t.add(sub) },
 		func(cmd *cobra.Command, w workload.Workload) error {
 			conn, err := a.openTarget(cmd, &t)
 			if err != nil {
@@ -301,7 +302,7 @@ same-named tables created otherwise are left alone and listed.`,
   pgarena drop tpch --dsn "$DSN"
   pgarena drop chbench --dsn "$DSN"`,
 	}
-	a.workloadCommands(cmd, "drop", func(sub *cobra.Command) { t.add(sub, false) },
+	a.workloadCommands(cmd, "drop", func(sub *cobra.Command) { t.add(sub) },
 		func(cmd *cobra.Command, w workload.Workload) error {
 			conn, err := a.openTarget(cmd, &t)
 			if err != nil {

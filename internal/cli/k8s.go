@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/k8sjob"
+	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -79,7 +80,20 @@ func (a *app) k8sCommand() *cobra.Command {
 		Long: k8sLong, Example: "  pgarena k8s tpcc -c 256 --agents 4 -T 10m --dsn 'host=db user=bench dbname=bench' --env-secret pg-password > job.yaml"}
 	f, k := &runFlags{}, &k8sFlags{}
 	a.workloadCommands(cmd, "run", func(sub *cobra.Command) { f.add(sub); k.add(sub.Flags()) },
-		func(cmd *cobra.Command, w workload.Workload) error { return a.writeK8s(cmd, w, f, k) })
+		func(cmd *cobra.Command, w workload.Workload) error {
+			if err := a.noPassword(); err != nil { // before anything names the DSN
+				return err
+			}
+			cfg, err := cmdConfig(cmd, w, f)
+			if err != nil {
+				return err
+			}
+			rf, w, err := prepare(cfg)
+			if err != nil {
+				return err
+			}
+			return a.writeK8s(cmd, w, rf, k)
+		})
 	a.addK8sInit(cmd)
 	return cmd
 }
@@ -174,9 +188,6 @@ func k8sInitArgs(args []string, workers int) []string {
 
 // writeK8s checks the flags and writes the manifest on stdout.
 func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *k8sFlags) error {
-	if err := f.validate(cmd, w); err != nil {
-		return err
-	}
 	if err := a.checkK8s(cmd, f, k); err != nil {
 		return err
 	}
@@ -185,29 +196,33 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 		margin = k8sjob.StartMargin(k.resultsPVC == "")
 	}
 	startAt := time.Now().Add(margin).Truncate(time.Second)
-	if f.seg.startAt != "" {
-		at, err := parseStartAt(f.seg.startAt, time.Now())
+	if f.StartAt != "" {
+		at, err := parseStartAt(f.StartAt, time.Now())
 		if err != nil {
 			return err
 		}
 		startAt = at
 	}
-	if err := checkSegmentOf(f.seg.segmentOf); err != nil {
+	if err := checkSegmentOf(f.SegmentOf); err != nil {
+		return err
+	}
+	runArgs, err := k8sRunArgs(&f.Config)
+	if err != nil {
 		return err
 	}
 	s := k8sjob.Spec{Name: k.name, Namespace: k.namespace, Image: k.image, Workload: w.Meta().Name,
-		RunArgs: k8sRunArgs(a.args), Agents: f.seg.agents, StartAt: startAt,
-		SegmentOf: cmp.Or(f.seg.segmentOf, segmentRunID(startAt, randomTag())),
-		DSN:       f.target.dsn, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
+		RunArgs: runArgs, Agents: runconfig.Val(f.Agents), StartAt: startAt,
+		SegmentOf: cmp.Or(f.SegmentOf, segmentRunID(startAt, randomTag())),
+		DSN:       f.DSN, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
 		ResultsPVC: k.resultsPVC, ResultsSize: k.resultsSize, StorageClass: k.class, CPU: k.cpu, Memory: k.memory,
 		LegacyBackoff: k.legacyBackoff}
-	if f.seg.startAt == "" {
+	if f.StartAt == "" {
 		s.StartMargin = margin
 	}
 	if s.Name == "" {
 		s.Name = "pgarena-" + nonLabel().ReplaceAllString(strings.ToLower(s.Workload), "-") + "-" + startAt.UTC().Format("20060102-150405")
 	}
-	cpu, mem := k8sjob.Requests(k8sjob.PerAgent(maxClients(f.steps), s.Agents))
+	cpu, mem := k8sjob.Requests(k8sjob.PerAgent(maxClients(f.run.Steps), s.Agents))
 	if s.CPU == "" {
 		s.CPU = cpu
 	}
@@ -228,28 +243,37 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 
 var nonLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9-]+`) })
 
-// checkK8s refuses what the pods cannot do (bad input: exit 2), and any
-// password, which the manifest would carry in plain text.
-func (a *app) checkK8s(cmd *cobra.Command, f *runFlags, k *k8sFlags) error {
-	n := f.seg.agents
+// noPassword refuses a password in the command line, which the manifest
+// would carry in plain text.
+func (a *app) noPassword() error {
 	for _, arg := range a.args {
 		if target.RedactDSN(arg) != arg {
 			return usagef("a connection string holds a password, which the manifest would carry in plain text: put the DSN in a Secret (kubectl create secret generic NAME --from-literal=dsn=...) and give --dsn-secret NAME, or the password as PGPASSWORD in a Secret given by --env-secret NAME")
 		}
 	}
-	for _, fl := range []string{"segment", "cluster", "init", "pg-bin", "pg-set", "keep-cluster", "results"} {
-		if cmd.Flags().Changed(fl) {
-			return usagef("pgarena k8s: leave out --%s: the pods take their segment from the Job, run against --dsn or --dsn-secret (load it first with pgarena init) and record in /results on the claim", fl)
+	return nil
+}
+
+// checkK8s refuses what the pods cannot do (bad input: exit 2).
+func (a *app) checkK8s(cmd *cobra.Command, f *runFlags, k *k8sFlags) error {
+	n := runconfig.Val(f.Agents)
+	for _, fl := range []struct {
+		name  string
+		given bool
+	}{{"segment", f.Segment != ""}, {"cluster", f.Cluster != ""}, {"init", f.Init}, {"pg-bin", f.PgBin != ""},
+		{"pg-set", len(f.PgSet) > 0}, {"keep-cluster", f.KeepCluster}, {"results", f.Results != ""}} {
+		if fl.given {
+			return usagef("pgarena k8s: leave out --%s: the pods take their segment from the Job, run against --dsn or --dsn-secret (load it first with pgarena init) and record in /results on the claim", fl.name)
 		}
 	}
 	switch {
 	case n < 1:
 		return usagef("pgarena k8s needs --agents N, the number of pods (segments), at least 1 (got %d)", n)
-	case maxClients(f.steps) < n:
+	case maxClients(f.run.Steps) < n:
 		return usagef("--agents %d: -c must be at least %d", n, n)
-	case f.target.dsn != "" && k.dsnSecret != "":
+	case f.DSN != "" && k.dsnSecret != "":
 		return usagef("give either --dsn or --dsn-secret, not both")
-	case f.target.dsn == "" && k.dsnSecret == "" && k.envSecret == "":
+	case f.DSN == "" && k.dsnSecret == "" && k.envSecret == "":
 		return usagef("pgarena k8s needs the pods' target: --dsn without a password (the password in a Secret given by --env-secret), or --dsn-secret NAME")
 	case cmd.Flags().Changed("start-margin") && (k.startMargin <= 0 || k.startMargin > maxStartWait):
 		return usagef("--start-margin must be above 0 and at most %s (got %s)", maxStartWait, k.startMargin)
@@ -258,18 +282,11 @@ func (a *app) checkK8s(cmd *cobra.Command, f *runFlags, k *k8sFlags) error {
 }
 
 // k8sRunArgs is the pods' command line after "pgarena": run and this
-// command's arguments after "k8s", without the flags the manifest sets.
-func k8sRunArgs(args []string) []string {
-	out := []string{"run"}
-	for i := 1; i < len(args); i++ {
-		name, _, hasValue := strings.Cut(args[i], "=")
-		if strings.HasPrefix(name, "--") && slices.Contains(k8sOwnFlags, name) {
-			if !hasValue {
-				i++
-			}
-			continue
-		}
-		out = append(out, args[i])
-	}
-	return out
+// run's configuration as one argument, without what the manifest sets
+// (the target, the segment, the start, the results directory).
+func k8sRunArgs(c *runconfig.Config) ([]string, error) {
+	pc := c.Clone()
+	pc.DSN, pc.Agents, pc.Segment, pc.StartAt, pc.SegmentOf, pc.Results = "", nil, "", "", "", ""
+	y, err := pc.EncodeYAML()
+	return []string{"run", "--config-yaml", string(y)}, err
 }

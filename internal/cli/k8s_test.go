@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	yaml3 "gopkg.in/yaml.v3"
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/pgarena/pgarena/internal/runconfig"
 )
 
 // TestK8sBadInput: each exits 2 with one line, and no password is printed.
@@ -61,10 +64,19 @@ func TestK8sManifest(t *testing.T) {
 	// Every pod gets one identity of the whole run (--segment-of); a
 	// second manifest for the same start gets another.
 	runOf := segmentOfArg(t, c.Args)
-	want := []string{"run", "tpcb", "-c", "64", "-T", "10m", "-M", "prepared", "--label", "k", "--dsn", "host=db user=bench",
-		"--segment", "/4", "--start-at", start, "--segment-of", runOf, "--results", "/results/tpcb-4"}
-	if !slices.Equal(c.Args, want) {
-		t.Errorf("args\n%q\nwant\n%q", c.Args, want)
+	// The pods get the run's configuration as one argument; the manifest
+	// adds the target, the segment, the start and the results directory.
+	want := []string{"--dsn", "host=db user=bench", "--segment", "/4", "--start-at", start, "--segment-of", runOf, "--results", "/results/tpcb-4"}
+	if len(c.Args) != 3+len(want) || !slices.Equal(c.Args[:2], []string{"run", "--config-yaml"}) || !slices.Equal(c.Args[3:], want) {
+		t.Errorf("args\n%q\nwant run --config-yaml CONFIG then\n%q", c.Args, want)
+	}
+	var cfg runconfig.Config
+	if err := yaml3.Unmarshal([]byte(c.Args[2]), &cfg); err != nil {
+		t.Fatalf("the pods' configuration: %v\n%s", err, c.Args[2])
+	}
+	if cfg.Workload != "tpcb" || cfg.Clients != "64" || runconfig.Val(cfg.Time) != 10*time.Minute || cfg.Protocol != "prepared" ||
+		cfg.Label != "k" || cfg.DSN != "" || cfg.Agents != nil || cfg.Segment != "" {
+		t.Errorf("the pods' configuration:\n%s", c.Args[2])
 	}
 	again := pgarena(t, nil, "k8s", "tpcb", "-c", "64", "--agents", "4", "--dsn", "host=db", "--name", "tpcb-4", "--start-at", start)
 	var job2 batchv1.Job

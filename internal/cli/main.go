@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/cobra"
@@ -171,7 +172,11 @@ func (a *app) notef(format string, args ...any) {
 	fmt.Fprintf(a.Stderr, "note: "+format+"\n", args...)
 }
 
+// rootsBuilt counts the command trees built (a plan's cells build none).
+var rootsBuilt atomic.Int64
+
 func (a *app) rootCommand() *cobra.Command {
+	rootsBuilt.Add(1)
 	root := &cobra.Command{
 		Use:   "pgarena",
 		Short: "pgarena benchmarks PostgreSQL: load, drive, measure, keep and compare",
@@ -198,6 +203,7 @@ workload, benchmarks it and removes the cluster.`,
 	})
 	root.AddCommand(
 		a.runCommand(),
+		a.rerunCommand(),
 		a.initCommand(),
 		a.checkCommand(),
 		a.dropCommand(),

@@ -5,70 +5,68 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/plan"
+	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// planHooks connect a run command to the plan that runs it in-process.
+// planHooks connect a run to the plan that runs it in-process.
 type planHooks struct {
 	tag   store.PlanTag // recorded in the run's spec
 	runID string        // set when the run is recorded
-	// check, when set, ends the run command after its flags are parsed and
-	// validated (plan validate, plan maintenance).
-	check func(cmd *cobra.Command, f *runFlags, w workload.Workload) error
 }
 
 // maintenanceTimeout bounds CHECKPOINT and VACUUM between cells.
 const maintenanceTimeout = 30 * time.Minute
 
-// planExec runs plan cells as run commands of this pgarena, in-process,
-// with the run command's own flag parsing: every run flag works in a plan.
+// planExec runs plan cells in-process: a cell's arguments become a run
+// configuration (internal/runconfig), checked and run as the run command
+// runs its own, so every run flag works in a plan; no command is built.
 type planExec struct {
 	a       *app
 	results string // --results of the plan command
 	out     io.Writer
 }
 
-// sub is a fresh invocation of pgarena for one run command.
+// sub is a fresh invocation of pgarena for one run.
 func (e *planExec) sub(out io.Writer) *app {
 	return &app{Main: Main{Stdout: out, Stderr: out, Env: e.a.Env}}
 }
 
-// execute runs "run ARGS..." on s; the results directory is the plan's.
-func (e *planExec) execute(ctx context.Context, s *app, args []string) error {
-	full := append([]string{"run"}, args...)
-	if e.results != "" {
-		full = append(full, "--results="+e.results)
+// config is the run configuration of "run ARGS..."; the results directory
+// is the plan's.
+func (e *planExec) config(s *app, args []string) (*runconfig.Config, error) {
+	cfg, err := runconfig.Parse(args, os.ReadFile)
+	if err != nil {
+		return nil, usagef("%s", joinLines(err))
 	}
-	s.args = full
-	root := s.rootCommand()
-	root.SetArgs(full)
-	root.SetOut(s.Stdout)
-	root.SetErr(s.Stderr)
-	return root.ExecuteContext(ctx)
+	if e.results != "" {
+		cfg.Results = e.results
+	}
+	s.args = append([]string{"run"}, args...)
+	return cfg, nil
 }
 
 // Check implements plan.Executor: parse and validate without running.
 func (e *planExec) Check(args []string) (map[string]bool, error) {
-	s := e.sub(io.Discard)
+	cfg, err := e.config(e.sub(io.Discard), args)
+	if err == nil {
+		_, _, err = prepare(cfg)
+	}
+	if err != nil {
+		return nil, errors.New(oneLine(err.Error()))
+	}
 	params := map[string]bool{}
-	s.plan.check = func(cmd *cobra.Command, f *runFlags, w workload.Workload) error {
-		if _, err := parsePgSet(f.target.pgSet); err != nil {
-			return err
-		}
-		if fs, ok := w.(workload.Flagser); ok {
+	if m, ok := workload.Get(cfg.Workload); ok {
+		if fs, ok := m.New().(workload.Flagser); ok {
 			fs.Flags().VisitAll(func(fl *pflag.Flag) { params[fl.Name] = true })
 		}
-		return nil
-	}
-	if err := e.execute(context.Background(), s, args); err != nil {
-		return nil, errors.New(oneLine(err.Error()))
 	}
 	return params, nil
 }
@@ -77,7 +75,10 @@ func (e *planExec) Check(args []string) (map[string]bool, error) {
 func (e *planExec) Run(ctx context.Context, args []string, tag store.PlanTag) (string, error) {
 	s := e.sub(e.out)
 	s.plan.tag = tag
-	err := e.execute(ctx, s, args)
+	cfg, err := e.config(s, args)
+	if err == nil {
+		err = s.runConfig(ctx, cfg)
+	}
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) && ee.msg == "" {
@@ -92,28 +93,27 @@ func (e *planExec) Run(ctx context.Context, args []string, tag store.PlanTag) (s
 // target the arguments name, each within maintenanceTimeout.
 func (e *planExec) Maintain(ctx context.Context, targetArgs []string, what []string) error {
 	s := e.sub(io.Discard)
-	s.plan.check = func(cmd *cobra.Command, f *runFlags, w workload.Workload) error {
-		ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
-		defer cancel()
-		tg, teardown, err := s.provision(ctx, &f.target)
-		if err != nil {
-			return err
-		}
-		defer teardown()
-		conn, err := tg.Connect(ctx, "pgarena-plan")
-		if err != nil {
-			return err
-		}
-		defer conn.Close(context.Background())
-		for _, m := range what {
-			stmt := map[string]string{plan.Checkpoint: "CHECKPOINT", plan.Vacuum: "VACUUM ANALYZE"}[m]
-			if _, err := conn.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("%s: %w", stmt, err)
-			}
-		}
-		return nil
+	cfg, err := runconfig.Parse(targetArgs, os.ReadFile) // no workload: the target flags
+	if err != nil {
+		return usagef("%s", joinLines(err))
 	}
-	// The workload is any registered one: only the target flags matter.
-	args := append([]string{workload.All()[0].Name}, targetArgs...)
-	return e.execute(ctx, s, args)
+	ctx, cancel := context.WithTimeout(ctx, maintenanceTimeout)
+	defer cancel()
+	tg, teardown, err := s.provision(ctx, runTarget(cfg))
+	if err != nil {
+		return err
+	}
+	defer teardown()
+	conn, err := tg.Connect(ctx, "pgarena-plan")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, m := range what {
+		stmt := map[string]string{plan.Checkpoint: "CHECKPOINT", plan.Vacuum: "VACUUM ANALYZE"}[m]
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: %w", stmt, err)
+		}
+	}
+	return nil
 }

@@ -4,30 +4,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/pooler"
 )
 
-// poolerFlags put a pooler between the clients and the target (run only).
-type poolerFlags struct {
-	via      string
-	poolSize int
-	adminDSN string
-	ready    time.Duration
-}
-
-func (p *poolerFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&p.via, "via", "", "run through a pooler started for the run, in front of the target: pgbouncer[:transaction|session|statement], haproxy (TCP proxy, no pooling) or pgpool (one process per client)")
-	fl.IntVar(&p.poolSize, "pool-size", 0, "server connections the --via pooler keeps at most (default 20)")
-	fl.DurationVar(&p.ready, "pooler-ready-timeout", pooler.DefaultReadyTimeout, "wait at most this long for the --via pooler to pass a query to the server")
-	fl.StringVar(&p.adminDSN, "pooler-admin-dsn", "", "the admin console of the pooler --dsn goes through (pgbouncer, odyssey): its SHOW POOLS and SHOW STATS are sampled")
-}
-
 // viaPooler wraps the run's provider in the pooler the flags name.
 func (a *app) viaPooler(p target.Provider, f *runFlags, clients int) (target.Provider, error) {
-	pf := &f.pooler
+	pf := struct {
+		via, adminDSN string
+		poolSize      int
+		ready         time.Duration
+	}{f.Via, f.PoolerAdminDSN, runconfig.Val(f.PoolSize), f.PoolerReadyTimeout}
 	switch {
 	case pf.via == "" && pf.adminDSN == "":
 		if pf.poolSize != 0 {
@@ -37,7 +25,7 @@ func (a *app) viaPooler(p target.Provider, f *runFlags, clients int) (target.Pro
 	case pf.via != "" && pf.adminDSN != "":
 		return nil, usagef("give either --via (a pooler started for the run) or --pooler-admin-dsn (one you run), not both")
 	case pf.adminDSN != "":
-		if !a.explicitTarget(&f.target) {
+		if !a.explicitTarget(runTarget(&f.Config)) {
 			return nil, usagef("--pooler-admin-dsn is the console of the pooler --dsn goes through: give --dsn too")
 		}
 		cfg, err := target.ParseDSN(pf.adminDSN, a.getenv)
@@ -61,7 +49,7 @@ func (a *app) viaPooler(p target.Provider, f *runFlags, clients int) (target.Pro
 	if !pp.Pools() && pf.poolSize != 0 {
 		a.notef("%s keeps one server connection per client: --pool-size is ignored", kind)
 	}
-	if err := pp.CheckQueryMode(f.protocol); err != nil {
+	if err := pp.CheckQueryMode(f.run.Protocol); err != nil {
 		return nil, usagef("%s", err)
 	}
 	return pp, nil

@@ -1,43 +1,22 @@
 package cli
 
 import (
-	"math"
 	"time"
 
-	"github.com/spf13/pflag"
-
+	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/local"
 	"github.com/pgarena/pgarena/internal/target/replica"
-	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// replicaFlags add replicas to a run's target: their lag, catch-up and
-// the sustainable rate are measured (internal/target/replica).
-type replicaFlags struct {
-	kind           string
-	dsn            string
-	readDSN        string
-	catchUpTimeout time.Duration
-	syncTimeout    time.Duration
-	failover       session.Failover
-}
-
-func (r *replicaFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&r.kind, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical, pglogical, slony or londiste; lag, catch-up and sustainable tps are reported")
-	fl.StringVar(&r.dsn, "replica-dsn", "", "a replica you run (any replication system; it must replicate the table pgarena_heartbeat): lag, catch-up and sustainable tps are reported")
-	fl.StringVar(&r.readDSN, "read-dsn", "", "send the workload's read-only transactions (tpcc order-status and stock-level, tpcb -S) to this replica, as a second client group; it must replicate pgarena_heartbeat (its lag is measured)")
-	fl.DurationVar(&r.syncTimeout, "replica-sync-timeout", replica.DefaultSyncTimeout, "wait at most this long for a --replica logical or pglogical to copy the loaded tables")
-	fl.DurationVar(&r.failover.After, "failover", 0, "stop the primary this long into the run, promote its standby (--replica streaming or --replica-dsn) and report the downtime and the acknowledged commits lost")
-	fl.StringVar(&r.failover.Command, "failover-command", "", "with --failover: the command (sh -c) that stops the primary; default: an immediate shutdown of the embedded cluster")
-	fl.BoolVar(&r.failover.External, "failover-external", false, "with --failover: do not promote the standby, wait for your orchestrator to")
-	fl.DurationVar(&r.failover.Timeout, "failover-timeout", replica.DefaultFailoverTimeout, "with --failover: wait at most this long for the promotion, and then for the first commit on the new primary")
-	fl.DurationVar(&r.catchUpTimeout, "catch-up-timeout", session.DefaultCatchUpTimeout, "after the load, wait at most this long for the replicas to catch up")
-}
-
-// withReplicas wraps p with the replicas the flags ask for.
-func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider, error) {
+// withReplicas wraps p with the replicas the configuration asks for:
+// their lag, catch-up and the sustainable rate are measured
+// (internal/target/replica).
+func (a *app) withReplicas(p target.Provider, f *runFlags) (target.Provider, error) {
+	r := &replicaOf{kind: f.Replica, dsn: f.ReplicaDSN, readDSN: f.ReadDSN, syncTimeout: f.ReplicaSyncTimeout,
+		catchUpTimeout: f.CatchUpTimeout, failover: session.Failover{After: f.Failover, Command: f.FailoverCommand,
+			External: f.FailoverExternal, Timeout: f.FailoverTimeout}}
 	if r.kind != "" {
 		if err := replica.CheckKind(r.kind); err != nil {
 			return nil, usagef("%s", err)
@@ -62,7 +41,7 @@ func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider,
 		if err != nil {
 			return nil, usagef("--read-dsn: %s", err)
 		}
-		p = &replica.DSN{Inner: p, Config: cfg, Kind: readReplica}
+		p = &replica.DSN{Inner: p, Config: cfg, Kind: runconfig.ReadReplica}
 	}
 	if r.failover.After == 0 && (r.failover.Command != "" || r.failover.External) {
 		return nil, usagef("--failover-command and --failover-external go with --failover DURATION")
@@ -79,54 +58,9 @@ func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider,
 	return p, nil
 }
 
-// readReplica is the kind of the replica --read-dsn names.
-const readReplica = "read" // as replica.DSN names it
-
-// splitReads makes the run's one client group two when --read-dsn is
-// given: the workload's read-only transactions go to the replica (group
-// "replica", clients in the mix's proportion, at least one), the rest to
-// the primary (group "primary"). A workload whose every transaction reads
-// only runs wholly on the replica.
-func splitReads(spec *session.Spec, r *replicaFlags) error {
-	if r.readDSN == "" {
-		return nil
-	}
-	g := spec.Groups[0]
-	switch {
-	case len(spec.Steps) > 1:
-		return usagef("--read-dsn runs a client group on the replica beside the primary's: give one client count, not a sweep")
-	case !g.Schedule.Empty():
-		return usagef("--read-dsn splits closed-loop clients between primary and replica: leave out the open-loop rate")
-	}
-	sp, ok := g.Workload.(workload.ReadOnlySplitter)
-	if !ok {
-		return usagef("--read-dsn: workload %s does not say which of its transactions only read", g.Workload.Meta().Name)
-	}
-	reads, writes, share := sp.SplitReadOnly()
-	switch {
-	case reads == nil:
-		return usagef("--read-dsn: no transaction of %s as configured only reads (tpcb: -S)", g.Workload.Meta().Name)
-	case writes == nil:
-		g.Replica = readReplica
-		spec.Groups[0] = g
-		return nil
-	case g.Clients < 2:
-		return usagef("--read-dsn splits the clients between the primary and the replica: give -c 2 or more")
-	}
-	nr := min(max(1, int(math.Round(float64(g.Clients)*share))), g.Clients-1)
-	w, rd := g, g
-	w.Name, w.Workload, w.Clients = "primary", writes, g.Clients-nr
-	rd.Name, rd.Workload, rd.Clients, rd.Replica = "replica", reads, nr, readReplica
-	spec.Groups = []session.Group{w, rd}
-	spec.Steps = []session.Step{{Clients: w.Clients}}
-	return nil
-}
-
-// failoverSpec is the run's --failover, nil without one.
-func (r *replicaFlags) failoverSpec() *session.Failover {
-	if r.failover.After == 0 {
-		return nil
-	}
-	f := r.failover
-	return &f
+// replicaOf is the replica part of a run's configuration.
+type replicaOf struct {
+	kind, dsn, readDSN          string
+	syncTimeout, catchUpTimeout time.Duration
+	failover                    session.Failover
 }

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -75,53 +74,62 @@ func (a *app) runCommand() *cobra.Command {
 		Long: runLong, Example: runExamples}
 	f := &runFlags{}
 	a.workloadCommands(cmd, "run", f.add, func(cmd *cobra.Command, w workload.Workload) error {
-		return a.runWorkload(cmd, w, f)
+		cfg, err := cmdConfig(cmd, w, f)
+		if err != nil {
+			return err
+		}
+		return a.runConfig(cmd.Context(), cfg)
 	})
+	noWorkload := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { // run --config FILE [flags]
+		if a.args[0] != "run" || !runconfig.HasConfig(a.args[1:]) {
+			return noWorkload(cmd, args)
+		}
+		cfg, err := runconfig.Parse(a.args[1:], os.ReadFile)
+		if err != nil {
+			return usagef("%s", joinLines(err))
+		}
+		return a.runConfig(cmd.Context(), cfg)
+	}
 	return cmd
 }
 
-// runWorkload runs one benchmark: flags to a session spec, the session,
-// then the summary, findings, checks and the exit code.
-func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) error {
-	ctx := cmd.Context()
-	if err := f.validate(cmd, w); err != nil {
-		return err
-	}
-	if a.plan.check != nil { // plan validate: the flags are checked, nothing runs
-		return a.plan.check(cmd, f, w)
-	}
-	if f.seg.agents > 0 {
-		return a.runAgents(ctx, f)
-	}
-	if s, ok := w.(workload.Seeder); ok {
-		s.SetSeed(f.seed)
-	}
-	scriptOutput(w, a.Stderr, f.jobs)
-	clients, err := runClients(cmd, w, f)
+// runConfig runs one benchmark from its configuration: the session spec,
+// the session, then the summary, findings, checks and the exit code.
+func (a *app) runConfig(ctx context.Context, cfg *runconfig.Config) error {
+	f, w, err := prepare(cfg)
 	if err != nil {
 		return err
 	}
+	if runconfig.Val(f.Agents) > 0 {
+		return a.runAgents(ctx, f)
+	}
+	if s, ok := w.(workload.Seeder); ok {
+		s.SetSeed(f.Seed)
+	}
+	scriptOutput(w, a.Stderr, f.Jobs)
+	clients := f.run.Clients
 	if err := checkOpenFiles(clients); err != nil {
 		return err
 	}
-	for _, st := range f.steps {
+	for _, st := range f.run.Steps {
 		if msg := rateWarning(st); msg != "" {
 			a.notef("%s", msg)
 		}
 	}
-	st, err := store.Open(a.resultsDir(f.results))
+	st, err := store.Open(a.resultsDir(f.Results))
 	if err != nil {
 		return err
 	}
-	p, err := a.runProvider(&f.target, f, clients)
+	p, err := a.runProvider(f, clients)
 	if err == nil {
 		p, err = a.viaPooler(p, f, clients)
 	}
 	if err != nil {
 		return err
 	}
-	if f.cpuProfile != "" {
-		stop, err := startCPUProfile(f.cpuProfile)
+	if f.CPUProfile != "" {
+		stop, err := startCPUProfile(f.CPUProfile)
 		if err != nil {
 			return err
 		}
@@ -131,26 +139,22 @@ func (a *app) runWorkload(cmd *cobra.Command, w workload.Workload, f *runFlags) 
 	if err != nil {
 		return err
 	}
-	outs, err := a.runOutputs(f.outs)
+	if spec.Record.Config, err = cfg.Redacted().EncodeJSON(); err != nil {
+		return err
+	}
+	outs, err := a.runOutputs(f.Out)
 	if err != nil {
 		return err
 	}
-	res, err := session.Run(ctx, spec, p, st, append([]session.Output{f.pgb.progress(newProgressOutput(a.Stderr, f.progress, w))}, outs...)...)
-	var refused *driver.InitialConnectError
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return &exitError{code: ExitInterrupted, msg: "interrupted: " + oneLine(err.Error())}
-	case errors.As(err, &refused) && refused.Refused:
-		return &exitError{code: ExitFailed, msg: oneLine(err.Error()) +
-			": lower -c, raise the server's max_connections, or pass --proceed-with-connected to run with the clients that connected"}
-	case err != nil:
+	res, err := session.Run(ctx, spec, p, st, append([]session.Output{progressFor(f, newProgressOutput(a.Stderr, f.Progress, w))}, outs...)...)
+	if err = a.runFailed(ctx, err); err != nil {
 		return err
 	}
 	var limits func(io.Writer)
-	if f.load.schedule != "" && len(f.rules) > 0 {
+	if f.Schedule != "" && len(f.run.Rules) > 0 {
 		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
 	}
-	return interruptedAfter(ctx, a.printResult(res, f.jsonOut, f.stdoutOut, f.pgb.summaryExtra(res, limits)))
+	return interruptedAfter(ctx, a.printResult(res, f.JSON, f.run.StdoutOut, summaryExtra(f, res, limits)))
 }
 
 // interruptedAfter makes a run interrupted after its measured time (in
@@ -243,16 +247,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func startCPUProfile(path string) (func(), error) {
-	fh, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(fh); err != nil {
-		fh.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); fh.Close() }, nil
 }

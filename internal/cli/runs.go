@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/store"
 )
 
 // resultsHelp is the --results flag of the read commands.
@@ -50,6 +51,7 @@ func (a *app) showCommand() *cobra.Command {
 	var (
 		results string
 		asJSON  bool
+		config  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "show RUN",
@@ -65,6 +67,9 @@ interrupted, summarised from the intervals it recorded.`,
 				return err
 			}
 			defer done()
+			if config {
+				return a.showConfig(src, args[0])
+			}
 			run, err := src.Load(args[0])
 			if err != nil {
 				return usagef("%s", err)
@@ -89,5 +94,19 @@ interrupted, summarised from the intervals it recorded.`,
 	}
 	cmd.Flags().StringVar(&results, "results", "", resultsHelp)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cmd.Flags().BoolVar(&config, "config", false, "print the configuration the run was made with (YAML, as run --config reads it; passwords masked)")
 	return cmd
+}
+
+// showConfig prints the configuration run id was made with, as YAML.
+func (a *app) showConfig(src store.Source, id string) error {
+	cfg, err := recordedConfig(src, id)
+	if err != nil {
+		return err
+	}
+	y, err := cfg.EncodeYAML()
+	if err == nil {
+		_, err = a.Stdout.Write(y)
+	}
+	return err
 }

@@ -5,21 +5,15 @@ import (
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-// runSpec is the session.Spec of run's flags: the workload's client
-// groups, reads sent to a replica, the segment, session settings and the
+// runSpec is the session.Spec of the run (internal/runconfig built its
+// groups, load and settings) with its provenance, hooks, segment and the
 // Citus workers to sample.
 func (a *app) runSpec(f *runFlags, w workload.Workload) (session.Spec, error) {
 	spec := a.spec(f, w)
-	a.splitGroups(&spec, w)
-	err := splitReads(&spec, &f.replica)
+	a.groupsCreated(&spec, w)
+	err := a.applySegment(&spec, f)
 	if err == nil {
-		err = a.applySegment(&spec, f)
-	}
-	if err == nil {
-		err = applySessionSets(&spec, f.sessionSets)
-	}
-	if err == nil {
-		err = a.applyWorkerDSNs(&spec, f.workerDSNs)
+		err = a.applyWorkerDSNs(&spec, f.WorkerDSN)
 	}
 	return spec, err
 }

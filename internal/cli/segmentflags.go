@@ -9,74 +9,49 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/spf13/pflag"
-
 	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/session"
 )
 
-// segmentFlags split a run over several processes: --segment i/N runs one
-// share here, --start-at aligns the segments on the wall clock, --segment-of
-// names the whole run, --agents N runs all N as child processes of this one
-// and merges them.
-type segmentFlags struct {
-	segment   string
-	startAt   string
-	segmentOf string
-	agents    int
-	idFile    string         // hidden: where a child of --agents writes its run id
-	parsed    driver.Segment // --segment, once applySegment has parsed it
-}
-
 // maxStartWait bounds how far ahead --start-at may be: a wait has a deadline.
 const maxStartWait = 24 * time.Hour
-
-func (s *segmentFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&s.segment, "segment", "", "run only segment i of N of the run (i/N; /N takes i from JOB_COMPLETION_INDEX), with --start-at: its share of the clients and open-loop arrivals; merge the segments' runs with pgarena merge")
-	fl.StringVar(&s.startAt, "start-at", "", "start measuring at this time (RFC 3339, e.g. 2026-12-01T10:00:00Z; ahead, at most 24h), so segments on several machines share interval boundaries")
-	fl.StringVar(&s.segmentOf, "segment-of", "", "the whole run's identity, the same on every segment, recorded so that pgarena merge joins only segments of one run (default: the --start-at time; --agents and pgarena k8s set a unique one)")
-	fl.IntVar(&s.agents, "agents", 0, "run as N local child processes, each a --segment, merged into one run at the end")
-	fl.StringVar(&s.idFile, "segment-id-file", "", "write the run id to this file once the run is recorded (used by --agents)")
-	_ = fl.MarkHidden("segment-id-file")
-}
 
 // applySegment puts --segment, --segment-of and --start-at into spec (bad
 // input: exit 2).
 func (a *app) applySegment(spec *session.Spec, f *runFlags) error {
-	s := &f.seg
-	if s.segmentOf != "" && s.segment == "" {
+	if f.SegmentOf != "" && f.Segment == "" {
 		return usagef("--segment-of names the whole run a segment belongs to: give --segment i/N too")
 	}
 	var at time.Time
-	if s.startAt != "" {
+	if f.StartAt != "" {
 		var err error
-		if at, err = parseStartAt(s.startAt, time.Now()); err != nil {
+		if at, err = parseStartAt(f.StartAt, time.Now()); err != nil {
 			return err
 		}
 		spec.StartAt = at
 	}
-	if s.segment != "" {
-		seg, err := driver.ParseSegment(s.segment, a.getenv("JOB_COMPLETION_INDEX"))
+	if f.Segment != "" {
+		seg, err := driver.ParseSegment(f.Segment, a.getenv("JOB_COMPLETION_INDEX"))
 		if err != nil {
 			return usagef("%s", err)
 		}
 		if at.IsZero() {
-			return usagef("--segment %s needs --start-at: the segments of a run start together (give each the same time)", s.segment)
+			return usagef("--segment %s needs --start-at: the segments of a run start together (give each the same time)", f.Segment)
 		}
-		for _, st := range f.steps {
+		for _, st := range f.run.Steps {
 			if st.Clients < seg.Count {
-				return usagef("--segment %s: %d clients cannot be split into %d segments: give -c %d or more", s.segment, st.Clients, seg.Count, seg.Count)
+				return usagef("--segment %s: %d clients cannot be split into %d segments: give -c %d or more", f.Segment, st.Clients, seg.Count, seg.Count)
 			}
 		}
-		if err := checkSegmentOf(s.segmentOf); err != nil {
+		if err := checkSegmentOf(f.SegmentOf); err != nil {
 			return err
 		}
-		spec.Segment, spec.SegmentOf, s.parsed = seg, cmp.Or(s.segmentOf, segmentRunID(at, "")), seg
+		spec.Segment, spec.SegmentOf, f.parsed = seg, cmp.Or(f.SegmentOf, segmentRunID(at, "")), seg
 	}
-	if s.idFile != "" {
+	if f.SegmentIDFile != "" {
 		created := spec.Hooks.Created
 		spec.Hooks.Created = func(id, dir string) {
-			if err := os.WriteFile(s.idFile, []byte(id+"\n"), 0o644); err != nil {
+			if err := os.WriteFile(f.SegmentIDFile, []byte(id+"\n"), 0o644); err != nil {
 				a.notef("--segment-id-file: %v", err)
 			}
 			if created != nil {
@@ -118,12 +93,12 @@ func checkSegmentOf(v string) error {
 
 // share describes the first line's clients ("8 clients") for a segment:
 // its share of the whole run's ("segment 0/4: 2 of 8 clients").
-func (s *segmentFlags) share(st session.Step) string {
-	if s.parsed.Whole() {
+func (f *runFlags) share(st session.Step) string {
+	if f.parsed.Whole() {
 		return st.String()
 	}
-	lo, hi := s.parsed.Block(st.Clients)
-	return fmt.Sprintf("segment %s: %d of %s", s.parsed, hi-lo, st)
+	lo, hi := f.parsed.Block(st.Clients)
+	return fmt.Sprintf("segment %s: %d of %s", f.parsed, hi-lo, st)
 }
 
 // parseStartAt parses --start-at: RFC 3339, ahead of now by at most

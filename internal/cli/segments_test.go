@@ -66,6 +66,11 @@ func TestAgentsMergeIntoOneRun(t *testing.T) {
 	if p99 := metrics.Stats(total).P99; p99 != merged.Summary.Latency.P99 {
 		t.Fatalf("summary p99 %g ms, merged histogram's %g ms", merged.Summary.Latency.P99, p99)
 	}
+	// The merged run's configuration is the whole run's: three agents.
+	shown := mustRun(t, "show", "last", "--config", "--results", results).stdout
+	if !strings.Contains(shown, "agents: 3") || strings.Contains(shown, "segment") || !strings.Contains(shown, "label: x3") {
+		t.Errorf("show --config of the merged run:\n%s", shown)
+	}
 }
 
 // A segment killed with SIGKILL leaves an interrupted run: merging makes a

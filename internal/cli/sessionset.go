@@ -1,23 +1,9 @@
 package cli
 
 import (
-	"maps"
-	"regexp"
-	"slices"
-	"strings"
-	"sync"
-
-	"github.com/spf13/pflag"
-
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/target"
 )
-
-// addSessionSetFlag registers --session-set and --worker-dsn.
-func addSessionSetFlag(fl *pflag.FlagSet, sets, workers *[]string) {
-	fl.StringArrayVar(sets, "session-set", nil, "session setting key=value on every connection of the workload's clients (repeatable); group:key=value for one client group only (chbench: olap:work_mem=256MB); recorded with the run")
-	fl.StringArrayVar(workers, "worker-dsn", nil, "a Citus worker to sample (repeatable), in place of the coordinator's workers at their pg_dist_node addresses with --dsn's credentials")
-}
 
 // applyWorkerDSNs parses --worker-dsn into the spec.
 func (a *app) applyWorkerDSNs(spec *session.Spec, dsns []string) error {
@@ -28,53 +14,5 @@ func (a *app) applyWorkerDSNs(spec *session.Spec, dsns []string) error {
 		}
 		spec.CitusWorkers = append(spec.CitusWorkers, cfg)
 	}
-	return nil
-}
-
-// settingName is a configuration parameter's name, custom ones
-// (citus.enable_repartition_joins) included.
-var settingName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$`)
-})
-
-// applySessionSets gives the run's client groups their --session-set
-// settings and records them in the spec. A group prefix must name one of
-// the run's groups.
-func applySessionSets(spec *session.Spec, sets []string) error {
-	if len(sets) == 0 {
-		return nil
-	}
-	names := map[string]bool{}
-	for _, g := range spec.Groups {
-		if g.Name != "" {
-			names[g.Name] = true
-		}
-	}
-	for _, s := range sets {
-		kv, value, ok := strings.Cut(s, "=")
-		group, key, grouped := strings.Cut(kv, ":")
-		if !grouped {
-			group, key = "", kv
-		}
-		switch {
-		case !ok || !settingName().MatchString(key):
-			return usagef("--session-set %q: want key=value or group:key=value (a configuration parameter's name, e.g. work_mem=64MB)", s)
-		case grouped && !names[group]:
-			known := "this run has one client group: leave out the group"
-			if len(names) > 0 {
-				known = "the run's groups are " + strings.Join(slices.Sorted(maps.Keys(names)), ", ")
-			}
-			return usagef("--session-set %q: no client group %q (%s)", s, group, known)
-		}
-		for i := range spec.Groups {
-			if !grouped || spec.Groups[i].Name == group {
-				if spec.Groups[i].Settings == nil {
-					spec.Groups[i].Settings = map[string]string{}
-				}
-				spec.Groups[i].Settings[key] = value
-			}
-		}
-	}
-	spec.Record.SessionSettings = slices.Clone(sets)
 	return nil
 }

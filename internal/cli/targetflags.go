@@ -10,30 +10,28 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/local"
 )
 
 // targetFlags name the database to work on.
 type targetFlags struct {
-	dsn         string
-	cluster     string
-	waitReady   time.Duration
-	pgBin       string
-	pgSet       []string
-	keepCluster bool
+	dsn       string
+	cluster   string
+	waitReady time.Duration
 }
 
-func (t *targetFlags) add(cmd *cobra.Command, embedded bool) {
+func (t *targetFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&t.dsn, "dsn", "", "target database: libpq keyword string or postgres:// URL (PG* variables and ~/.pgpass apply)")
 	f.StringVar(&t.cluster, "cluster", "", "use the local cluster `NAME`, as started by 'pgarena cluster start --name NAME'")
 	f.DurationVar(&t.waitReady, "wait-ready", 0, "wait up to this long for the server to accept connections")
-	if embedded {
-		f.StringVar(&t.pgBin, "pg-bin", "", "PostgreSQL server binaries for the embedded cluster (default: $PGARENA_PG_BIN, else the highest version found)")
-		f.StringArrayVar(&t.pgSet, "pg-set", nil, "server setting for the embedded cluster, key=value (repeatable)")
-		f.BoolVar(&t.keepCluster, "keep-cluster", false, "keep the embedded cluster (running) after the run and print how to reach it")
-	}
+}
+
+// runTarget is the target part of a run's configuration.
+func runTarget(c *runconfig.Config) *targetFlags {
+	return &targetFlags{dsn: c.DSN, cluster: c.Cluster, waitReady: c.WaitReady}
 }
 
 // explicit reports whether the user named a target, by flag or by the
@@ -66,27 +64,28 @@ func (a *app) provider(t *targetFlags, dbHostLocal bool, serverLog string) (targ
 
 // runProvider is the provider of a run: the named target, or an embedded
 // cluster when none is named.
-func (a *app) runProvider(t *targetFlags, f *runFlags, clients int) (target.Provider, error) {
+func (a *app) runProvider(f *runFlags, clients int) (target.Provider, error) {
+	t := runTarget(&f.Config)
 	if a.explicitTarget(t) {
-		p, err := a.provider(t, f.dbHostLocal, f.serverLog)
+		p, err := a.provider(t, f.DBHostLocal, f.ServerLog)
 		if err != nil {
 			return nil, err
 		}
-		return a.withReplicas(p, &f.replica)
+		return a.withReplicas(p, f)
 	}
-	bin, err := local.FindBinaries(t.pgBin, a.Env)
+	bin, err := local.FindBinaries(f.PgBin, a.Env)
 	if err != nil {
-		if t.pgBin != "" {
+		if f.PgBin != "" {
 			err = fmt.Errorf("%w, or install PostgreSQL (apt-get install postgresql) and leave out --pg-bin, or use --dsn to benchmark an existing server", err)
 		}
 		return nil, err
 	}
-	settings, err := parsePgSet(t.pgSet)
+	settings, err := parsePgSet(f.PgSet)
 	if err != nil {
 		return nil, err
 	}
-	return a.withReplicas(&local.Ephemeral{Bin: bin, Settings: settings, MinConnections: clients + 20, Keep: t.keepCluster,
-		Env: a.Env, Notef: a.notef, Getenv: a.getenv}, &f.replica)
+	return a.withReplicas(&local.Ephemeral{Bin: bin, Settings: settings, MinConnections: clients + 20, Keep: f.KeepCluster,
+		Env: a.Env, Notef: a.notef, Getenv: a.getenv}, f)
 }
 
 // provision reaches the explicit target of init, check and drop.

@@ -7,8 +7,8 @@
 // (the highest open-loop rate that keeps an SLO).
 //
 // The package parses no run flags itself: a cell carries its run
-// arguments (workload and flag list) and the caller (internal/cli) checks
-// and runs them with the run command's own flags, so every run flag can be
-// an axis. It talks to no database (maintenance between cells is the
+// arguments (workload and flag list) and the caller (internal/cli) turns
+// them into a run configuration (internal/runconfig), which it checks and
+// runs as the run command does, so every run flag can be an axis. It talks to no database (maintenance between cells is the
 // Executor's).
 package plan

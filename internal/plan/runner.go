@@ -17,8 +17,8 @@ import (
 	"github.com/pgarena/pgarena/internal/store"
 )
 
-// Executor runs the cells' run commands; the caller implements it with its
-// own run flags (internal/cli), so every run flag works in a plan.
+// Executor runs the cells' runs; the caller implements it with the run
+// configuration (internal/runconfig), so every run flag works in a plan.
 type Executor interface {
 	// Check parses and checks the run arguments (workload, then flags)
 	// without running anything; the error is one line. params names the

@@ -25,6 +25,9 @@ type RunSpec struct {
 	Created        time.Time `json:"created"`
 	PgarenaVersion string    `json:"pgarena_version"`
 	CommandLine    []string  `json:"command_line"` // redacted by the caller
+	// Config is the run's configuration (internal/runconfig), redacted by
+	// the caller; runs recorded before it existed have none.
+	Config json.RawMessage `json:"config,omitempty"`
 
 	Workload string            `json:"workload"`
 	Params   map[string]string `json:"params,omitempty"`
