@@ -6,10 +6,10 @@ import (
 	"math"
 	"os"
 	"regexp"
-	"sync"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/driver"
@@ -208,7 +208,9 @@ func splitReads(spec *session.Spec, readDSN string) error {
 
 // settingName is a configuration parameter's name, custom ones
 // (citus.enable_repartition_joins) included.
-var settingName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$`) })
+var settingName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$`)
+})
 
 // applySessionSets gives the run's client groups their --session-set
 // settings and records them in the spec. A group prefix must name one of

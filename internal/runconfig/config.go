@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"sync"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
