@@ -2,6 +2,7 @@ package cli
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,7 +26,7 @@ type replicaFlags struct {
 }
 
 func (r *replicaFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&r.kind, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical, pglogical, slony or londiste; lag, catch-up and sustainable tps are reported")
+	fl.StringVar(&r.kind, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical, pglogical, slony or londiste (slony and londiste with --replica-dsn: set up between the primary and that server); lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&r.dsn, "replica-dsn", "", "a replica you run (any replication system; it must replicate the table pgarena_heartbeat): lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&r.readDSN, "read-dsn", "", "send the workload's read-only transactions (tpcc order-status and stock-level, tpcb -S) to this replica, as a second client group; it must replicate pgarena_heartbeat (its lag is measured)")
 	fl.DurationVar(&r.syncTimeout, "replica-sync-timeout", replica.DefaultSyncTimeout, "wait at most this long for a --replica logical or pglogical to copy the loaded tables")
@@ -38,7 +39,14 @@ func (r *replicaFlags) add(fl *pflag.FlagSet) {
 
 // withReplicas wraps p with the replicas the flags ask for.
 func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider, error) {
-	if r.kind != "" {
+	if r.kind != "" && r.dsn != "" && slices.Contains(replica.PairKinds, r.kind) {
+		// slony or londiste set up between the primary and a server the user names
+		cfg, err := target.ParseDSN(r.dsn, a.getenv)
+		if err != nil {
+			return nil, usagef("--replica-dsn: %s", err)
+		}
+		p = &replica.Pair{Inner: p, Kind: r.kind, Standby: cfg, Env: local.Env(a.Env), Notef: a.notef, SyncTimeout: r.syncTimeout}
+	} else if r.kind != "" {
 		if err := replica.CheckKind(r.kind); err != nil {
 			return nil, usagef("%s", err)
 		}
@@ -50,7 +58,7 @@ func (a *app) withReplicas(p target.Provider, r *replicaFlags) (target.Provider,
 		}
 		p = &replica.Provider{Inner: p, Kind: r.kind, Env: local.Env(a.Env), Getenv: a.getenv, Notef: a.notef, SyncTimeout: r.syncTimeout}
 	}
-	if r.dsn != "" {
+	if r.dsn != "" && !slices.Contains(replica.PairKinds, r.kind) {
 		cfg, err := target.ParseDSN(r.dsn, a.getenv)
 		if err != nil {
 			return nil, usagef("--replica-dsn: %s", err)

@@ -36,6 +36,7 @@ type logical struct {
 	primaryDSN  string // as the subscriber's server reaches it
 	replica     *pgx.ConnConfig
 	pgDump      string
+	dumpEnv     []string // more of pg_dump's environment (PGPASSFILE)
 	syncTimeout time.Duration
 	notef       func(format string, args ...any)
 	attached    bool
@@ -90,7 +91,7 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(dctx, l.pgDump, args...)
-	cmd.Env = []string{"PGCONNECT_TIMEOUT=10", "LC_ALL=C"}
+	cmd.Env = append([]string{"PGCONNECT_TIMEOUT=10", "LC_ALL=C"}, l.dumpEnv...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
