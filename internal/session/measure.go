@@ -85,7 +85,8 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	fan.publish(Record{Start: &RunStart{ID: r.writer.ID(), Spec: r.recorded, Server: srv}})
 	latest := &latestSamples{m: map[string]float64{}}
 	smp := r.startSampler(ctx, fan, latest)
-	if r.repl, err = r.startReplication(ctx, func(b []store.Sample) { fan.publish(Record{Samples: b}) }); err != nil {
+	publishSamples := func(b []store.Sample) { fan.publish(Record{Samples: b}) }
+	if r.repl, err = r.startReplication(ctx, publishSamples); err != nil {
 		if smp != nil {
 			smp.Stop()
 		}
@@ -93,7 +94,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		return res, err
 	}
 	if fo != nil {
-		if fo.fo, err = r.newFailover(ctx); err != nil {
+		if fo.fo, err = r.newFailover(ctx, publishSamples); err != nil {
 			r.repl.stop()
 			if smp != nil {
 				smp.Stop()
@@ -116,7 +117,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 		}
 		return res, err
 	}
-	fo.start(runCtx)
+	fo.start(runCtx, publishSamples)
 	sr, err := r.runSteps(runCtx, fan, latest.get, markStep, beginFigures)
 	// The logs are complete once the clients have stopped (a normal end,
 	// an interrupt or a failure alike).

@@ -32,6 +32,28 @@
     ctx.restore();
   }
 
+  // A failover's moments: a dashed line each, labelled at the top.
+  var eventColors = { "fault": "#d62728", "promoted": "#ff7f0e", "first commit": "#2ca02c", "recovered": "#1f77b4" };
+  function drawEvents(u) {
+    if (!data.events || !data.events.length) return;
+    var ctx = u.ctx;
+    ctx.save();
+    ctx.setLineDash([5, 4]);
+    ctx.lineWidth = 1.5;
+    ctx.font = "11px sans-serif";
+    data.events.forEach(function (e, i) {
+      var x = u.valToPos(e.x, "x", true);
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+      ctx.strokeStyle = ctx.fillStyle = eventColors[e.name] || "#555";
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+      ctx.fillText(e.name, x + 3, u.bbox.top + 12 + 12 * (i % 4));
+    });
+    ctx.restore();
+  }
+
   function width(el) {
     return Math.max(280, el.clientWidth || el.parentNode.clientWidth || 600);
   }
@@ -67,7 +89,7 @@
       series: series,
       cursor: { drag: { x: true, y: false } },
       legend: { live: true },
-      hooks: { drawClear: ownX ? [] : [shadeWarmup] }
+      hooks: { drawClear: ownX ? [] : [shadeWarmup], draw: ownX ? [] : [drawEvents] }
     };
     var u = new uPlot(opts, cols, el);
     u.pgarenaId = c.id;
