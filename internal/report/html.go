@@ -69,6 +69,7 @@ type page struct {
 	HasSteps       bool         // a run is a sweep: its steps are charted and tabled
 	HasStatements  bool         // a run has per-statement figures (-r)
 	HasFailover    bool         // a run fails over (--failover): its timeline
+	HasReplication bool         // a run measured replicas: lag, catch-up, sustainable tps
 	UplotJS        template.JS
 	UplotCSS       template.CSS
 	ReportJS       template.JS
@@ -194,6 +195,7 @@ func buildPage(runs []*store.Run) *page {
 	for i, r := range runs {
 		p.Runs = append(p.Runs, newRunView(i, names[i], r))
 		p.HasFailureText = p.HasFailureText || len(p.Runs[i].Failures) > 0
+		p.HasReplication = p.HasReplication || r.Summary.Replication != nil
 		for _, t := range p.Runs[i].Summary.Tx {
 			p.HasStatements = p.HasStatements || len(t.Statements) > 0
 		}

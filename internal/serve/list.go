@@ -23,6 +23,7 @@ type listRow struct {
 	Target string
 	Failed int64
 	NOPM   float64 // TPC-C's figure of merit; 0 when the run has none
+	Repl   string  // replication and failover figures (replicationCell)
 }
 
 // Headline is the run's main figure: NOPM for TPC-C runs, else tps.
@@ -64,7 +65,7 @@ func (s *Server) rows() ([]listRow, error) {
 	seen := make(map[string]bool, len(infos))
 	for i, ri := range infos {
 		ex := s.list.get(ri.Dir, ri.ID)
-		rows[i] = listRow{RunInfo: ri, Target: ex.target, Failed: ex.failed, NOPM: ex.nopm}
+		rows[i] = listRow{RunInfo: ri, Target: ex.target, Failed: ex.failed, NOPM: ex.nopm, Repl: s.repl.get(ri.Dir)}
 		seen[ri.ID] = true
 	}
 	s.list.prune(seen)

@@ -15,6 +15,7 @@ type Server struct {
 	store *store.Store
 	opts  Options
 	list  *listCache
+	repl  *replCache // the list's replication and failover cells
 	runs  *runCache
 	pngs  *pngCache
 	mux   *http.ServeMux
@@ -42,7 +43,7 @@ func New(st *store.Store, opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{store: st, opts: opts, list: newListCache(), runs: newRunCache(st), pngs: &pngCache{}, mux: http.NewServeMux()}
+	s := &Server{store: st, opts: opts, list: newListCache(), repl: newReplCache(), runs: newRunCache(st), pngs: &pngCache{}, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /{$}", s.handleList)
 	s.mux.HandleFunc("GET /run/{id}", s.handleRun)
 	s.mux.HandleFunc("GET /run/{id}/events", s.handleEvents)
