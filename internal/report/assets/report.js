@@ -36,11 +36,13 @@
   var eventColors = { "fault": "#d62728", "promoted": "#ff7f0e", "first commit": "#2ca02c", "recovered": "#1f77b4" };
   function drawEvents(u) {
     if (!data.events || !data.events.length) return;
-    var ctx = u.ctx;
+    var ctx = u.ctx, px = uPlot.pxRatio || 1;
     ctx.save();
-    ctx.setLineDash([5, 4]);
-    ctx.lineWidth = 1.5;
-    ctx.font = "11px sans-serif";
+    ctx.setLineDash([5 * px, 4 * px]);
+    ctx.lineWidth = 1.5 * px;
+    ctx.font = Math.round(11 * px) + "px sans-serif";
+    ctx.textAlign = "left";
+    ctx.textBaseline = "alphabetic";
     data.events.forEach(function (e, i) {
       var x = u.valToPos(e.x, "x", true);
       if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
@@ -49,7 +51,7 @@
       ctx.moveTo(x, u.bbox.top);
       ctx.lineTo(x, u.bbox.top + u.bbox.height);
       ctx.stroke();
-      ctx.fillText(e.name, x + 3, u.bbox.top + 12 + 12 * (i % 4));
+      ctx.fillText(e.name, x + 3 * px, u.bbox.top + 12 * px * (1 + i % 4));
     });
     ctx.restore();
   }
