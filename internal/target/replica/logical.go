@@ -37,6 +37,7 @@ type logical struct {
 	replica     *pgx.ConnConfig
 	pgDump      string
 	dumpEnv     []string // more of pg_dump's environment (PGPASSFILE)
+	markCopies  bool     // copySchema marks the tables it makes (copyMark): a subscriber the user names
 	syncTimeout time.Duration
 	notef       func(format string, args ...any)
 	attached    bool
@@ -82,7 +83,8 @@ func (l *logical) attach(ctx context.Context, tables []string) error {
 }
 
 // copySchema creates the tables on the subscriber from pg_dump
-// --schema-only of the primary (their marks included).
+// --schema-only of the primary (their marks included, or copyMark with
+// markCopies: tables then are qualified names, as addKeys returns them).
 func (l *logical) copySchema(ctx context.Context, tables []string) error {
 	args := []string{"--schema-only", "--no-owner", "--no-privileges", "--no-publications", "--no-subscriptions", "-d", l.primaryDSN}
 	for _, t := range tables {
@@ -123,6 +125,11 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 			continue
 		}
 		sql.WriteString(line + "\n")
+	}
+	if l.markCopies {
+		for _, t := range tables {
+			sql.WriteString("comment on table " + t + " is '" + copyMark + "';\n")
+		}
 	}
 	if _, err := conn.Exec(ctx, sql.String(), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("%s replica: creating the tables on the subscriber: %w", l.kind, err)

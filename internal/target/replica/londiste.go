@@ -138,6 +138,14 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 	if err != nil {
 		return err
 	}
+	if l.standby != nil {
+		if err := l.standby.exec(ctx, l.replica, func(ctx context.Context, conn *pgx.Conn) error {
+			return l.standby.dropLeftCopies(ctx, conn, tables)
+		}); err != nil {
+			return fmt.Errorf("%s replica: removing the copies a killed run left on the standby: %w", l.schema.kind, err)
+		}
+		tables = qualified
+	}
 	if err := l.schema.copySchema(ctx, tables); err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func (p *Pair) Provision(ctx context.Context) (*target.Target, func(), error) {
 	}
 	primaryDSN, standbyDSN := conninfo(primary), conninfo(p.Standby)
 	lg := &logical{kind: p.Kind, primary: primary, primaryDSN: primaryDSN, replica: p.Standby, pgDump: bin.Path("pg_dump"),
-		dumpEnv: env, syncTimeout: p.SyncTimeout, notef: p.Notef}
+		dumpEnv: env, markCopies: true, syncTimeout: p.SyncTimeout, notef: p.Notef}
 	daemonEnv := append(slices.Clip(p.Env), env...)
 	rep := target.Replica{Kind: p.Kind, Config: p.Standby,
 		Description: fmt.Sprintf("%s replica on %s (PostgreSQL %d)", p.Kind, target.Redacted(p.Standby), major)}
@@ -163,16 +163,41 @@ func (s *standby) checkServer(ctx context.Context, primary, cfg *pgx.ConnConfig)
 	return version, nil
 }
 
-// checkTables refuses a standby that has any of the tables already:
-// pgarena creates them and drops them after the run.
+// copyMark marks a table pgarena created on a standby the user names; one
+// a killed run left there is dropped by the next run.
+const copyMark = "pgarena: copy of the table on a standby, for the run"
+
+// checkTables refuses a standby that has any of the tables already (bar
+// pgarena's copies a killed run left): pgarena creates them and drops
+// them after the run.
 func (s *standby) checkTables(ctx context.Context, conn *pgx.Conn, tables []string) error {
 	var have []string
-	if err := conn.QueryRow(ctx, `select coalesce(array_agg(t order by t), '{}') from unnest($1::text[]) t where to_regclass(t) is not null`, tables).Scan(&have); err != nil {
+	if err := conn.QueryRow(ctx, `select coalesce(array_agg(t order by t), '{}') from unnest($1::text[]) t
+		where to_regclass(t) is not null and obj_description(to_regclass(t), 'pg_class') is distinct from $2`, tables, copyMark).Scan(&have); err != nil {
 		return err
 	}
 	if len(have) > 0 {
 		return &InputError{Msg: fmt.Sprintf("%s has the tables %s already: pgarena creates the replicated tables on the standby and drops them afterwards, and never touches tables it did not create: drop them or name another database",
 			s.flag, strings.Join(have, ", "))}
+	}
+	return nil
+}
+
+// dropLeftCopies drops the copies of the tables a killed run left on the
+// standby (marked copyMark).
+func (s *standby) dropLeftCopies(ctx context.Context, conn *pgx.Conn, tables []string) error {
+	var left []string
+	if err := conn.QueryRow(ctx, `select coalesce(array_agg(to_regclass(t)::text), '{}') from unnest($1::text[]) t
+		where obj_description(to_regclass(t), 'pg_class') = $2`, tables, copyMark).Scan(&left); err != nil {
+		return err
+	}
+	for _, t := range left {
+		if _, err := conn.Exec(ctx, `drop table `+t); err != nil {
+			return err
+		}
+	}
+	if len(left) > 0 {
+		s.notef("%s replica: dropped the copies of %s a killed run left on the standby", s.kind, strings.Join(left, ", "))
 	}
 	return nil
 }

@@ -16,7 +16,8 @@ import (
 
 // TestPairBetweenServers: slony and londiste set up between two servers
 // the test names. A standby that has one of the tables is refused before
-// anything changes; the replica then follows like a local subscriber; the
+// anything changes (a copy a killed run left is replaced); the replica
+// then follows like a local subscriber; the
 // teardown leaves both servers as they were (the standby's own table is
 // kept) and nothing in the test's directory.
 func TestPairBetweenServers(t *testing.T) {
@@ -51,6 +52,8 @@ func testPair(t *testing.T, kind string) {
 	}
 	exec(t, ctx, primary, `create table t (id int primary key, v int); insert into t select g, 0 from generate_series(0, 9) g`)
 	exec(t, ctx, standby, `create table keep (id int); insert into keep values (1)`)
+	// a copy a killed run left (pgarena's mark, another shape): replaced
+	exec(t, ctx, standby, `create table t (id int); comment on table t is 'pgarena: copy of the table on a standby, for the run'`)
 
 	p := &replica.Pair{Inner: &target.DSN{Config: primary}, Kind: kind, Standby: standby, Env: env, Notef: t.Logf, SyncTimeout: time.Minute}
 	tgt, teardown, err := p.Provision(ctx)

@@ -161,6 +161,14 @@ func (s *slony) attach(ctx context.Context, tables []string) error {
 	if err != nil {
 		return err
 	}
+	if s.standby != nil {
+		if err := s.standby.exec(ctx, s.replica, func(ctx context.Context, conn *pgx.Conn) error {
+			return s.standby.dropLeftCopies(ctx, conn, tables)
+		}); err != nil {
+			return fmt.Errorf("%s replica: removing the copies a killed run left on the standby: %w", s.schema.kind, err)
+		}
+		tables = qualified
+	}
 	if err := s.schema.copySchema(ctx, tables); err != nil {
 		return err
 	}
