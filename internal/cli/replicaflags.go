@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/runconfig"
@@ -17,7 +18,14 @@ func (a *app) withReplicas(p target.Provider, f *runFlags) (target.Provider, err
 	r := &replicaOf{kind: f.Replica, dsn: f.ReplicaDSN, readDSN: f.ReadDSN, syncTimeout: f.ReplicaSyncTimeout,
 		catchUpTimeout: f.CatchUpTimeout, failover: session.Failover{After: f.Failover, Command: f.FailoverCommand,
 			External: f.FailoverExternal, Timeout: f.FailoverTimeout}}
-	if r.kind != "" {
+	if r.kind != "" && r.dsn != "" && slices.Contains(replica.PairKinds, r.kind) {
+		// slony or londiste set up between the primary and a server the user names
+		cfg, err := target.ParseDSN(r.dsn, a.getenv)
+		if err != nil {
+			return nil, usagef("--replica-dsn: %s", err)
+		}
+		p = &replica.Pair{Inner: p, Kind: r.kind, Standby: cfg, Env: local.Env(a.Env), Notef: a.notef, SyncTimeout: r.syncTimeout}
+	} else if r.kind != "" {
 		if err := replica.CheckKind(r.kind); err != nil {
 			return nil, usagef("%s", err)
 		}
@@ -29,7 +37,7 @@ func (a *app) withReplicas(p target.Provider, f *runFlags) (target.Provider, err
 		}
 		p = &replica.Provider{Inner: p, Kind: r.kind, Env: local.Env(a.Env), Getenv: a.getenv, Notef: a.notef, SyncTimeout: r.syncTimeout}
 	}
-	if r.dsn != "" {
+	if r.dsn != "" && !slices.Contains(replica.PairKinds, r.kind) {
 		cfg, err := target.ParseDSN(r.dsn, a.getenv)
 		if err != nil {
 			return nil, usagef("--replica-dsn: %s", err)

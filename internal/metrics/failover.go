@@ -37,8 +37,9 @@ type Failover struct {
 	FailedDuring int64       `json:"failed_during"`
 	ErrorsDuring ErrorCounts `json:"errors_during"`
 	// RecoveredS is the time from the fault to the end of the first
-	// interval after the downtime that committed at least 90% of the
-	// mean rate before the fault; 0 when the rate never came back.
+	// interval after the downtime whose rate is at least 90% of the median
+	// rate of the measured intervals before the fault; 0 when the rate
+	// never came back.
 	RecoveredS float64 `json:"recovered_s"`
 
 	// LedgerAcked counts the ledger's acknowledged commits;
@@ -52,3 +53,15 @@ type Failover struct {
 	InDoubt     int64 `json:"in_doubt"`
 	InDoubtKept int64 `json:"in_doubt_kept"`
 }
+
+// A failover's events are recorded as they happen, as samples of source
+// FailoverSource (one value each, named below, 1 at the moment it
+// happened; FailoverArmed's value is the fault's planned time, s into the
+// run): a live page shows them before the summary exists.
+const (
+	FailoverSource      = "failover"
+	FailoverArmed       = "failover.armed"
+	FailoverFault       = "failover.fault"
+	FailoverPromoted    = "failover.promoted"
+	FailoverFirstCommit = "failover.first_commit"
+)

@@ -20,11 +20,13 @@ import (
 // chartSet is the data of every chart of a report, on one time axis:
 // seconds since each run's first interval began, so that runs overlay.
 type chartSet struct {
-	X      nums      `json:"x"`
-	Charts []chart   `json:"charts"`
-	Warmup []band    `json:"warmup"` // shaded on every chart
-	Runs   []runMeta `json:"runs"`
-	Note   string    `json:"-"` // how points were consolidated, if they were
+	X      nums    `json:"x"`
+	Charts []chart `json:"charts"`
+	Warmup []band  `json:"warmup"` // shaded on every chart
+	// Events are a failover's moments, a line on every chart over time.
+	Events []failoverEvent `json:"events"`
+	Runs   []runMeta       `json:"runs"`
+	Note   string          `json:"-"` // how points were consolidated, if they were
 }
 
 type runMeta struct {

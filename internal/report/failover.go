@@ -3,10 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
 )
 
 // failoverText writes what the run's failover cost (--failover).
@@ -93,4 +96,95 @@ func failoverCompare(w io.Writer, groups []*Group) {
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+}
+
+// failoverView is a run's failover on the HTML report: its events on the
+// run's timeline (s since its first interval began), from the samples
+// recorded as they happened and, once the run ended, its summary.
+type failoverView struct {
+	Events  []failoverEvent
+	Planned float64 // when the fault is due (s into the run); 0 once it came
+	Final   *metrics.Failover
+}
+
+// failoverEvent is one moment of a failover; Name labels its line on the
+// charts.
+type failoverEvent struct {
+	Run  int     `json:"run"`
+	X    float64 `json:"x"`
+	Name string  `json:"name"`
+	What string  `json:"-"`
+}
+
+// Failover events, in their order.
+const (
+	eventFault       = "fault"
+	eventPromoted    = "promoted"
+	eventFirstCommit = "first commit"
+	eventRecovered   = "recovered"
+)
+
+// failoverTimeline is run ri's failover view, nil when it has none.
+func failoverTimeline(r *store.Run, ri int) *failoverView {
+	at := map[string]time.Time{}
+	armed, planned := false, 0.0
+	for _, s := range r.Samples {
+		if s.Source != metrics.FailoverSource {
+			continue
+		}
+		for name, v := range s.Values {
+			switch name {
+			case metrics.FailoverArmed:
+				armed, planned = true, v
+			case metrics.FailoverFault:
+				at[eventFault] = s.Time
+			case metrics.FailoverPromoted:
+				at[eventPromoted] = s.Time
+			case metrics.FailoverFirstCommit:
+				at[eventFirstCommit] = s.Time
+			}
+		}
+	}
+	f := r.Summary.Failover
+	if f == nil && !armed {
+		return nil
+	}
+	v := &failoverView{Final: f}
+	if f != nil && f.FaultAtS > 0 {
+		sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+		fault, ok := at[eventFault]
+		if !ok {
+			fault = r.Summary.Start.Add(sec(f.FaultAtS))
+			at[eventFault] = fault
+		}
+		if _, ok := at[eventPromoted]; !ok && f.PromotedS > 0 {
+			at[eventPromoted] = fault.Add(sec(f.PromotedS))
+		}
+		if _, ok := at[eventFirstCommit]; !ok && f.DowntimeS > 0 {
+			at[eventFirstCommit] = fault.Add(sec(f.DowntimeS))
+		}
+		if f.RecoveredS > 0 {
+			at[eventRecovered] = fault.Add(sec(f.RecoveredS))
+		}
+	}
+	if _, ok := at[eventFault]; !ok && f == nil {
+		v.Planned = planned
+	}
+	if len(r.Intervals) == 0 {
+		return v
+	}
+	origin := r.Intervals[0].Start
+	what := map[string]string{
+		eventFault:       "fault: pgarena stopped the primary",
+		eventPromoted:    "promotion: the standby left recovery",
+		eventFirstCommit: "first commit on the new primary (the downtime ends)",
+		eventRecovered:   "recovery: the first interval back at 90% of the median tps before the fault ended",
+	}
+	for _, name := range []string{eventFault, eventPromoted, eventFirstCommit, eventRecovered} {
+		if t, ok := at[name]; ok {
+			x := math.Round(t.Sub(origin).Seconds()*1000) / 1000
+			v.Events = append(v.Events, failoverEvent{Run: ri, X: x, Name: name, What: what[name]})
+		}
+	}
+	return v
 }

@@ -69,6 +69,8 @@ type page struct {
 	HasFailureText bool         // some run kept what its failures said
 	HasSteps       bool         // a run is a sweep: its steps are charted and tabled
 	HasStatements  bool         // a run has per-statement figures (-r)
+	HasFailover    bool         // a run fails over (--failover): its timeline
+	HasReplication bool         // a run measured replicas: lag, catch-up, sustainable tps
 	UplotJS        template.JS
 	UplotCSS       template.CSS
 	ReportJS       template.JS
@@ -92,6 +94,7 @@ type runView struct {
 	// figures, tpch); nil when the run has none.
 	Mins        map[string]float64
 	Limits      *LoadLimits // open loop on a schedule with autostop
+	Failover    *failoverView
 	Target      string
 	Env         []kv
 	KeySettings []kv
@@ -193,6 +196,7 @@ func buildPage(runs []*store.Run) *page {
 	for i, r := range runs {
 		p.Runs = append(p.Runs, newRunView(i, names[i], r))
 		p.HasFailureText = p.HasFailureText || len(p.Runs[i].Failures) > 0
+		p.HasReplication = p.HasReplication || r.Summary.Replication != nil
 		for _, t := range p.Runs[i].Summary.Tx {
 			p.HasStatements = p.HasStatements || len(t.Statements) > 0
 		}
@@ -208,6 +212,12 @@ func buildPage(runs []*store.Run) *page {
 		}
 	}
 	p.Data = buildCharts(runs, names)
+	for i := range p.Runs {
+		if fv := p.Runs[i].Failover; fv != nil {
+			p.HasFailover = true
+			p.Data.Events = append(p.Data.Events, fv.Events...)
+		}
+	}
 	for _, c := range p.Data.Charts {
 		p.HasServer = p.HasServer || c.Section == "server"
 		p.HasHost = p.HasHost || c.Section == "host"
@@ -236,6 +246,7 @@ func newRunView(i int, name string, r *store.Run) runView {
 			v.Mins[f.Tx] = f.Value
 		}
 	}
+	v.Failover = failoverTimeline(r, i)
 	if l, ok := RunLoadLimits(r); ok {
 		v.Limits = &l
 	}

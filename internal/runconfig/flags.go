@@ -81,7 +81,7 @@ func (c *Config) loadFlags(fl *pflag.FlagSet) {
 }
 
 func (c *Config) replicaFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&c.Replica, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical, pglogical, slony or londiste; lag, catch-up and sustainable tps are reported")
+	fl.StringVar(&c.Replica, "replica", "", "start a replica of the local primary (embedded or --cluster): streaming, logical, pglogical, slony or londiste (slony and londiste with --replica-dsn: set up between the primary and that server); lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&c.ReplicaDSN, "replica-dsn", "", "a replica you run (any replication system; it must replicate the table pgarena_heartbeat): lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&c.ReadDSN, "read-dsn", "", "send the workload's read-only transactions (tpcc order-status and stock-level, tpcb -S) to this replica, as a second client group; it must replicate pgarena_heartbeat (its lag is measured)")
 	fl.DurationVar(&c.ReplicaSyncTimeout, "replica-sync-timeout", replica.DefaultSyncTimeout, "wait at most this long for a --replica logical or pglogical to copy the loaded tables")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/replica"
 )
@@ -52,7 +53,9 @@ func (f *failover) Write(rec Record) error {
 
 // newFailover points the clients at the primary and then the standby (the
 // target's streaming or --replica-dsn replica) and creates the ledger.
-func (r *run) newFailover(ctx context.Context) (*replica.Failover, error) {
+// Its events are published as samples (metrics.FailoverSource) as they
+// happen.
+func (r *run) newFailover(ctx context.Context, publish func([]store.Sample)) (*replica.Failover, error) {
 	spec := r.spec.Failover
 	if r.tgt.Server != nil {
 		return nil, inputf("--failover: the clients follow the primary through a multi-host connection string, not through a pooler (--via)")
@@ -70,7 +73,9 @@ func (r *run) newFailover(ctx context.Context) (*replica.Failover, error) {
 	clients := replica.FollowConfig(r.tgt.Config, standby.Config)
 	fo := &replica.Failover{After: spec.After, Command: spec.Command, Crash: r.tgt.Crash, External: spec.External,
 		Timeout: spec.Timeout, Primary: r.tgt.Config, Standby: standby.Config, Clients: clients, Notef: r.notef,
-		BeforeFault: r.repl.end}
+		BeforeFault: r.repl.end, OnEvent: func(event string, at time.Time) {
+			publish([]store.Sample{{Time: at, Source: metrics.FailoverSource, Values: map[string]float64{event: 1}}})
+		}}
 	if err := fo.Prepare(ctx); err != nil {
 		if fo.Crash == nil && fo.Command == "" {
 			return nil, inputf("%v", err)
@@ -81,10 +86,13 @@ func (r *run) newFailover(ctx context.Context) (*replica.Failover, error) {
 	return fo, nil
 }
 
-// start starts the ledger client and the fault's timer.
-func (f *failover) start(ctx context.Context) {
+// start starts the ledger client and the fault's timer, and publishes
+// when the fault is due.
+func (f *failover) start(ctx context.Context, publish func([]store.Sample)) {
 	if f != nil && f.fo != nil {
 		f.fo.Start(ctx)
+		publish([]store.Sample{{Time: time.Now(), Source: metrics.FailoverSource,
+			Values: map[string]float64{metrics.FailoverArmed: f.fo.After.Seconds()}}})
 	}
 }
 

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/target/local"
@@ -19,7 +22,7 @@ import (
 // runFailover runs tpcb on an embedded primary with a streaming standby
 // (primary settings over the test's), stops the primary 1.5 s into an 8 s
 // run and promotes the standby (6.5 s left: room for a loaded host).
-func runFailover(t *testing.T, settings map[string]string) *metrics.Failover {
+func runFailover(t *testing.T, settings map[string]string) (*metrics.Failover, *store.Run) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -71,22 +74,61 @@ func runFailover(t *testing.T, settings map[string]string) *metrics.Failover {
 	if run.Summary.Failover == nil || run.Summary.Failover.LedgerAcked != fo.LedgerAcked {
 		t.Errorf("stored failover %+v", run.Summary.Failover)
 	}
-	return fo
+	return fo, run
 }
 
 // TestFailoverAsync: an asynchronous standby takes over; the clients
 // follow it; what the ledger lost, if anything, is counted.
 func TestFailoverAsync(t *testing.T) {
-	fo := runFailover(t, nil)
+	fo, run := runFailover(t, nil)
 	if fo.Replication != "async" {
 		t.Errorf("replication %q, want async", fo.Replication)
+	}
+	failoverTimeline(t, fo, run)
+}
+
+// failoverTimeline: the failover's events were recorded as they happened
+// (samples, which a live page shows), in order and where the summary puts
+// them; the HTML report has the failover section (events, legend) and
+// the events as lines over the charts.
+func failoverTimeline(t *testing.T, fo *metrics.Failover, run *store.Run) {
+	t.Helper()
+	at := map[string]time.Time{}
+	for _, s := range run.Samples {
+		if s.Source == metrics.FailoverSource {
+			for k := range s.Values {
+				at[k] = s.Time
+			}
+		}
+	}
+	fault, promoted, first := at[metrics.FailoverFault], at[metrics.FailoverPromoted], at[metrics.FailoverFirstCommit]
+	if _, ok := at[metrics.FailoverArmed]; !ok || fault.IsZero() || promoted.Before(fault) || first.Before(fault) {
+		t.Fatalf("failover samples: %v", at)
+	}
+	if d := first.Sub(fault).Seconds(); math.Abs(d-fo.DowntimeS) > 0.001 {
+		t.Errorf("first commit %.3f s after the fault in the samples, downtime %.3f s in the summary", d, fo.DowntimeS)
+	}
+	var b strings.Builder
+	if err := report.HTML(&b, []*store.Run{run}); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{`<section id="failover">`, "fault: pgarena stopped the primary", "promotion: the standby left recovery",
+		"first commit on the new primary (the downtime ends)", "at least 90% of the median tps of the measured intervals before the fault",
+		`"name":"fault"`, `"name":"promoted"`, `"name":"first commit"`, fmt.Sprintf("downtime %.3f s", fo.DowntimeS)} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if fo.RecoveredS > 0 && !strings.Contains(html, `"name":"recovered"`) {
+		t.Errorf("recovered %.2f s after the fault, and no line for it", fo.RecoveredS)
 	}
 }
 
 // TestFailoverSync: with a synchronous standby (synchronous_commit on),
 // no acknowledged commit is lost.
 func TestFailoverSync(t *testing.T) {
-	fo := runFailover(t, map[string]string{"synchronous_commit": "on", "synchronous_standby_names": "pgarena_streaming"})
+	fo, _ := runFailover(t, map[string]string{"synchronous_commit": "on", "synchronous_standby_names": "pgarena_streaming"})
 	if fo.Replication != "sync" {
 		t.Errorf("replication %q, want sync", fo.Replication)
 	}

@@ -51,7 +51,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if err := r.startWatchers(ctx, m, latest); err != nil {
 		return res, err
 	}
-	m.fo.start(runCtx)
+	m.fo.start(runCtx, m.publishSamples)
 	// The first snapshot is taken when measuring starts (after connecting
 	// and any --start-at wait), so the figures' window is the measured one.
 	beginFigures := func() {
@@ -85,6 +85,9 @@ type measurement struct {
 	markStep func(time.Time)
 	closeObs func() error
 }
+
+// publishSamples gives samples to the outputs.
+func (m *measurement) publishSamples(b []store.Sample) { m.fan.publish(Record{Samples: b}) }
 
 // describe records the server, loads the workloads when asked, prepares
 // the run and records a Citus topology.
@@ -131,14 +134,14 @@ func (r *run) describe(ctx context.Context, load bool) (store.ServerInfo, error)
 func (r *run) startWatchers(ctx context.Context, m *measurement, latest *latestSamples) error {
 	var err error
 	m.smp = r.startSampler(ctx, m.fan, latest)
-	if r.repl, err = r.startReplication(ctx, func(b []store.Sample) { m.fan.publish(Record{Samples: b}) }); err != nil {
+	if r.repl, err = r.startReplication(ctx, m.publishSamples); err != nil {
 		if m.smp != nil {
 			m.smp.Stop()
 		}
 		return err
 	}
 	if m.fo != nil {
-		if m.fo.fo, err = r.newFailover(ctx); err != nil {
+		if m.fo.fo, err = r.newFailover(ctx, m.publishSamples); err != nil {
 			r.repl.stop()
 			if m.smp != nil {
 				m.smp.Stop()

@@ -35,6 +35,31 @@ type replication struct {
 	once  sync.Once
 }
 
+// replicatedTables are the tables the replicas follow: the workloads'
+// and the heartbeat.
+func (r *run) replicatedTables() []string {
+	var tables []string
+	for _, w := range r.workloads() {
+		for _, t := range w.Tables() {
+			tables = append(tables, t.Name)
+		}
+	}
+	return append(tables, replica.HeartbeatTable)
+}
+
+// checkReplicas lets the replicas refuse the run's tables before anything
+// is recorded (target.Replica.Check).
+func (r *run) checkReplicas(ctx context.Context) error {
+	for _, rep := range r.tgt.Replicas {
+		if rep.Check != nil {
+			if err := rep.Check(ctx, r.replicatedTables()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // startReplication creates the heartbeat on the target, attaches the
 // replicas to the workloads' tables and the heartbeat (a logical
 // subscriber copies them now: the initial copy is not measured), starts
@@ -83,13 +108,7 @@ func (r *run) attachReplicas(ctx context.Context, reps []target.Replica) (*repli
 	if err != nil {
 		return nil, err
 	}
-	var tables []string
-	for _, w := range r.workloads() {
-		for _, t := range w.Tables() {
-			tables = append(tables, t.Name)
-		}
-	}
-	tables = append(tables, replica.HeartbeatTable)
+	tables := r.replicatedTables()
 	for _, rep := range reps {
 		if rep.Attach == nil {
 			continue

@@ -268,6 +268,9 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 				return Result{}, err
 			}
 		}
+		if err := r.checkReplicas(ctx); err != nil {
+			return Result{}, err
+		}
 	}
 	if err := r.validateRun(); err != nil {
 		return Result{}, err

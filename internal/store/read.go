@@ -75,6 +75,9 @@ type RunInfo struct {
 	Target string  `json:"target,omitempty"`
 	Failed int64   `json:"failed,omitempty"`
 	NOPM   float64 `json:"nopm,omitempty"`
+	// Replication and Failover are the summary's (nil when it has none).
+	Replication *metrics.Replication `json:"replication,omitempty"`
+	Failover    *metrics.Failover    `json:"failover,omitempty"`
 	// PlanTag is the run's plan and cell, if a plan ran it.
 	PlanTag
 }
@@ -103,6 +106,8 @@ type listSummary struct {
 		Tx    string  `json:"tx"`
 		Value float64 `json:"value"`
 	} `json:"figures"`
+	Replication *metrics.Replication `json:"replication"`
+	Failover    *metrics.Failover    `json:"failover"`
 }
 
 // List returns the runs of the store, newest first (by Created, then id).

@@ -125,6 +125,7 @@ func (r *Run) Complete(sum *metrics.Summary) {
 func (ri *RunInfo) fillFrom(sum *listSummary) {
 	ri.Status = cmp.Or(sum.Status, metrics.StatusComplete)
 	ri.TPS, ri.P95MS, ri.End, ri.Failed = sum.TPS, sum.Latency.P95, sum.End, sum.Failed
+	ri.Replication, ri.Failover = sum.Replication, sum.Failover
 	for _, f := range sum.Figures {
 		if f.Name == "nopm" && f.Tx == "" {
 			ri.NOPM = f.Value

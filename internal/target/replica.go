@@ -21,6 +21,11 @@ type Replica struct {
 	// then, and returns when the replica holds their current data. A
 	// streaming standby follows everything and needs none.
 	Attach func(ctx context.Context, tables []string) error
+	// Check, when set, is called before a run on an existing target is
+	// recorded, with the tables Attach will get: an error is bad input
+	// that changes nothing (a standby that has the tables already).
+	// Attach checks again.
+	Check func(ctx context.Context, tables []string) error
 	// Trouble, when set, reports what keeps the replica from following in
 	// its servers' own words (an error its server logged or its
 	// subscription reports, an output plugin the primary refuses); nil

@@ -32,6 +32,30 @@
     ctx.restore();
   }
 
+  // A failover's moments: a dashed line each, labelled at the top.
+  var eventColors = { "fault": "#d62728", "promoted": "#ff7f0e", "first commit": "#2ca02c", "recovered": "#1f77b4" };
+  function drawEvents(u) {
+    if (!data.events || !data.events.length) return;
+    var ctx = u.ctx, px = uPlot.pxRatio || 1;
+    ctx.save();
+    ctx.setLineDash([5 * px, 4 * px]);
+    ctx.lineWidth = 1.5 * px;
+    ctx.font = Math.round(11 * px) + "px sans-serif";
+    ctx.textAlign = "left";
+    ctx.textBaseline = "alphabetic";
+    data.events.forEach(function (e, i) {
+      var x = u.valToPos(e.x, "x", true);
+      if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+      ctx.strokeStyle = ctx.fillStyle = eventColors[e.name] || "#555";
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+      ctx.fillText(e.name, x + 3 * px, u.bbox.top + 12 * px * (1 + i % 4));
+    });
+    ctx.restore();
+  }
+
   function width(el) {
     return Math.max(280, el.clientWidth || el.parentNode.clientWidth || 600);
   }
@@ -67,7 +91,7 @@
       series: series,
       cursor: { drag: { x: true, y: false } },
       legend: { live: true },
-      hooks: { drawClear: ownX ? [] : [shadeWarmup] }
+      hooks: { drawClear: ownX ? [] : [shadeWarmup], draw: ownX ? [] : [drawEvents] }
     };
     var u = new uPlot(opts, cols, el);
     u.pgarenaId = c.id;

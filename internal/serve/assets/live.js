@@ -18,6 +18,11 @@
       return r.text();
     }).then(function (text) {
       var doc = new DOMParser().parseFromString(text, "text/html");
+      // a section the page lacks (a failover's, once armed): load it whole
+      var added = Array.prototype.some.call(doc.querySelectorAll("main > section"), function (sec) {
+        return sec.id && !document.getElementById(sec.id);
+      });
+      if (added) { location.reload(); return; }
       document.querySelectorAll("main > section").forEach(function (sec) {
         if (sec.id === "charts") return;
         var next = doc.getElementById(sec.id);

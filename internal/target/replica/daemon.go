@@ -10,15 +10,15 @@ import (
 
 // startDaemon starts a replication system's daemon (slon, pgqd, a londiste
 // worker) in a process group of its own that dies with pgarena, its output
-// in logPath.
-func startDaemon(logPath, prog string, args ...string) (*exec.Cmd, error) {
+// in logPath; env nil: pgarena's environment.
+func startDaemon(env []string, logPath, prog string, args ...string) (*exec.Cmd, error) {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	cmd := exec.Command(prog, args...)
-	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Stdout, cmd.Stderr, cmd.Env = f, f, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	dieWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {

@@ -12,6 +12,11 @@
 // (target.Replica.Attach): the subscriber gets the tables' definitions from
 // pg_dump --schema-only, then copies their data (copy_data), and Attach
 // returns when the copy is done, so the measured run starts in sync.
+// Pair (pair.go) sets slony or londiste up between the primary and an
+// existing server the user names (--replica slony --replica-dsn STANDBY):
+// on the standby only the replicated tables and the system's own objects
+// (marked), dropped again at teardown; a standby that has any of them
+// already is refused before the run (target.Replica.Check).
 // DSN adds a replica the user runs (any replication system: streaming,
 // logical, pglogical, slony, londiste...) to any provider; it must
 // replicate pgarena's heartbeat table like the workload's tables (slony and

@@ -55,6 +55,10 @@ type Failover struct {
 	// BeforeFault, when set, is called just before the fault (stop what
 	// writes to the old primary and would only report its absence).
 	BeforeFault func()
+	// OnEvent, when set, is told of the fault, the promotion and the first
+	// commit on the new primary as they happen (metrics.FailoverFault,
+	// FailoverPromoted, FailoverFirstCommit).
+	OnEvent func(event string, at time.Time)
 
 	mu         sync.Mutex
 	acked      []int64
@@ -214,6 +218,7 @@ func (f *Failover) run(ctx context.Context) {
 	f.mu.Lock()
 	f.faultAt = time.Now()
 	f.mu.Unlock()
+	f.event(metrics.FailoverFault, f.faultAt)
 	if err := f.fault(ctx); err != nil {
 		f.fo.Problem = "the fault failed: " + err.Error()
 		f.Notef("failover: %v", err)
@@ -240,14 +245,17 @@ func (f *Failover) run(ctx context.Context) {
 		w.Report(msg)
 		sleepCtx(ctx, 100*time.Millisecond)
 	}
-	f.fo.PromotedS = time.Since(f.faultAt).Seconds()
+	promotedAt := time.Now()
+	f.fo.PromotedS = promotedAt.Sub(f.faultAt).Seconds()
+	f.event(metrics.FailoverPromoted, promotedAt)
 	f.Notef("failover: the standby is the primary %.2f s after the fault", f.fo.PromotedS)
 	w = await.Wait{What: "the first commit on the new primary", Timeout: f.Timeout, Flag: "--failover-timeout", Notef: f.Notef}.Start()
 	for {
 		f.mu.Lock()
-		ok := !f.firstOK.IsZero()
+		first := f.firstOK
 		f.mu.Unlock()
-		if ok {
+		if !first.IsZero() {
+			f.event(metrics.FailoverFirstCommit, first)
 			return
 		}
 		if w.Expired() || ctx.Err() != nil {
@@ -256,6 +264,13 @@ func (f *Failover) run(ctx context.Context) {
 		}
 		w.Report("the ledger client is reconnecting")
 		sleepCtx(ctx, 10*time.Millisecond)
+	}
+}
+
+// event tells OnEvent.
+func (f *Failover) event(name string, at time.Time) {
+	if f.OnEvent != nil {
+		f.OnEvent(name, at)
 	}
 }
 
@@ -386,11 +401,10 @@ func (f *Failover) Stop(ctx context.Context, start time.Time, intervals []metric
 }
 
 // during counts the failures of the intervals that overlap the downtime
-// [from, to], and finds when the rate came back to 90% of its mean before
-// the fault.
+// [from, to], and finds when the rate came back to 90% of its median over
+// the measured intervals before the fault (metrics.Failover.RecoveredS).
 func during(fo *metrics.Failover, from, to time.Time, intervals []metrics.Interval) {
-	var before int64
-	var beforeS float64
+	var before []float64
 	for _, iv := range intervals {
 		var committed int64
 		var errs metrics.ErrorCounts
@@ -398,21 +412,31 @@ func during(fo *metrics.Failover, from, to time.Time, intervals []metrics.Interv
 			committed += iv.Tx[i].Count
 			errs.Add(&iv.Tx[i].Errors)
 		}
+		rate := float64(committed) / iv.End.Sub(iv.Start).Seconds()
 		switch {
 		case !iv.End.After(from):
 			if !iv.Warmup {
-				before += committed
-				beforeS += iv.End.Sub(iv.Start).Seconds()
+				before = append(before, rate)
 			}
 		case !iv.Start.After(to):
 			fo.ErrorsDuring.Add(&errs)
-		case fo.RecoveredS == 0 && beforeS > 0:
-			if float64(committed)/iv.End.Sub(iv.Start).Seconds() >= 0.9*float64(before)/beforeS {
+		case fo.RecoveredS == 0 && len(before) > 0:
+			if rate >= 0.9*median(before) {
 				fo.RecoveredS = iv.End.Sub(from).Seconds()
 			}
 		}
 	}
 	fo.FailedDuring = fo.ErrorsDuring.Total()
+}
+
+// median of xs (sorted in place).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // sleepCtx sleeps for d; false when ctx ended first.

@@ -37,6 +37,8 @@ type logical struct {
 	primaryDSN  string // as the subscriber's server reaches it
 	replica     *pgx.ConnConfig
 	pgDump      string
+	dumpEnv     []string // more of pg_dump's environment (PGPASSFILE)
+	markCopies  bool     // copySchema marks the tables it makes (copyMark): a subscriber the user names
 	syncTimeout time.Duration
 	notef       func(format string, args ...any)
 	attached    bool
@@ -82,7 +84,8 @@ func (l *logical) attach(ctx context.Context, tables []string) error {
 }
 
 // copySchema creates the tables on the subscriber from pg_dump
-// --schema-only of the primary (their marks included).
+// --schema-only of the primary (their marks included, or copyMark with
+// markCopies: tables then are qualified names, as addKeys returns them).
 func (l *logical) copySchema(ctx context.Context, tables []string) error {
 	args := []string{"--schema-only", "--no-owner", "--no-privileges", "--no-publications", "--no-subscriptions", "-d", l.primaryDSN}
 	for _, t := range tables {
@@ -91,7 +94,7 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(dctx, l.pgDump, args...)
-	cmd.Env = []string{"PGCONNECT_TIMEOUT=10", "LC_ALL=C"}
+	cmd.Env = append([]string{"PGCONNECT_TIMEOUT=10", "LC_ALL=C"}, l.dumpEnv...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -123,6 +126,11 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 			continue
 		}
 		sql.WriteString(line + "\n")
+	}
+	if l.markCopies {
+		for _, t := range tables {
+			sql.WriteString("comment on table " + t + " is '" + copyMark + "';\n")
+		}
 	}
 	if _, err := conn.Exec(ctx, sql.String(), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("%s replica: creating the tables on the subscriber: %w", l.kind, err)

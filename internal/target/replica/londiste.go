@@ -42,6 +42,50 @@ type londiste struct {
 	keyed                  []string
 	logs                   []string
 	created                []string // the extensions create-root made on the primary
+	env                    []string // the daemons' environment (nil: pgarena's)
+	// standby is set when the leaf is a server the user names (Pair).
+	standby *standby
+	// leafMade: create-leaf ran, so the extensions on the standby are pgarena's.
+	leafMade bool
+}
+
+// londisteState reads which of londiste's extensions a database has, and
+// which of them pgarena marked.
+func londisteState(ctx context.Context, conn *pgx.Conn) (had, ours []string, err error) {
+	err = conn.QueryRow(ctx, `select coalesce(array_agg(extname::text), '{}'),
+			coalesce(array_agg(extname::text) filter (where obj_description(oid, 'pg_extension') = $2), '{}')
+		from pg_extension where extname = any($1)`, londisteExtensions, londisteMark).Scan(&had, &ours)
+	return had, ours, err
+}
+
+// check refuses a primary, or a standby the user names, that has
+// londiste's extensions pgarena did not create, and a standby that has
+// any of the tables.
+func (l *londiste) check(ctx context.Context, tables []string) error {
+	for _, cfg := range []*pgx.ConnConfig{l.primary, l.replica} {
+		if cfg == l.replica && l.standby == nil {
+			break
+		}
+		conn, err := target.Connect(ctx, cfg, "pgarena-replica")
+		if err != nil {
+			return err
+		}
+		had, ours, err := londisteState(ctx, conn)
+		if err == nil && len(had) > len(ours) {
+			err = fmt.Errorf("--replica londiste: the server %s has the extensions %s already, which pgarena did not create: drop them or use another database", target.Redacted(cfg), strings.Join(had, ", "))
+			if l.standby != nil {
+				err = &InputError{Msg: err.Error()}
+			}
+		}
+		if err == nil && cfg == l.replica {
+			err = l.standby.checkTables(ctx, conn, tables)
+		}
+		conn.Close(context.Background())
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // londisteExtensions are the extensions create-root installs; pgarena
@@ -67,18 +111,26 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 		return err
 	}
 	defer pconn.Close(context.Background())
-	var had, ours []string
-	if err := pconn.QueryRow(ctx, `select coalesce(array_agg(extname::text), '{}'),
-			coalesce(array_agg(extname::text) filter (where obj_description(oid, 'pg_extension') = $2), '{}')
-		from pg_extension where extname = any($1)`, londisteExtensions, londisteMark).Scan(&had, &ours); err != nil {
+	if err := l.check(ctx, tables); err != nil {
 		return err
 	}
-	if len(had) > 0 && len(ours) == len(had) {
+	if _, ours, err := londisteState(ctx, pconn); err != nil {
+		return err
+	} else if len(ours) > 0 {
 		l.notef("londiste replica: removing the londiste set-up a killed run left on the primary")
 		l.created = ours
 		l.dropExtensions(ctx, pconn)
-	} else if len(had) > 0 {
-		return fmt.Errorf("--replica londiste: the primary has the extensions %s already, which pgarena did not create: drop them or use another database", strings.Join(had, ", "))
+	}
+	if l.standby != nil {
+		if err := l.standby.exec(ctx, l.replica, func(ctx context.Context, conn *pgx.Conn) error {
+			if _, ours, err := londisteState(ctx, conn); err != nil || len(ours) == 0 {
+				return err
+			}
+			l.notef("londiste replica: removing the londiste set-up a killed run left on the standby")
+			return l.dropLeaf(ctx, conn)
+		}); err != nil {
+			return fmt.Errorf("londiste replica: %w", err)
+		}
 	}
 	l.created = londisteExtensions
 	qualified, keyed, err := addKeys(ctx, pconn, "londiste", tables, l.notef)
@@ -86,8 +138,19 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 	if err != nil {
 		return err
 	}
+	if l.standby != nil {
+		if err := l.standby.exec(ctx, l.replica, func(ctx context.Context, conn *pgx.Conn) error {
+			return l.standby.dropLeftCopies(ctx, conn, tables)
+		}); err != nil {
+			return fmt.Errorf("%s replica: removing the copies a killed run left on the standby: %w", l.schema.kind, err)
+		}
+		tables = qualified
+	}
 	if err := l.schema.copySchema(ctx, tables); err != nil {
 		return err
+	}
+	if l.standby != nil {
+		l.standby.created = qualified
 	}
 	for node, dsn := range map[string]string{"root": l.primaryDSN, "leaf": l.replicaDSN} {
 		conf := fmt.Sprintf("[londiste]\njob_name = pgarena_%s\ndb = %s\nqueue_name = %s\nlogfile = %s\npidfile = %s\nloop_delay = 0.1\nparallel_copies = 4\n",
@@ -110,8 +173,21 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 			return fmt.Errorf("londiste replica: %w", err)
 		}
 	}
+	l.leafMade = true
 	if err := l.run(ctx, l.ini("leaf"), "create-leaf", "pgarena_leaf", l.replicaDSN, "--provider="+l.primaryDSN); err != nil {
 		return err
+	}
+	if l.standby != nil {
+		if err := l.standby.exec(ctx, l.replica, func(ctx context.Context, conn *pgx.Conn) error {
+			for _, ext := range londisteExtensions {
+				if _, err := conn.Exec(ctx, `comment on extension `+ext+` is '`+londisteMark+`'`); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return fmt.Errorf("londiste replica: marking the standby's extensions: %w", err)
+		}
 	}
 	if _, err := pconn.Exec(ctx, `select pgq.set_queue_config($1, k, '100 milliseconds') from unnest(array['ticker_max_lag', 'ticker_idle_period']) k`, londisteQueue); err != nil {
 		return fmt.Errorf("londiste replica: %w", err)
@@ -141,7 +217,9 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 func (l *londiste) run(ctx context.Context, ini string, args ...string) error {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(cctx, "londiste", append([]string{ini}, args...)...).CombinedOutput()
+	cmd := exec.CommandContext(cctx, "londiste", append([]string{ini}, args...)...)
+	cmd.Env = l.env
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("londiste replica: londiste %s failed: %v: %s", args[0], err, strings.TrimSpace(string(out)))
 	}
@@ -152,7 +230,7 @@ func (l *londiste) run(ctx context.Context, ini string, args ...string) error {
 // directory; it dies with pgarena (Linux).
 func (l *londiste) start(prog string, args ...string) error {
 	path := filepath.Join(l.dir, fmt.Sprintf("%s-%d.out", prog, len(l.procs)))
-	cmd, err := startDaemon(path, prog, args...)
+	cmd, err := startDaemon(l.env, path, prog, args...)
 	if err != nil {
 		return fmt.Errorf("londiste replica: %w", err)
 	}
@@ -205,6 +283,28 @@ func (l *londiste) detach() {
 	defer conn.Close(context.Background())
 	dropKeys(ctx, conn, "londiste", l.keyed, l.notef)
 	l.dropExtensions(ctx, conn)
+	if l.standby != nil {
+		l.standby.detach(ctx, l.replica, l.dropLeaf)
+	}
+}
+
+// dropLeaf drops londiste's extensions from a standby the user names: those
+// pgarena marked, or all of them once create-leaf ran (check found none).
+func (l *londiste) dropLeaf(ctx context.Context, conn *pgx.Conn) error {
+	exts := londisteExtensions
+	if !l.leafMade {
+		_, ours, err := londisteState(ctx, conn)
+		if err != nil {
+			return err
+		}
+		exts = ours
+	}
+	for _, ext := range exts {
+		if _, err := conn.Exec(ctx, `drop extension if exists `+ext+` cascade`); err != nil {
+			return fmt.Errorf("dropping the extension %s: %w", ext, err)
+		}
+	}
+	return nil
 }
 
 // dropExtensions drops the extensions pgarena created on the primary.

@@ -105,11 +105,18 @@ func testLagAndCatchUp(t *testing.T, kind string, hold func(*testing.T, context.
 	defer cancel()
 	tgt, teardown := provision(t, ctx, kind)
 	defer teardown()
+	exec(t, ctx, tgt.Config, `create table t (id int primary key, v int); insert into t select g, 0 from generate_series(0, 9) g`)
+	lagAndCatchUp(t, ctx, kind, tgt, hold)
+}
+
+// lagAndCatchUp is testLagAndCatchUp on a provisioned target whose
+// primary has the table t.
+func lagAndCatchUp(t *testing.T, ctx context.Context, kind string, tgt *target.Target, hold func(*testing.T, context.Context, *pgx.ConnConfig) (release func())) {
+	t.Helper()
 	if len(tgt.Replicas) != 1 || tgt.Replicas[0].Kind != kind {
 		t.Fatalf("replicas: %+v", tgt.Replicas)
 	}
 	rep := tgt.Replicas[0]
-	exec(t, ctx, tgt.Config, `create table t (id int primary key, v int); insert into t select g, 0 from generate_series(0, 9) g`)
 	hb, err := replica.NewHeartbeat(ctx, tgt.Config)
 	if err != nil {
 		t.Fatal(err)

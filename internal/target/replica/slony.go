@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -84,6 +85,47 @@ type slony struct {
 	forget                 []func()
 	keyed                  []string // tables given tableKey
 	logs                   []string
+	env                    []string // the daemons' environment (nil: pgarena's)
+	// standby is set when the subscriber is a server the user names
+	// (Pair): created lists the tables pgarena created on it.
+	standby *standby
+	// made: slonik ran, so the cluster's schema on the nodes is pgarena's
+	// whether or not it got its mark.
+	made bool
+}
+
+// slonyMark marks the schema of pgarena's slony cluster on a server the
+// user names, so that only pgarena's is ever dropped there.
+const slonyMark = "pgarena: slony cluster"
+
+// check refuses a standby the user names that has objects of the set
+// up already: the workload's tables, a slony cluster pgarena did not make.
+func (s *slony) check(ctx context.Context, tables []string) error {
+	if s.standby == nil {
+		return nil
+	}
+	for _, cfg := range []*pgx.ConnConfig{s.primary, s.replica} {
+		conn, err := target.Connect(ctx, cfg, "pgarena-replica")
+		if err != nil {
+			return err
+		}
+		var mark *string
+		var exists bool
+		err = conn.QueryRow(ctx, `select true, obj_description(oid, 'pg_namespace') from pg_namespace where nspname = $1`, slonySchema).Scan(&exists, &mark)
+		if err == nil && (mark == nil || *mark != slonyMark) {
+			err = s.standby.refuse(cfg, "has a schema %s (a slony cluster named %s) that pgarena did not create: drop it or name another database", slonySchema, slonyCluster)
+		} else if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
+		if err == nil && cfg == s.replica {
+			err = s.standby.checkTables(ctx, conn, tables)
+		}
+		conn.Close(context.Background())
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // attach gives keyless tables a key, copies the tables' definitions to the
@@ -102,16 +144,36 @@ func (s *slony) attach(ctx context.Context, tables []string) error {
 		return err
 	}
 	defer pconn.Close(context.Background())
-	if _, err := pconn.Exec(ctx, `drop schema if exists `+slonySchema+` cascade`); err != nil {
+	if err := s.check(ctx, tables); err != nil {
+		return err
+	}
+	// a left-over of a killed run (on a server the user names: marked)
+	if err := s.dropCluster(ctx, pconn); err != nil {
 		return fmt.Errorf("slony replica: removing a left-over slony cluster %s: %w", slonyCluster, err)
+	}
+	if s.standby != nil {
+		if err := s.standby.exec(ctx, s.replica, s.dropCluster); err != nil {
+			return fmt.Errorf("slony replica: removing a left-over slony cluster %s from the standby: %w", slonyCluster, err)
+		}
 	}
 	qualified, keyed, err := addKeys(ctx, pconn, "slony", tables, s.notef)
 	s.keyed = keyed
 	if err != nil {
 		return err
 	}
+	if s.standby != nil {
+		if err := s.standby.exec(ctx, s.replica, func(ctx context.Context, conn *pgx.Conn) error {
+			return s.standby.dropLeftCopies(ctx, conn, tables)
+		}); err != nil {
+			return fmt.Errorf("%s replica: removing the copies a killed run left on the standby: %w", s.schema.kind, err)
+		}
+		tables = qualified
+	}
 	if err := s.schema.copySchema(ctx, tables); err != nil {
 		return err
+	}
+	if s.standby != nil {
+		s.standby.created = qualified
 	}
 	var script strings.Builder
 	fmt.Fprintf(&script, "cluster name = %s;\nnode 1 admin conninfo = '%s';\nnode 2 admin conninfo = '%s';\n", slonyCluster, s.primaryDSN, s.replicaDSN)
@@ -121,8 +183,19 @@ func (s *slony) attach(ctx context.Context, tables []string) error {
 	for i, q := range qualified {
 		fmt.Fprintf(&script, "set add table (set id = 1, origin = 1, id = %d, fully qualified name = '%s');\n", i+1, q)
 	}
+	s.made = true
 	if err := s.slonik(ctx, script.String()); err != nil {
 		return err
+	}
+	if s.standby != nil {
+		for _, cfg := range []*pgx.ConnConfig{s.primary, s.replica} {
+			if err := s.standby.exec(ctx, cfg, func(ctx context.Context, conn *pgx.Conn) error {
+				_, err := conn.Exec(ctx, `comment on schema `+slonySchema+` is '`+slonyMark+`'`)
+				return err
+			}); err != nil {
+				return fmt.Errorf("slony replica: marking the cluster's schema: %w", err)
+			}
+		}
 	}
 	for node, dsn := range []string{s.primaryDSN, s.replicaDSN} {
 		if err := s.startSlon(node+1, dsn); err != nil {
@@ -145,7 +218,7 @@ func (s *slony) slonik(ctx context.Context, script string) error {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(sctx, "slonik")
-	cmd.Stdin = strings.NewReader(script)
+	cmd.Stdin, cmd.Env = strings.NewReader(script), s.env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("slony replica: slonik failed: %v: %s", err, strings.TrimSpace(string(out)))
@@ -159,7 +232,7 @@ func (s *slony) startSlon(node int, dsn string) error {
 	path := filepath.Join(s.logDir, fmt.Sprintf("slon-%d.log", node))
 	// a SYNC event every 100 ms of activity (default 2 s), as often as
 	// the heartbeat beats, so the lag is not the sync interval's
-	cmd, err := startDaemon(path, "slon", "-s", "100", slonyCluster, dsn)
+	cmd, err := startDaemon(s.env, path, "slon", "-s", "100", slonyCluster, dsn)
 	if err != nil {
 		return fmt.Errorf("slony replica: %w", err)
 	}
@@ -230,8 +303,28 @@ func (s *slony) detach() {
 		return
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `drop schema if exists `+slonySchema+` cascade`); err != nil {
+	if err := s.dropCluster(ctx, conn); err != nil {
 		s.notef("slony replica: could not remove the slony cluster from the primary: %v", err)
 	}
 	dropKeys(ctx, conn, "slony", s.keyed, s.notef)
+	if s.standby != nil {
+		s.standby.detach(ctx, s.replica, s.dropCluster)
+	}
+}
+
+// dropCluster drops pgarena's slony cluster from a node: on a server the
+// user names, only when marked as pgarena's.
+func (s *slony) dropCluster(ctx context.Context, conn *pgx.Conn) error {
+	q := `drop schema if exists ` + slonySchema + ` cascade`
+	if s.standby != nil && !s.made {
+		var mark *string
+		err := conn.QueryRow(ctx, `select obj_description(oid, 'pg_namespace') from pg_namespace where nspname = $1`, slonySchema).Scan(&mark)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && (mark == nil || *mark != slonyMark)) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	_, err := conn.Exec(ctx, q)
+	return err
 }
