@@ -16,13 +16,13 @@
 //
 //	Workload          gives                                            called by
 //	Flagser           its flags; Params for the run record             cli.workloadCommands, session.Params
-//	Argser            positional arguments after its name              cli.setWorkloadArgs, cli.workloadUse
-//	Seeder            --seed (the CLI owns the flag)                   cli.initCommand, cli.runWorkload
+//	Argser            positional arguments after its name              cli.setWorkloadArgs, runconfig.NewWorkload
+//	Seeder            --seed (the CLI owns the flag)                   cli.initCommand, cli.runConfig
 //	Scripter          pgbench's -j; where debug() writes               cli.scriptOutput
-//	Grouper           client groups in place of one of -c clients      cli.grouper, cli.groupFlags
-//	ReadOnlySplitter  its read-only types as a group on --read-dsn     cli.splitReads
-//	Finisher          fixed lists: without -T/-t a run ends with them  cli.finisherLength
-//	OperationCounter  a total of transactions, run as -t per client    cli.operationCount
+//	Grouper           client groups in place of one of -c clients      runconfig.GrouperOf, runconfig.groupFlags
+//	ReadOnlySplitter  its read-only types as a group on --read-dsn     runconfig.splitReads
+//	Finisher          fixed lists: without -T/-t a run ends with them  runconfig.finisherLength
+//	OperationCounter  a total of transactions, run as -t per client    runconfig.operationCount
 //	ProgressFigurer   a figure in every progress line                  cli.newProgressOutput
 //	Segmenter         its share of new keys under --segment i/N        session.prepare
 //	Preparer          state read from the database before run, check   session.prepare, session.Check
@@ -38,7 +38,7 @@
 //	Slicer            a slice of the rows per loading process          loader.initialise, cli.sliceSegment
 //
 //	Worker            gives                                            called by
-//	Pacer             keying and think times (closed loop)             driver.RunGroups
+//	Pacer             keying and think times (closed loop)             driver.groupRun.connect
 //	HookUser          Hooks: \sleep on the driver's clock, -r steps    driver.setHooks
 //	Retrier           the failed attempt's draws again, for a retry    driver.client.run
 //	Lister            its list's length: a run that ends before it     driver.unfinishedLists
