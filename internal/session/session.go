@@ -292,25 +292,27 @@ func Run(ctx context.Context, spec Spec, p target.Provider, st *store.Store, out
 		SessionSettings: rs.SessionSettings}
 	if fresh {
 		if r.tgt, teardown, err = p.Provision(ctx); err != nil {
-			err = r.fail(ctx, err)
-			r.endOutputs(outs)
-			return Result{}, err
+			return r.failed(ctx, Result{}, err, outs)
 		}
 		if err := r.connect(ctx); err != nil {
-			err = r.fail(ctx, err)
-			r.endOutputs(outs)
-			return Result{}, err
+			return r.failed(ctx, Result{}, err, outs)
 		}
 		defer r.conn.Close(context.Background())
 	}
 	defer r.keepServerLog()
 	res, err := r.measure(ctx, fresh || spec.Init, outs)
 	if err != nil {
-		err = r.fail(ctx, err)
-		r.endOutputs(outs)
-		return res, err
+		return r.failed(ctx, res, err, outs)
 	}
 	return res, nil
+}
+
+// failed records a run that failed after its spec was written (fail) and
+// ends the caller's outputs with it.
+func (r *run) failed(ctx context.Context, res Result, err error, outs []Output) (Result, error) {
+	err = r.fail(ctx, err)
+	r.endOutputs(outs)
+	return res, err
 }
 
 // keepServerLog copies the log of a server made for the run into the run.
