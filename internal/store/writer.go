@@ -27,7 +27,7 @@ type RunSpec struct {
 	CommandLine    []string  `json:"command_line"` // redacted by the caller
 	// Config is the run's configuration (internal/runconfig), redacted by
 	// the caller; runs recorded before it existed have none.
-	Config json.RawMessage `json:"config,omitempty"`
+	Config SortedJSON `json:"config,omitempty"`
 
 	Workload string            `json:"workload"`
 	Params   map[string]string `json:"params,omitempty"`
