@@ -2,7 +2,6 @@ package runconfig
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -122,9 +121,6 @@ func Default() Config {
 	c.AddFlags(pflag.NewFlagSet("run", pflag.ContinueOnError))
 	return c
 }
-
-// EncodeJSON is c as indented JSON (spec.json's "config").
-func (c *Config) EncodeJSON() ([]byte, error) { return json.MarshalIndent(c, "", "  ") }
 
 // EncodeYAML is c as YAML, readable by ApplyFile (run --config).
 func (c *Config) EncodeYAML() ([]byte, error) { return yaml.Marshal(c) }

@@ -3,6 +3,7 @@ package tpcc
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // HammerDB's interface on PostgreSQL: the routines its TPROC-C driver
@@ -65,12 +66,16 @@ var hammerdbSignatures = []string{
 	"slev(int,int,int,int)",
 }
 
-// hammerdbDDL creates the routines of hammerdbSignatures, in that order.
-var hammerdbDDL = []string{
-	`create or replace function dbms_random(int, int) returns int language sql volatile strict as
+// hammerdbDDL creates the routines of hammerdbSignatures, in that order
+// (built on first use: pasting the bodies costs ~70 k instructions that a
+// command other than tpcc's init and check would pay at start).
+var hammerdbDDL = sync.OnceValue(func() []string {
+	newOrderBody := strings.NewReplacer("ERRCODE", errcodeRollback, "NURAND_C", strconv.Itoa(hammerdbNURandC)).Replace(newOrderBody)
+	return []string{
+		`create or replace function dbms_random(int, int) returns int language sql volatile strict as
 $$ select floor(random() * ($2 - $1 + 1))::int + $1 $$`,
 
-	`create or replace function neword(no_w_id int, no_max_w_id int, no_d_id int, no_c_id int, no_o_ol_cnt int, no_d_next_o_id int)
+		`create or replace function neword(no_w_id int, no_max_w_id int, no_d_id int, no_c_id int, no_o_ol_cnt int, no_d_next_o_id int)
 returns numeric language plpgsql as $$
 declare
 	no_c_discount numeric; no_c_last varchar; no_c_credit varchar; no_d_tax numeric; no_w_tax numeric;
@@ -79,7 +84,7 @@ declare
 	return v_total;
 end $$`,
 
-	`create or replace function payment(p_w_id int, p_d_id int, p_c_w_id int, p_c_d_id int, p_c_id int, byname int,
+		`create or replace function payment(p_w_id int, p_d_id int, p_c_w_id int, p_c_d_id int, p_c_id int, byname int,
 	p_h_amount numeric, p_c_last varchar, p_c_credit varchar, p_c_balance numeric)
 returns int language plpgsql as $$
 declare
@@ -88,10 +93,10 @@ declare
 	return p_c_id;
 end $$`,
 
-	// Order-Status, clause 2.6.2.2: the customer's last order, one row per
-	// line with the customer's and the order's columns beside (the shape
-	// HammerDB's driver declares in its column definition list).
-	`create or replace function ostat(os_w_id int, os_d_id int, os_c_id int, byname int, os_c_last varchar)
+		// Order-Status, clause 2.6.2.2: the customer's last order, one row per
+		// line with the customer's and the order's columns beside (the shape
+		// HammerDB's driver declares in its column definition list).
+		`create or replace function ostat(os_w_id int, os_d_id int, os_c_id int, byname int, os_c_last varchar)
 returns setof record language plpgsql as $$
 declare
 	os_c_first varchar; os_c_middle varchar; os_c_balance numeric; os_o_id int; os_entdate timestamp;
@@ -103,7 +108,7 @@ declare
 		from order_line where ol_w_id = os_w_id and ol_d_id = os_d_id and ol_o_id = os_o_id;
 end $$`,
 
-	`create or replace function delivery(d_w_id int, d_o_carrier_id int)
+		`create or replace function delivery(d_w_id int, d_o_carrier_id int)
 returns int language plpgsql as $$
 declare
 	tstamp timestamptz := current_timestamp;
@@ -111,7 +116,7 @@ declare
 	return v_delivered;
 end $$`,
 
-	`create or replace function slev(st_w_id int, st_d_id int, threshold int)
+		`create or replace function slev(st_w_id int, st_d_id int, threshold int)
 returns int language plpgsql as $$
 declare
 	stock_count int;
@@ -119,7 +124,7 @@ declare
 	return stock_count;
 end $$`,
 
-	`create or replace procedure neword(no_w_id int, no_max_w_id int, no_d_id int, no_c_id int, no_o_ol_cnt int,
+		`create or replace procedure neword(no_w_id int, no_max_w_id int, no_d_id int, no_c_id int, no_o_ol_cnt int,
 	inout no_c_discount numeric, inout no_c_last varchar, inout no_c_credit varchar, inout no_d_tax numeric,
 	inout no_w_tax numeric, inout no_d_next_o_id int, tstamp timestamp)
 language plpgsql as $$
@@ -127,7 +132,7 @@ declare
 ` + newOrderBody + `
 end $$`,
 
-	`create or replace procedure payment(p_w_id int, p_d_id int, p_c_w_id int, p_c_d_id int, byname int, p_h_amount numeric,
+		`create or replace procedure payment(p_w_id int, p_d_id int, p_c_w_id int, p_c_d_id int, byname int, p_h_amount numeric,
 	inout p_c_credit char(2), inout p_c_last varchar(16), inout p_c_id int,
 	inout p_w_street_1 varchar(20), inout p_w_street_2 varchar(20), inout p_w_city varchar(20), inout p_w_state char(2), inout p_w_zip char(9),
 	inout p_d_street_1 varchar(20), inout p_d_street_2 varchar(20), inout p_d_city varchar(20), inout p_d_state char(2), inout p_d_zip char(9),
@@ -148,7 +153,7 @@ declare
 		from customer where c_w_id = p_c_w_id and c_d_id = p_c_d_id and c_id = p_c_id;
 end $$`,
 
-	`create or replace procedure ostat(os_w_id int, os_d_id int, inout os_c_id int, byname int, inout os_c_last varchar,
+		`create or replace procedure ostat(os_w_id int, os_d_id int, inout os_c_id int, byname int, inout os_c_last varchar,
 	inout os_c_first varchar, inout os_c_middle varchar, inout os_c_balance numeric, inout os_o_id int,
 	inout os_entdate timestamp, inout os_o_carrier_id int, inout os_c_line text default '')
 language plpgsql as $$
@@ -159,24 +164,26 @@ declare
 		from order_line where ol_w_id = os_w_id and ol_d_id = os_d_id and ol_o_id = os_o_id;
 end $$`,
 
-	`create or replace procedure delivery(d_w_id int, d_o_carrier_id int, tstamp timestamp)
+		`create or replace procedure delivery(d_w_id int, d_o_carrier_id int, tstamp timestamp)
 language plpgsql as $$
 declare
 ` + deliveryBody + `
 end $$`,
 
-	`create or replace procedure slev(st_w_id int, st_d_id int, threshold int, inout stock_count int)
+		`create or replace procedure slev(st_w_id int, st_d_id int, threshold int, inout stock_count int)
 language plpgsql as $$
 declare
 ` + stockLevelBody + `
 end $$`,
-}
+	}
+})
 
 // newOrderBody is New-Order (clause 2.4.2.2) after the declarations of
 // no_c_discount, no_c_last, no_c_credit, no_d_tax, no_w_tax and tstamp.
 // Lines are processed in (supplying warehouse, item) order, the unused
 // item last, so that concurrent new-orders lock stock rows in one order.
-var newOrderBody = strings.NewReplacer("ERRCODE", errcodeRollback, "NURAND_C", strconv.Itoa(hammerdbNURandC)).Replace(`
+// ERRCODE and NURAND_C are replaced by hammerdbDDL.
+const newOrderBody = `
 	v_item int[]; v_supply int[]; v_qty int[]; v_all_local int := 1; v_rollback boolean;
 	v_n int := 0; v_price numeric; v_dist char(24); v_sum numeric := 0; v_total numeric; r record;
 begin
@@ -225,7 +232,7 @@ begin
 		v_total := v_sum * (1 - no_c_discount) * (1 + no_w_tax + no_d_tax);
 	exception when sqlstate 'ERRCODE' then
 		v_total := null; -- clause 2.4.2.3: rolled back
-	end;`)
+	end;`
 
 // paymentBody is Payment (clause 2.5.2.2) after the declarations of
 // p_c_data and tstamp; it leaves the customer in p_c_id, p_c_last,

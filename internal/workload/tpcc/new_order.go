@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -53,12 +54,13 @@ const newOrderStock = `update stock set
 where s_i_id = $1 and s_w_id = $2
 returning s_quantity, s_data, s_dist_%02d`
 
-var newOrderStockByDistrict = func() (s [districtsPerWH + 1]string) {
+// newOrderStockByDistrict is newOrderStock per district (built on first use).
+var newOrderStockByDistrict = sync.OnceValue(func() (s [districtsPerWH + 1]string) {
 	for d := 1; d <= districtsPerWH; d++ {
 		s[d] = fmt.Sprintf(newOrderStock, d)
 	}
 	return s
-}()
+})
 
 // newOrderLines inserts all order lines (clause 2.4.2.2) in one statement;
 // OL_DELIVERY_D is NULL.
@@ -147,7 +149,7 @@ func (wk *worker) newOrder(ctx context.Context, conn *pgx.Conn) error {
 		if int(l.supply) != w {
 			remote = 1
 		}
-		b.Queue(newOrderStockByDistrict[d], l.item, l.supply, l.qty, remote)
+		b.Queue(newOrderStockByDistrict()[d], l.item, l.supply, l.qty, remote)
 	}
 	br := conn.SendBatch(ctx, &b)
 	var (
