@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -111,6 +112,16 @@ func TestStuckEndIsCounted(t *testing.T) {
 			d := drainOf(t, m)
 			if num(t, d, "cancelled") != 4 || num(t, d, "committed_in_drain") != 0 || num(t, d, "drain_s") < 9.9 {
 				t.Errorf("drain %v: want 4 cancelled after a 10 s drain", d)
+			}
+			// The cancelled keep their class and what the server said.
+			if errs, _ := d["errors"].(map[string]any); num(t, errs, "timeout") != 4 {
+				t.Errorf("drain errors %v, want 4 timeout (cancelled)", d["errors"])
+			}
+			if ex := fmt.Sprint(d["error_examples"]); !strings.Contains(ex, "57014") || !strings.Contains(ex, "canceling statement") {
+				t.Errorf("drain error_examples %s, want the server's 57014 and message", ex)
+			}
+			if !strings.Contains(r.stderr, "timeout, first at") || !strings.Contains(r.stderr, "ERROR 57014: canceling statement due to user request") {
+				t.Errorf("the text summary does not say what the cancelled said:\n%s", r.stderr)
 			}
 			if so := num(t, d, "so_far_max_ms"); so < 500 || so > 4000 {
 				t.Errorf("so_far_max_ms %v: want the time the clients had been stuck by the end (0.5 to 4 s)", so)

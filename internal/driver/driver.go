@@ -21,6 +21,10 @@ import (
 // abandonAfter is how long Run waits for clients after cancelling them.
 const abandonAfter = 3 * time.Second
 
+// cancelGrace is how long cancelled statements may take to end by the
+// server's cancel before their sockets are interrupted.
+const cancelGrace = time.Second
+
 // Group is a set of clients that run one workload under one load model
 // through one dialer (client groups). A run holds one or more groups; they
 // share the run's clock, length, ramp, warm-up, autostop rules and

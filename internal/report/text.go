@@ -68,20 +68,24 @@ func errorLines(s *metrics.Summary) []string {
 			if len(s.Tx) > 1 {
 				who += " in " + t.Name
 			}
-			if ex.SameText() {
-				lines = append(lines, fmt.Sprintf("%s, first at %s, last at %s: %s", who, sinceStart(s, ex.First.Time),
-					sinceStart(s, ex.Last.Time), DetailText(ex.First)))
-				continue
-			}
-			lines = append(lines,
-				fmt.Sprintf("%s, first at %s: %s", who, sinceStart(s, ex.First.Time), DetailText(ex.First)),
-				fmt.Sprintf("%s, last at %s: %s", who, sinceStart(s, ex.Last.Time), DetailText(ex.Last)))
+			lines = append(lines, exampleLines(s, who, ex)...)
 		}
 		if a := s.ErrorAdvice[c.String()]; a != "" {
 			lines = append(lines, fmt.Sprintf("what to do about %s: %s", c, a))
 		}
 	}
 	return lines
+}
+
+// exampleLines says what the first and the last failure of ex said (one
+// line when the same), naming them who.
+func exampleLines(s *metrics.Summary, who string, ex metrics.ErrorExample) []string {
+	if ex.SameText() {
+		return []string{fmt.Sprintf("%s, first at %s, last at %s: %s", who, sinceStart(s, ex.First.Time),
+			sinceStart(s, ex.Last.Time), DetailText(ex.First))}
+	}
+	return []string{fmt.Sprintf("%s, first at %s: %s", who, sinceStart(s, ex.First.Time), DetailText(ex.First)),
+		fmt.Sprintf("%s, last at %s: %s", who, sinceStart(s, ex.Last.Time), DetailText(ex.Last))}
 }
 
 // DetailText renders what one failure said as one line:
@@ -414,4 +418,14 @@ func unfinishedLine(p func(string, ...any), s *metrics.Summary) {
 		}
 	}
 	p("%s", line)
+	if d := s.Drain; d != nil && d.Errors.Total() > 0 {
+		p("  failed or cancelled in the drain, by class: %s", (&d.Errors).List())
+		for _, c := range (&d.Errors).BySize() {
+			if ex, ok := d.ErrorExamples.Get(c); ok {
+				for _, l := range exampleLines(s, c.String(), ex) {
+					p("    %s", l)
+				}
+			}
+		}
+	}
 }
