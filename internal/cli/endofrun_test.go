@@ -328,3 +328,55 @@ func TestInterruptDuringInit(t *testing.T) {
 		t.Errorf("exit %d, want %d, saying it was interrupted\n%s", r.code, ExitInterrupted, r)
 	}
 }
+
+// TestDrainTimeout: --drain-timeout sets how long the transactions stuck
+// at the end of the measured time may finish (1s here, and the run ends
+// about a second after the measured time), 0 cancels them at once; the run
+// records it in its configuration; a negative one is bad input naming the
+// flag.
+func TestDrainTimeout(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	for _, tc := range []struct {
+		timeout  string
+		min, max float64 // the drain's length, s
+	}{
+		{"1s", 0.9, 2.5},
+		{"0", 0, 1.5},
+	} {
+		results := t.TempDir()
+		r := <-lockBranches(t, context.Background(), dsn, results, "run", "tpcb", "-c", "4", "-T", "2s", "--interval", "200ms",
+			"--drain-timeout", tc.timeout, "--json", "--dsn", dsn, "--results", results)
+		m := summaryJSON(t, r.stdout)
+		d := drainOf(t, m)
+		if num(t, m, "unfinished") != 4 || num(t, d, "cancelled") != 4 {
+			t.Errorf("--drain-timeout %s: unfinished %v, drain %v: want 4 cancelled", tc.timeout, m["unfinished"], d)
+		}
+		if s := num(t, d, "drain_s"); s < tc.min || s > tc.max {
+			t.Errorf("--drain-timeout %s: drain_s %v, want %v to %v", tc.timeout, s, tc.min, tc.max)
+		}
+		paths, _ := filepath.Glob(filepath.Join(results, "*", store.SpecFile))
+		if len(paths) != 1 {
+			t.Fatalf("spec files %v", paths)
+		}
+		b, err := os.ReadFile(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spec struct {
+			Config map[string]any `json:"config"`
+		}
+		if err := json.Unmarshal(b, &spec); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := time.ParseDuration(tc.timeout)
+		if got, ok := spec.Config["drain-timeout"].(float64); !ok || time.Duration(got) != want {
+			t.Errorf("spec.json config drain-timeout %v, want %s", spec.Config["drain-timeout"], tc.timeout)
+		}
+	}
+	results := t.TempDir()
+	wantUsage(t, pgarena(t, nil, "run", "tpcb", "-T", "1s", "--drain-timeout", "-1s", "--dsn", dsn, "--results", results),
+		"--drain-timeout must not be negative")
+	noRuns(t, results)
+}

@@ -344,6 +344,10 @@ func (r *groupRun) beginStop(reason string, stopped bool) {
 	r.stopping = true
 	r.res.Stopped, r.res.StopReason = stopped, reason
 	close(r.stopNew)
+	if r.cfg.Drain < 0 {
+		r.cancelRun() // NoDrain
+		return
+	}
 	t := r.cfg.Clock.NewTimer(r.cfg.Drain)
 	r.drainTimer = t.C
 }

@@ -130,6 +130,7 @@ func (r *run) driverConfig(ss *steps, i int, st Step, stepAcc *metrics.Accumulat
 		Duration:     spec.Duration,
 		Transactions: spec.Transactions,
 		Tick:         spec.Tick,
+		Drain:        spec.Drain,
 		Seed:         spec.Seed + uint64(i),
 		Notef:        r.notef,
 		Ramp:         spec.Ramp,
