@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,13 +26,20 @@ import (
 // run's result once pgarena has exited; cancel interrupts it (Ctrl-C).
 func lockBranches(t *testing.T, ctx context.Context, dsn, results string, args ...string) <-chan result {
 	t.Helper()
+	return lockTables(t, ctx, dsn, results, "pgbench_branches", 4, args...)
+}
+
+// lockTables is lockBranches locking tables (a list) until the run has
+// ended, once it has stuck clients waiting for them.
+func lockTables(t *testing.T, ctx context.Context, dsn, results, tables string, stuck int, args ...string) <-chan result {
+	t.Helper()
 	done := make(chan result, 1)
 	go func() { done <- pgarenaCtx(t, ctx, nil, args...) }()
 	waitIntervals(t, results, 1, time.Minute)
 	locker := connect(t, dsn)
 	exec(t, locker, "begin")
-	exec(t, locker, "lock table pgbench_branches in access exclusive mode")
-	waitStuck(t, connect(t, dsn), 4)
+	exec(t, locker, "lock table "+tables+" in access exclusive mode")
+	waitStuck(t, connect(t, dsn), stuck)
 	out := make(chan result, 1)
 	go func() {
 		r := <-done
@@ -49,7 +57,7 @@ func waitStuck(t *testing.T, conn *pgx.Conn, n int) {
 	for {
 		var got int
 		if err := conn.QueryRow(context.Background(),
-			"select count(*) from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid()").Scan(&got); err != nil {
+			"select count(*) from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid() and datname = current_database()").Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if got >= n {
@@ -379,4 +387,74 @@ func TestDrainTimeout(t *testing.T) {
 	wantUsage(t, pgarena(t, nil, "run", "tpcb", "-T", "1s", "--drain-timeout", "-1s", "--dsn", dsn, "--results", results),
 		"--drain-timeout must not be negative")
 	noRuns(t, results)
+}
+
+// TestStepsAndGroupsCountUnfinished: each step of a sweep and each client
+// group of a run with several counts its own transactions unfinished at
+// the end of its measured time and what became of them in the drain, in
+// --json and in the text summary's tables.
+func TestStepsAndGroupsCountUnfinished(t *testing.T) {
+	t.Parallel()
+	t.Run("sweep", func(t *testing.T) {
+		t.Parallel()
+		dsn := pgtest.DSN(t)
+		mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+		results := t.TempDir()
+		// Locked in step 1 (2 clients stuck) until the run's end (4 in
+		// step 2).
+		r := <-lockBranches(t, context.Background(), dsn, results, "run", "tpcb", "-c", "2,4", "-T", "2s", "--interval", "200ms",
+			"--drain-timeout", "500ms", "--json", "--dsn", dsn, "--results", results)
+		m := summaryJSON(t, r.stdout)
+		steps, _ := m["steps"].([]any)
+		if len(steps) != 2 {
+			t.Fatalf("steps %v", m["steps"])
+		}
+		for i, want := range []float64{2, 4} {
+			st, _ := steps[i].(map[string]any)
+			if num(t, st, "unfinished") != want || num(t, drainOf(t, st), "cancelled") != want {
+				t.Errorf("step %d: unfinished %v, drain %v: want %v cancelled", i+1, st["unfinished"], st["drain"], want)
+			}
+		}
+		if num(t, m, "unfinished") != 6 {
+			t.Errorf("unfinished %v, want 6 (both steps)", m["unfinished"])
+		}
+		if !regexp.MustCompile(`(?m)^\s+step\s.*\sfailed\s+unfinished\s+tps\s`).MatchString(r.stderr) ||
+			!strings.Contains(r.stderr, "2 (2 cancelled)") || !strings.Contains(r.stderr, "4 (4 cancelled)") {
+			t.Errorf("the steps table lacks the unfinished:\n%s", r.stderr)
+		}
+		// compare, step by step, says so too.
+		other := summaryJSON(t, mustRun(t, "run", "tpcb", "-c", "2,4", "-T", "1s", "--json", "--dsn", dsn, "--results", results).stdout)
+		c := pgarena(t, nil, "compare", "--results", results, str(t, m, "run_id"), str(t, other, "run_id"))
+		if !regexp.MustCompile(`(?m)^\s*unfinished\s+2 \(2 cancelled\)`).MatchString(c.stdout) ||
+			!regexp.MustCompile(`(?m)^\s*unfinished\s+4 \(4 cancelled\)`).MatchString(c.stdout) {
+			t.Errorf("compare does not count each step's unfinished:\n%s", c)
+		}
+	})
+	t.Run("groups", func(t *testing.T) {
+		t.Parallel()
+		dsn := pgtest.DSN(t)
+		mustRun(t, "init", "chbench", "-w", "1", "--load-workers", "2", "--dsn", dsn)
+		results := t.TempDir()
+		r := <-lockTables(t, context.Background(), dsn, results,
+			"warehouse, district, customer, history, new_order, orders, order_line, item, stock, supplier, nation, region", 3,
+			"run", "chbench", "--oltp-clients", "2", "--olap-clients", "1", "-T", "2s", "--interval", "200ms",
+			"--drain-timeout", "500ms", "--json", "--dsn", dsn, "--results", results)
+		m := summaryJSON(t, r.stdout)
+		groups, _ := m["groups"].([]any)
+		got := map[string]float64{}
+		for _, g := range groups {
+			g, _ := g.(map[string]any)
+			got[str(t, g, "name")] = num(t, g, "unfinished")
+			if num(t, drainOf(t, g), "cancelled") != got[str(t, g, "name")] {
+				t.Errorf("group %v: drain %v, want its unfinished cancelled", g["name"], g["drain"])
+			}
+		}
+		if got["oltp"] != 2 || got["olap"] != 1 {
+			t.Errorf("groups' unfinished %v, want oltp 2, olap 1", got)
+		}
+		if !regexp.MustCompile(`(?m)^\s+group\s.*\sfailed\s+unfinished\s+avg ms\s`).MatchString(r.stderr) ||
+			!strings.Contains(r.stderr, "2 (2 cancelled)") || !strings.Contains(r.stderr, "1 (1 cancelled)") {
+			t.Errorf("the groups table lacks the unfinished:\n%s", r.stderr)
+		}
+	})
 }

@@ -137,7 +137,7 @@ func StepAsSummary(run *metrics.Summary, st *metrics.StepSummary) metrics.Summar
 		Start: st.Start, End: st.End, DurationS: st.DurationS, WarmupS: st.WarmupS,
 		Transactions: st.Transactions, Failed: st.Failed, Errors: st.Errors, Retries: st.Retries, TPS: st.TPS,
 		Latency: st.Latency, Service: st.Service, InitialConnectMS: run.InitialConnectMS, Tx: st.Tx,
-		TargetRate: st.TargetRate, Replication: st.Replication}
+		TargetRate: st.TargetRate, Replication: st.Replication, Unfinished: st.Unfinished, Drain: st.Drain}
 	if s.TargetRate == 0 {
 		s.TargetRate = st.Rate
 	}
