@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -421,6 +423,20 @@ func TestStepsAndGroupsCountUnfinished(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^\s+step\s.*\sfailed\s+unfinished\s+tps\s`).MatchString(r.stderr) ||
 			!strings.Contains(r.stderr, "2 (2 cancelled)") || !strings.Contains(r.stderr, "4 (4 cancelled)") {
 			t.Errorf("the steps table lacks the unfinished:\n%s", r.stderr)
+		}
+		// So does the CSV export, a row per step.
+		x := mustRun(t, "export", "--results", results, "--format", "csv", str(t, m, "run_id"))
+		recs, err := csv.NewReader(strings.NewReader(x.stdout)).ReadAll()
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("export: %v, %d records\n%s", err, len(recs), x.stdout)
+		}
+		col := func(row int, name string) string { return recs[row][slices.Index(recs[0], name)] }
+		for i, want := range []string{"2", "4"} {
+			if col(i+1, "unfinished") != want || col(i+1, "cancelled") != want || col(i+1, "committed_in_drain") != "0" ||
+				col(i+1, "failed_in_drain") != "0" || col(i+1, "drain_s") == "" {
+				t.Errorf("CSV step %d: unfinished %q, drain_s %q, cancelled %q: want %s cancelled", i+1,
+					col(i+1, "unfinished"), col(i+1, "drain_s"), col(i+1, "cancelled"), want)
+			}
 		}
 		// compare, step by step, says so too.
 		other := summaryJSON(t, mustRun(t, "run", "tpcb", "-c", "2,4", "-T", "1s", "--json", "--dsn", dsn, "--results", results).stdout)
