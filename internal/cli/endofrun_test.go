@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,13 +28,20 @@ import (
 // run's result once pgarena has exited; cancel interrupts it (Ctrl-C).
 func lockBranches(t *testing.T, ctx context.Context, dsn, results string, args ...string) <-chan result {
 	t.Helper()
+	return lockTables(t, ctx, dsn, results, "pgbench_branches", 4, args...)
+}
+
+// lockTables is lockBranches locking tables (a list) until the run has
+// ended, once it has stuck clients waiting for them.
+func lockTables(t *testing.T, ctx context.Context, dsn, results, tables string, stuck int, args ...string) <-chan result {
+	t.Helper()
 	done := make(chan result, 1)
 	go func() { done <- pgarenaCtx(t, ctx, nil, args...) }()
 	waitIntervals(t, results, 1, time.Minute)
 	locker := connect(t, dsn)
 	exec(t, locker, "begin")
-	exec(t, locker, "lock table pgbench_branches in access exclusive mode")
-	waitStuck(t, connect(t, dsn), 4)
+	exec(t, locker, "lock table "+tables+" in access exclusive mode")
+	waitStuck(t, connect(t, dsn), stuck)
 	out := make(chan result, 1)
 	go func() {
 		r := <-done
@@ -48,7 +59,7 @@ func waitStuck(t *testing.T, conn *pgx.Conn, n int) {
 	for {
 		var got int
 		if err := conn.QueryRow(context.Background(),
-			"select count(*) from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid()").Scan(&got); err != nil {
+			"select count(*) from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid() and datname = current_database()").Scan(&got); err != nil {
 			t.Fatal(err)
 		}
 		if got >= n {
@@ -111,6 +122,16 @@ func TestStuckEndIsCounted(t *testing.T) {
 			d := drainOf(t, m)
 			if num(t, d, "cancelled") != 4 || num(t, d, "committed_in_drain") != 0 || num(t, d, "drain_s") < 9.9 {
 				t.Errorf("drain %v: want 4 cancelled after a 10 s drain", d)
+			}
+			// The cancelled keep their class and what the server said.
+			if errs, _ := d["errors"].(map[string]any); num(t, errs, "timeout") != 4 {
+				t.Errorf("drain errors %v, want 4 timeout (cancelled)", d["errors"])
+			}
+			if ex := fmt.Sprint(d["error_examples"]); !strings.Contains(ex, "57014") || !strings.Contains(ex, "canceling statement") {
+				t.Errorf("drain error_examples %s, want the server's 57014 and message", ex)
+			}
+			if !strings.Contains(r.stderr, "timeout, first at") || !strings.Contains(r.stderr, "ERROR 57014: canceling statement due to user request") {
+				t.Errorf("the text summary does not say what the cancelled said:\n%s", r.stderr)
 			}
 			if so := num(t, d, "so_far_max_ms"); so < 500 || so > 4000 {
 				t.Errorf("so_far_max_ms %v: want the time the clients had been stuck by the end (0.5 to 4 s)", so)
@@ -316,4 +337,140 @@ func TestInterruptDuringInit(t *testing.T) {
 	if r := <-done; r.code != ExitInterrupted || !strings.Contains(r.stderr, "pgarena: interrupted") {
 		t.Errorf("exit %d, want %d, saying it was interrupted\n%s", r.code, ExitInterrupted, r)
 	}
+}
+
+// TestDrainTimeout: --drain-timeout sets how long the transactions stuck
+// at the end of the measured time may finish (1s here, and the run ends
+// about a second after the measured time), 0 cancels them at once; the run
+// records it in its configuration; a negative one is bad input naming the
+// flag.
+func TestDrainTimeout(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	for _, tc := range []struct {
+		timeout  string
+		min, max float64 // the drain's length, s
+	}{
+		{"1s", 0.9, 2.5},
+		{"0", 0, 1.5},
+	} {
+		results := t.TempDir()
+		r := <-lockBranches(t, context.Background(), dsn, results, "run", "tpcb", "-c", "4", "-T", "2s", "--interval", "200ms",
+			"--drain-timeout", tc.timeout, "--json", "--dsn", dsn, "--results", results)
+		m := summaryJSON(t, r.stdout)
+		d := drainOf(t, m)
+		if num(t, m, "unfinished") != 4 || num(t, d, "cancelled") != 4 {
+			t.Errorf("--drain-timeout %s: unfinished %v, drain %v: want 4 cancelled", tc.timeout, m["unfinished"], d)
+		}
+		if s := num(t, d, "drain_s"); s < tc.min || s > tc.max {
+			t.Errorf("--drain-timeout %s: drain_s %v, want %v to %v", tc.timeout, s, tc.min, tc.max)
+		}
+		paths, _ := filepath.Glob(filepath.Join(results, "*", store.SpecFile))
+		if len(paths) != 1 {
+			t.Fatalf("spec files %v", paths)
+		}
+		b, err := os.ReadFile(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spec struct {
+			Config map[string]any `json:"config"`
+		}
+		if err := json.Unmarshal(b, &spec); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := time.ParseDuration(tc.timeout)
+		if got, ok := spec.Config["drain-timeout"].(float64); !ok || time.Duration(got) != want {
+			t.Errorf("spec.json config drain-timeout %v, want %s", spec.Config["drain-timeout"], tc.timeout)
+		}
+	}
+	results := t.TempDir()
+	wantUsage(t, pgarena(t, nil, "run", "tpcb", "-T", "1s", "--drain-timeout", "-1s", "--dsn", dsn, "--results", results),
+		"--drain-timeout must not be negative")
+	noRuns(t, results)
+}
+
+// TestStepsAndGroupsCountUnfinished: each step of a sweep and each client
+// group of a run with several counts its own transactions unfinished at
+// the end of its measured time and what became of them in the drain, in
+// --json and in the text summary's tables.
+func TestStepsAndGroupsCountUnfinished(t *testing.T) {
+	t.Parallel()
+	t.Run("sweep", func(t *testing.T) {
+		t.Parallel()
+		dsn := pgtest.DSN(t)
+		mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+		results := t.TempDir()
+		// Locked in step 1 (2 clients stuck) until the run's end (4 in
+		// step 2).
+		r := <-lockBranches(t, context.Background(), dsn, results, "run", "tpcb", "-c", "2,4", "-T", "2s", "--interval", "200ms",
+			"--drain-timeout", "500ms", "--json", "--dsn", dsn, "--results", results)
+		m := summaryJSON(t, r.stdout)
+		steps, _ := m["steps"].([]any)
+		if len(steps) != 2 {
+			t.Fatalf("steps %v", m["steps"])
+		}
+		for i, want := range []float64{2, 4} {
+			st, _ := steps[i].(map[string]any)
+			if num(t, st, "unfinished") != want || num(t, drainOf(t, st), "cancelled") != want {
+				t.Errorf("step %d: unfinished %v, drain %v: want %v cancelled", i+1, st["unfinished"], st["drain"], want)
+			}
+		}
+		if num(t, m, "unfinished") != 6 {
+			t.Errorf("unfinished %v, want 6 (both steps)", m["unfinished"])
+		}
+		if !regexp.MustCompile(`(?m)^\s+step\s.*\sfailed\s+unfinished\s+tps\s`).MatchString(r.stderr) ||
+			!strings.Contains(r.stderr, "2 (2 cancelled)") || !strings.Contains(r.stderr, "4 (4 cancelled)") {
+			t.Errorf("the steps table lacks the unfinished:\n%s", r.stderr)
+		}
+		// So does the CSV export, a row per step.
+		x := mustRun(t, "export", "--results", results, "--format", "csv", str(t, m, "run_id"))
+		recs, err := csv.NewReader(strings.NewReader(x.stdout)).ReadAll()
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("export: %v, %d records\n%s", err, len(recs), x.stdout)
+		}
+		col := func(row int, name string) string { return recs[row][slices.Index(recs[0], name)] }
+		for i, want := range []string{"2", "4"} {
+			if col(i+1, "unfinished") != want || col(i+1, "cancelled") != want || col(i+1, "committed_in_drain") != "0" ||
+				col(i+1, "failed_in_drain") != "0" || col(i+1, "drain_s") == "" {
+				t.Errorf("CSV step %d: unfinished %q, drain_s %q, cancelled %q: want %s cancelled", i+1,
+					col(i+1, "unfinished"), col(i+1, "drain_s"), col(i+1, "cancelled"), want)
+			}
+		}
+		// compare, step by step, says so too.
+		other := summaryJSON(t, mustRun(t, "run", "tpcb", "-c", "2,4", "-T", "1s", "--json", "--dsn", dsn, "--results", results).stdout)
+		c := pgarena(t, nil, "compare", "--results", results, str(t, m, "run_id"), str(t, other, "run_id"))
+		if !regexp.MustCompile(`(?m)^\s*unfinished\s+2 \(2 cancelled\)`).MatchString(c.stdout) ||
+			!regexp.MustCompile(`(?m)^\s*unfinished\s+4 \(4 cancelled\)`).MatchString(c.stdout) {
+			t.Errorf("compare does not count each step's unfinished:\n%s", c)
+		}
+	})
+	t.Run("groups", func(t *testing.T) {
+		t.Parallel()
+		dsn := pgtest.DSN(t)
+		mustRun(t, "init", "chbench", "-w", "1", "--load-workers", "2", "--dsn", dsn)
+		results := t.TempDir()
+		r := <-lockTables(t, context.Background(), dsn, results,
+			"warehouse, district, customer, history, new_order, orders, order_line, item, stock, supplier, nation, region", 3,
+			"run", "chbench", "--oltp-clients", "2", "--olap-clients", "1", "-T", "2s", "--interval", "200ms",
+			"--drain-timeout", "500ms", "--json", "--dsn", dsn, "--results", results)
+		m := summaryJSON(t, r.stdout)
+		groups, _ := m["groups"].([]any)
+		got := map[string]float64{}
+		for _, g := range groups {
+			g, _ := g.(map[string]any)
+			got[str(t, g, "name")] = num(t, g, "unfinished")
+			if num(t, drainOf(t, g), "cancelled") != got[str(t, g, "name")] {
+				t.Errorf("group %v: drain %v, want its unfinished cancelled", g["name"], g["drain"])
+			}
+		}
+		if got["oltp"] != 2 || got["olap"] != 1 {
+			t.Errorf("groups' unfinished %v, want oltp 2, olap 1", got)
+		}
+		if !regexp.MustCompile(`(?m)^\s+group\s.*\sfailed\s+unfinished\s+avg ms\s`).MatchString(r.stderr) ||
+			!strings.Contains(r.stderr, "2 (2 cancelled)") || !strings.Contains(r.stderr, "1 (1 cancelled)") {
+			t.Errorf("the groups table lacks the unfinished:\n%s", r.stderr)
+		}
+	})
 }

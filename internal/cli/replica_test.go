@@ -149,6 +149,8 @@ func standbyOf(t *testing.T, dsn string, extra map[string]string) (*local.Cluste
 // load runs: its lag keeps growing, it does not catch up, and the run says
 // so — degraded, exit 1, caught_up false and the sustainable rate an upper
 // bound in --json and the CSV export, findings for the unreadable replica.
+// The catch-up wait ends once the standby is found down (its connection
+// error in the summary), not after --catch-up-timeout (5 minutes here).
 func TestReplicaStoppedDegradesRun(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.DSN(t)
@@ -174,9 +176,13 @@ func TestReplicaStoppedDegradesRun(t *testing.T) {
 	}()
 	results := t.TempDir()
 	r := pgarena(t, nil, "run", "tpcb", "-c", "2", "-T", "3s", "--dsn", dsn, "--replica-dsn", standby.DSN(db),
-		"--catch-up-timeout", "2s", "--json", "--results", results)
+		"--catch-up-timeout", "5m", "--json", "--results", results)
 	if err := <-stopped; err != nil {
 		t.Fatalf("stopping the standby: %v", err)
+	}
+	// The standby is down: the run does not wait the catch-up timeout for it.
+	if r.elapsed > time.Minute {
+		t.Errorf("the run took %s: it waited for a standby that is down", r.elapsed)
 	}
 	if r.code != 1 || !strings.Contains(r.stderr, "run degraded: replica dsn did not catch up") || strings.Contains(r.stderr, "caught up in") {
 		t.Fatalf("want degraded, exit 1, no \"caught up in\":\n%s", r)
@@ -189,6 +195,12 @@ func TestReplicaStoppedDegradesRun(t *testing.T) {
 	l := rep["replicas"].([]any)[0].(map[string]any)
 	if num(t, l, "lag_end_s") < 1 || num(t, l, "lag_max_s") < 1 || num(t, l, "unreadable_s") < 1 || num(t, l, "failed_reads") < 1 {
 		t.Errorf("replica stopped for over 2 s of the load: %v", l)
+	}
+	if e, _ := l["error"].(string); !strings.Contains(e, "connect") || num(t, l, "catch_up_s") > 30 {
+		t.Errorf("replica down: error %q, catch_up_s %v; want its connection error, no long wait", l["error"], l["catch_up_s"])
+	}
+	if !strings.Contains(r.stderr, "did not catch up within") || !strings.Contains(r.stderr, "it is down (") {
+		t.Errorf("stderr does not say the replica is down:\n%s", r.stderr)
 	}
 	for _, w := range []string{"findings:", "replica dsn could not be read"} {
 		if !strings.Contains(r.stderr, w) {

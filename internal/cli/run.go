@@ -27,8 +27,9 @@ sweep: one step per value, each with its own summary.
 
 The measured time is the one asked for (-T, -t, the schedule). Transactions
 still running when it ends are counted as unfinished, with their time so far;
-they get 10 s to finish (the drain, never part of the duration or tps), then
-are cancelled, and the cancelled count as failed for --max-error-rate.
+they get --drain-timeout (10 s; 0: none) to finish (the drain, never part of
+the duration or tps), then are cancelled, and the cancelled count as failed
+for --max-error-rate.
 
 Progress is printed every -P seconds and a pgbench-style summary at the end.
 Every run is recorded in the results directory (--results, PGARENA_RESULTS,

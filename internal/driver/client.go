@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"net"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
@@ -57,10 +57,10 @@ type client struct {
 	backoff time.Duration // reconnect backoff; 0 after a connection
 	// retryBudget spaces the run's connection attempts after failures.
 	retryBudget *reconnectLimiter
-	raw         atomic.Pointer[net.Conn]
-	refused     bool        // the server refused its first connection; it sits the run out
-	started     bool        // the loop goroutine was started
-	finished    atomic.Bool // the loop goroutine returned
+	pg          atomic.Pointer[pgconn.PgConn] // conn's, for cancelRequest and interrupt from other goroutines
+	refused     bool                          // the server refused its first connection; it sits the run out
+	started     bool                          // the loop goroutine was started
+	finished    atomic.Bool                   // the loop goroutine returned
 	hadConn     bool
 	connected   *atomic.Int64
 	reconnects  int64
@@ -140,7 +140,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			// the transaction, \sleep, too): unfinished, then cancelled.
 			// A list's end (ErrStopped, not cancelled) counts nothing.
 			if ctx.Err() != nil {
-				c.cancelled(tx, &intended)
+				c.cancelled(tx, &intended, class, err)
 			}
 			return
 		}
@@ -190,7 +190,7 @@ func (c *client) record(tx workload.TxType, intended, start *time.Time, class pg
 	if c.pastEnd(end) {
 		// Not one of the measured time's: the Observer's logs (pgbench
 		// -l) hold what the summary counts.
-		c.unfinished(tx, intended, class)
+		c.unfinished(tx, intended, class, err, &end)
 		return
 	}
 	if class == pgerr.ClassNone {
@@ -214,27 +214,30 @@ func (c *client) pastEnd(t time.Time) bool {
 }
 
 // unfinished counts a transaction that was still running when the
-// measured time ended and ended since, with class, in the drain.
+// measured time ended and ended since, at end, in the drain: committed, or
+// failed with class and err.
 //
 //go:noinline
-func (c *client) unfinished(tx workload.TxType, intended *time.Time, class pgerr.ErrorClass) {
+func (c *client) unfinished(tx workload.TxType, intended *time.Time, class pgerr.ErrorClass, err error, end *time.Time) {
 	outcome := metrics.DrainCommitted
 	if class != pgerr.ClassNone {
 		outcome = metrics.DrainFailed
 	}
-	c.handle.Unfinished(c.txBase+int(tx), c.cfg.windowEnd.Load().Sub(*intended), outcome)
+	c.handle.Unfinished(c.txBase+int(tx), c.cfg.windowEnd.Load().Sub(*intended), outcome, class, pgerr.Detail(err, *end))
 }
 
 // cancelled counts a transaction cancelled by the drain's deadline or a
-// stop: unfinished at the end of the measured time.
+// stop, which failed with class and err (the server's 57014 when the
+// cancel request reached it): unfinished at the end of the measured time.
 //
 //go:noinline
-func (c *client) cancelled(tx workload.TxType, intended *time.Time) {
-	soFar := clock.Since(c.cfg.Clock, *intended)
+func (c *client) cancelled(tx workload.TxType, intended *time.Time, class pgerr.ErrorClass, err error) {
+	now := c.cfg.Clock.Now()
+	soFar := now.Sub(*intended)
 	if we := c.cfg.windowEnd.Load(); we != nil {
 		soFar = we.Sub(*intended)
 	}
-	c.handle.Unfinished(c.txBase+int(tx), soFar, metrics.DrainCancelled)
+	c.handle.Unfinished(c.txBase+int(tx), soFar, metrics.DrainCancelled, class, pgerr.Detail(err, now))
 }
 
 // keyIn waits the keying time of tx, as its user keys in the
@@ -356,7 +359,7 @@ func (c *client) dropConn() {
 		c.conn.Close(ctx)
 		cancel()
 	}
-	c.raw.Store(nil)
+	c.pg.Store(nil)
 	c.conn, c.live = nil, false
 	c.connected.Add(-1)
 }
@@ -365,19 +368,34 @@ func (c *client) dropConn() {
 // returned.
 func (c *client) running() bool { return c.started && !c.finished.Load() }
 
-// setRaw publishes the connection's socket for interrupt.
+// setRaw publishes the connection for cancelRequest and interrupt.
 func (c *client) setRaw() {
 	if c.conn != nil {
-		nc := c.conn.PgConn().Conn()
-		c.raw.Store(&nc)
+		c.pg.Store(c.conn.PgConn())
 	}
+}
+
+// cancelRequest asks the server to cancel the statement in flight, if the
+// client has a connection: the statement then fails with the server's
+// 57014 (query_canceled), kept with the failure. It waits at most
+// cancelGrace for the request to be delivered; false if there was no
+// connection to send it for. Safe from any goroutine.
+func (c *client) cancelRequest() bool {
+	pg := c.pg.Load()
+	if pg == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cancelGrace)
+	defer cancel()
+	_ = pg.CancelRequest(ctx)
+	return true
 }
 
 // interrupt makes the statement in flight (and any later I/O on this
 // connection) fail at once. Safe from any goroutine.
 func (c *client) interrupt() {
-	if p := c.raw.Load(); p != nil {
-		_ = (*p).SetDeadline(time.Unix(1, 0))
+	if pg := c.pg.Load(); pg != nil {
+		_ = pg.Conn().SetDeadline(time.Unix(1, 0))
 	}
 }
 

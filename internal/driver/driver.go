@@ -21,6 +21,17 @@ import (
 // abandonAfter is how long Run waits for clients after cancelling them.
 const abandonAfter = 3 * time.Second
 
+// DefaultDrain is Config.Drain's default (--drain-timeout).
+const DefaultDrain = 10 * time.Second
+
+// NoDrain as Config.Drain cancels the transactions still running at the
+// end of the measured time at once (--drain-timeout 0).
+const NoDrain time.Duration = -1
+
+// cancelGrace is how long cancelled statements may take to end by the
+// server's cancel before their sockets are interrupted.
+const cancelGrace = time.Second
+
 // Group is a set of clients that run one workload under one load model
 // through one dialer (client groups). A run holds one or more groups; they
 // share the run's clock, length, ramp, warm-up, autostop rules and
@@ -67,8 +78,9 @@ type Config struct {
 	MaxTries int
 	// Tick is the interval length (default 1 s).
 	Tick time.Duration
-	// Drain is how long transactions still running at the end of Duration
-	// may take to finish before they are cancelled (default 10 s).
+	// Drain is how long transactions still running at the end of the
+	// measured time may take to finish before they are cancelled (0:
+	// DefaultDrain; NoDrain: cancelled at once).
 	Drain time.Duration
 	// Seed makes the clients' random streams reproducible.
 	Seed uint64
@@ -177,8 +189,8 @@ func (c *Config) defaults() {
 	if c.Tick <= 0 {
 		c.Tick = time.Second
 	}
-	if c.Drain <= 0 {
-		c.Drain = 10 * time.Second
+	if c.Drain == 0 {
+		c.Drain = DefaultDrain
 	}
 	if c.MaxTries < 1 {
 		c.MaxTries = 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -238,7 +239,7 @@ func TestDurationAndTicks(t *testing.T) {
 		}
 		// The two transactions in flight at 500 ms (since 497) are
 		// unfinished, 3 ms then, and commit in the drain.
-		if u := col.unfinished(); u != (metrics.Unfinished{SoFarMaxUS: 3000, SoFarSumUS: 6000, Committed: 2}) {
+		if u := col.unfinished(); !reflect.DeepEqual(u, metrics.Unfinished{SoFarMaxUS: 3000, SoFarSumUS: 6000, Committed: 2}) {
 			t.Fatalf("unfinished %+v, want 2 committed in the drain, 3 ms so far each", u)
 		}
 		for k, iv := range col.ivs {
@@ -413,7 +414,7 @@ func TestCancelStopsCleanly(t *testing.T) {
 		}
 		// The 21st transactions were running at the stop: unfinished, 5 ms
 		// then; they end (the fake cannot be interrupted) in the drain.
-		if u := col.unfinished(); u != (metrics.Unfinished{SoFarMaxUS: 5000, SoFarSumUS: 20000, Committed: 4}) {
+		if u := col.unfinished(); !reflect.DeepEqual(u, metrics.Unfinished{SoFarMaxUS: 5000, SoFarSumUS: 20000, Committed: 4}) {
 			t.Fatalf("unfinished %+v, want 4 committed in the drain, 5 ms so far each", u)
 		}
 	})

@@ -75,6 +75,10 @@ type groupRun struct {
 	endClock   *clock.Timer
 	endTimer   <-chan time.Time
 	drainTimer <-chan time.Time
+	// graceTimer ends the wait for the statements cancelled by cancelRun's
+	// cancel requests; then their sockets are interrupted.
+	graceTimer <-chan time.Time
+	cancels    sync.WaitGroup // cancel requests in flight
 	// abandonTimer bounds the wait for clients after cancelRun: a worker
 	// stuck outside any socket (a fake, a bug) cannot hang the run.
 	abandonTimer <-chan time.Time
@@ -269,6 +273,9 @@ func (r *groupRun) measure(ctx context.Context) {
 			r.drainTimer = nil
 			r.cfg.Notef("transactions still running %s after the measured time were cancelled", r.cfg.Drain)
 			r.cancelRun()
+		case <-r.graceTimer:
+			r.graceTimer = nil
+			r.interruptAll()
 		case <-r.abandonTimer:
 			r.abandon()
 			return
@@ -337,6 +344,10 @@ func (r *groupRun) beginStop(reason string, stopped bool) {
 	r.stopping = true
 	r.res.Stopped, r.res.StopReason = stopped, reason
 	close(r.stopNew)
+	if r.cfg.Drain < 0 {
+		r.cancelRun() // NoDrain
+		return
+	}
 	t := r.cfg.Clock.NewTimer(r.cfg.Drain)
 	r.drainTimer = t.C
 }
@@ -368,14 +379,35 @@ func (r *groupRun) interrupted(ctx context.Context) {
 }
 
 // cancelRun cancels the transactions in flight and starts the deadline
-// for the clients to return.
+// for the clients to return: first by a cancel request to the server of
+// each running client (its statement fails with the server's own 57014,
+// kept with the failure), then, cancelGrace later (at once when no
+// request was sent), by interrupting their sockets, which ends any wait.
 func (r *groupRun) cancelRun() {
+	if r.abandonTimer != nil {
+		return // already cancelled
+	}
 	r.cancelRunCtx()
+	r.abandonTimer = r.cfg.Clock.NewTimer(abandonAfter).C
+	sent := false
+	for _, c := range r.clients {
+		if c.running() && c.pg.Load() != nil {
+			sent = true
+			r.cancels.Add(1)
+			go func() { defer r.cancels.Done(); c.cancelRequest() }()
+		}
+	}
+	if !sent {
+		r.interruptAll()
+		return
+	}
+	r.graceTimer = r.cfg.Clock.NewTimer(cancelGrace).C
+}
+
+// interruptAll interrupts every client's socket (client.interrupt).
+func (r *groupRun) interruptAll() {
 	for _, c := range r.clients {
 		c.interrupt()
-	}
-	if r.abandonTimer == nil {
-		r.abandonTimer = r.cfg.Clock.NewTimer(abandonAfter).C
 	}
 }
 
@@ -409,6 +441,7 @@ func (r *groupRun) collect() Result {
 	if res.Unstarted > 0 {
 		r.cfg.Notef("%d scheduled transactions were due but never started (all clients busy)", res.Unstarted)
 	}
+	r.cancels.Wait() // each bounded by cancelGrace
 	closeAll(r.clients)
 	for _, c := range r.clients {
 		res.Reconnects += c.reconnects

@@ -42,6 +42,9 @@ type ReplicaLag struct {
 	// cover.
 	FailedReads int     `json:"failed_reads"`
 	UnreadableS float64 `json:"unreadable_s"`
+	// Error is why the replica could not be read when the catch-up wait
+	// gave up on it as down (its server refusing connections, or down).
+	Error string `json:"error,omitempty"`
 }
 
 // UnreadableLimitS is how long a replica may go unread over a run before
@@ -85,7 +88,10 @@ func (r *Replication) Problem() string {
 	}
 	var out []string
 	for _, l := range r.Replicas {
-		if !l.CaughtUp {
+		switch {
+		case !l.CaughtUp && l.Error != "":
+			out = append(out, fmt.Sprintf("replica %s did not catch up within %.1f s: it is down (%s; sustainable tps is an upper bound)", l.Name, l.CatchUpS, l.Error))
+		case !l.CaughtUp:
 			out = append(out, fmt.Sprintf("replica %s did not catch up within %.1f s (--catch-up-timeout; sustainable tps is an upper bound)", l.Name, l.CatchUpS))
 		}
 		if l.UnreadableS >= UnreadableLimitS {

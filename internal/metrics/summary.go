@@ -100,6 +100,9 @@ type GroupSummary struct {
 	TPS          float64      `json:"tps"`
 	Latency      LatencyStats `json:"latency_ms"`
 	Service      LatencyStats `json:"service_ms"`
+	// Unfinished and Drain are the group's part of the run's.
+	Unfinished int64         `json:"unfinished,omitempty"`
+	Drain      *DrainSummary `json:"drain,omitempty"`
 }
 
 // Group summarises the transaction types of one client group (the
@@ -114,7 +117,7 @@ func (a *Accumulator) Group(name string) GroupSummary {
 	var s Summary
 	sub.Fill(&s)
 	return GroupSummary{Name: name, Transactions: s.Transactions, Failed: s.Failed, Errors: s.Errors,
-		TPS: s.TPS, Latency: s.Latency, Service: s.Service}
+		TPS: s.TPS, Latency: s.Latency, Service: s.Service, Unfinished: s.Unfinished, Drain: s.Drain}
 }
 
 // MarshalJSON writes the summary with each figure of merit of the run also
@@ -230,6 +233,16 @@ type StepSummary struct {
 	Tx         []TxSummary `json:"tx,omitempty"`
 	// Replication is how the replicas kept up with this step.
 	Replication *Replication `json:"replication,omitempty"`
+	// Unfinished were still running when the step's measured time ended;
+	// Drain says what became of them in the step's drain.
+	Unfinished int64         `json:"unfinished,omitempty"`
+	Drain      *DrainSummary `json:"drain,omitempty"`
+}
+
+// FailedShare is the step's Summary.FailedShare.
+func (st *StepSummary) FailedShare() float64 {
+	s := Summary{Transactions: st.Transactions, Failed: st.Failed, Unfinished: st.Unfinished, Drain: st.Drain}
+	return s.FailedShare()
 }
 
 // Step summarises what a accumulated as one sweep step.
@@ -243,7 +256,7 @@ func (a *Accumulator) Step(step, clients int, rate float64) StepSummary {
 	return StepSummary{Step: step, Clients: clients, Rate: rate, DurationS: s.DurationS,
 		Transactions: s.Transactions, Failed: s.Failed, TPS: s.TPS, Latency: s.Latency, Status: StatusComplete,
 		Start: start, End: a.Last, WarmupS: s.WarmupS, Errors: s.Errors, Retries: s.Retries, Service: s.Service,
-		TargetRate: a.TargetRate(), Tx: s.Tx}
+		TargetRate: a.TargetRate(), Tx: s.Tx, Unfinished: s.Unfinished, Drain: s.Drain}
 }
 
 // TargetRate is the mean scheduled rate over the measured intervals,

@@ -1,6 +1,10 @@
 package metrics
 
-import "time"
+import (
+	"time"
+
+	"github.com/pgarena/pgarena/internal/pgerr"
+)
 
 // Unfinished counts the transactions still running when the measured time
 // of a run ended (-T, a schedule's length, a stop): a third outcome beside
@@ -15,6 +19,11 @@ type Unfinished struct {
 	Committed int64 `json:"committed"`
 	Failed    int64 `json:"failed"`
 	Cancelled int64 `json:"cancelled"` // by the drain's deadline or a stop
+	// Errors counts the failed and cancelled by class; Examples keeps the
+	// first and last of each class with what it said (SQLSTATE, message),
+	// as for the measured time's failures.
+	Errors   ErrorCounts   `json:"errors,omitzero"`
+	Examples ErrorExamples `json:"error_examples,omitempty"`
 }
 
 // Outcomes of an unfinished transaction in the drain.
@@ -33,12 +42,16 @@ func (u *Unfinished) add(o *Unfinished) {
 	u.Committed += o.Committed
 	u.Failed += o.Failed
 	u.Cancelled += o.Cancelled
+	u.Errors.Add(&o.Errors)
+	u.Examples.Merge(o.Examples)
 }
 
 // Unfinished counts a transaction of type tx that was running for soFar
 // when the measured time ended, and its outcome in the drain
-// (DrainCommitted, DrainFailed or DrainCancelled).
-func (h *Handle) Unfinished(tx int, soFar time.Duration, outcome int) {
+// (DrainCommitted, DrainFailed or DrainCancelled); a failed or cancelled
+// one is counted in its class (pgerr.ClassNone: none known) with what its
+// failure said, d.
+func (h *Handle) Unfinished(tx int, soFar time.Duration, outcome int, class pgerr.ErrorClass, d pgerr.ErrorDetail) {
 	us := max(int64(soFar/time.Microsecond), 0)
 	h.seq.Add(1)
 	u := &h.cur.Load().tx[tx].unfinished
@@ -51,6 +64,10 @@ func (h *Handle) Unfinished(tx int, soFar time.Duration, outcome int) {
 		u.Failed++
 	default:
 		u.Cancelled++
+	}
+	if outcome != DrainCommitted && class != pgerr.ClassNone {
+		u.Errors[class]++
+		u.Examples.Note(class, d)
 	}
 	h.seq.Add(1)
 }
@@ -69,6 +86,11 @@ type DrainSummary struct {
 	// stop): the run had to cancel them. They count as failed for
 	// --max-error-rate.
 	Cancelled int64 `json:"cancelled"`
+	// Errors counts the failed and cancelled by class, ErrorExamples keeps
+	// the first and last of each class with its SQLSTATE and message (a
+	// cancelled statement's is the server's 57014).
+	Errors        ErrorCounts   `json:"errors,omitzero"`
+	ErrorExamples ErrorExamples `json:"error_examples,omitempty"`
 	// Abandoned counts clients that did not even stop after being
 	// cancelled; their transactions are among Cancelled.
 	Abandoned int `json:"abandoned,omitempty"`
@@ -82,5 +104,5 @@ func drainSummary(u *Unfinished, drain time.Duration) *DrainSummary {
 	}
 	return &DrainSummary{SoFarMaxMS: round3(float64(u.SoFarMaxUS) / 1000),
 		SoFarAvgMS: round3(float64(u.SoFarSumUS) / float64(n) / 1000), DrainS: round3(drain.Seconds()),
-		Committed: u.Committed, Failed: u.Failed, Cancelled: u.Cancelled}
+		Committed: u.Committed, Failed: u.Failed, Cancelled: u.Cancelled, Errors: u.Errors, ErrorExamples: u.Examples}
 }

@@ -478,6 +478,13 @@ func compareText(w io.Writer, groups []*Group, metric Metric) {
 		}
 		return s
 	}())
+	if slices.ContainsFunc(groups, func(g *Group) bool { return unfinished(g) != "0" }) {
+		line := "unfinished\t" + unfinished(base) + "\t"
+		for _, g := range groups[1:] {
+			line += unfinished(g) + "\t\t"
+		}
+		fmt.Fprintln(tw, line)
+	}
 	tw.Flush()
 	fmt.Fprintln(w)
 	replicationCompare(w, groups)
@@ -590,6 +597,26 @@ func failed(g *Group) string {
 		s = fmt.Sprintf("%d in %d runs", n, len(g.Runs))
 	}
 	return s + " (" + (&e).List() + ")"
+}
+
+// unfinished is the group's transactions still running at the end of the
+// measured time, with those cancelled in the drain.
+func unfinished(g *Group) string {
+	var n, cancelled int64
+	for _, r := range g.Runs {
+		n += r.Summary.Unfinished
+		if d := r.Summary.Drain; d != nil {
+			cancelled += d.Cancelled
+		}
+	}
+	s := fmt.Sprint(n)
+	if n > 0 && len(g.Runs) > 1 {
+		s = fmt.Sprintf("%d in %d runs", n, len(g.Runs))
+	}
+	if cancelled > 0 {
+		s += fmt.Sprintf(" (%d cancelled)", cancelled)
+	}
+	return s
 }
 
 // clusterShape is a run's target shape for compare: a plain server, or

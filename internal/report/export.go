@@ -54,6 +54,11 @@ var CSVColumns = []string{
 	// commits, those the new primary lacks, and those never answered
 	"failover_replication", "failover_downtime_s", "failover_promoted_s",
 	"failover_failed_during", "failover_ledger_acked", "failover_acked_lost", "failover_in_doubt",
+	// transactions still running when the measured time ended and what
+	// became of them in the drain after it (named as in the summary's
+	// JSON: unfinished and drain's fields); the drain's are empty when
+	// nothing was unfinished
+	"unfinished", "drain_s", "committed_in_drain", "failed_in_drain", "cancelled",
 }
 
 // WriteCSV writes runs as CSV with the CSVColumns header.
@@ -115,7 +120,17 @@ func csvRow(r *store.Run, s *metrics.Summary, clients int, step string) []string
 	repl, replAdded := replicationCells(s.Replication)
 	row = append(row, repl...)
 	row = append(row, replAdded...)
-	return append(row, failoverCells(s.Failover)...)
+	row = append(row, failoverCells(s.Failover)...)
+	return append(row, drainCells(s.Unfinished, s.Drain)...)
+}
+
+// drainCells are the unfinished and drain columns of a run or step.
+func drainCells(unfinished int64, d *metrics.DrainSummary) []string {
+	if d == nil {
+		return []string{strconv.FormatInt(unfinished, 10), "", "", "", ""}
+	}
+	return []string{strconv.FormatInt(unfinished, 10), ftoa(d.DrainS), strconv.FormatInt(d.Committed, 10),
+		strconv.FormatInt(d.Failed, 10), strconv.FormatInt(d.Cancelled, 10)}
 }
 
 // figureCell is the run-wide figure named name of s, "" if it has none.
@@ -137,7 +152,7 @@ func StepAsSummary(run *metrics.Summary, st *metrics.StepSummary) metrics.Summar
 		Start: st.Start, End: st.End, DurationS: st.DurationS, WarmupS: st.WarmupS,
 		Transactions: st.Transactions, Failed: st.Failed, Errors: st.Errors, Retries: st.Retries, TPS: st.TPS,
 		Latency: st.Latency, Service: st.Service, InitialConnectMS: run.InitialConnectMS, Tx: st.Tx,
-		TargetRate: st.TargetRate, Replication: st.Replication}
+		TargetRate: st.TargetRate, Replication: st.Replication, Unfinished: st.Unfinished, Drain: st.Drain}
 	if s.TargetRate == 0 {
 		s.TargetRate = st.Rate
 	}

@@ -85,6 +85,21 @@ var PlanReplicationColumns = []string{"catch_up_s", "caught_up", "sustainable_tp
 // acknowledged commits lost and acknowledged.
 var PlanFailoverColumns = []string{"failover_replication", "failover_downtime_s", "failover_acked_lost", "failover_ledger_acked"}
 
+// PlanDrainColumns are the plan export's columns of the transactions
+// still running when a run's measured time ended, named as in the run
+// export; they close the row when a run had some.
+var PlanDrainColumns = []string{"unfinished", "drain_s", "committed_in_drain", "failed_in_drain", "cancelled"}
+
+// hasUnfinished reports whether any row's run had transactions unfinished.
+func (d *PlanData) hasUnfinished() bool {
+	for i := range d.Rows {
+		if r := d.Rows[i].Run; r != nil && r.Summary.Unfinished > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // hasFailover reports whether any row's run failed over.
 func (d *PlanData) hasFailover() bool {
 	for i := range d.Rows {
@@ -139,6 +154,9 @@ func planHeader(d *PlanData) (head, figs []string) {
 	if d.hasFailover() {
 		head = append(head, PlanFailoverColumns...)
 	}
+	if d.hasUnfinished() {
+		head = append(head, PlanDrainColumns...)
+	}
 	return head, figs
 }
 
@@ -154,6 +172,9 @@ func planCSVRow(d *PlanData, r *PlanRow, figs []string) []string {
 		}
 		if d.hasFailover() {
 			row = append(row, make([]string, len(PlanFailoverColumns))...)
+		}
+		if d.hasUnfinished() {
+			row = append(row, make([]string, len(PlanDrainColumns))...)
 		}
 		return row
 	}
@@ -179,6 +200,9 @@ func planCSVRow(d *PlanData, r *PlanRow, figs []string) []string {
 		} else {
 			row = append(row, make([]string, len(PlanFailoverColumns))...)
 		}
+	}
+	if d.hasUnfinished() {
+		row = append(row, drainCells(s.Unfinished, s.Drain)...)
 	}
 	return row
 }

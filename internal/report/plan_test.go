@@ -169,3 +169,43 @@ func TestPlanReplicationTable(t *testing.T) {
 		t.Errorf("a plan without replicas got a replication table: %+v", tbl)
 	}
 }
+
+// TestPlanExportDrainColumns: a plan whose runs had transactions
+// unfinished at the end of their measured time exports them and what
+// became of them in the drain, after the other columns, in CSV and JSON;
+// without any, the columns are left out.
+func TestPlanExportDrainColumns(t *testing.T) {
+	d := planFixture(false)
+	d.Rows[0].Run.Summary.Unfinished = 4
+	d.Rows[0].Run.Summary.Drain = &metrics.DrainSummary{DrainS: 10, Committed: 1, Failed: 1, Cancelled: 2}
+	d.Rows[1].Run = nil // a pending cell
+	var b bytes.Buffer
+	if err := PlanCSV(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head := strings.Join(rows[0], ","); !strings.HasSuffix(head, ",unfinished,drain_s,committed_in_drain,failed_in_drain,cancelled") {
+		t.Errorf("header %s", head)
+	}
+	tail := func(r []string) string { return strings.Join(r[len(r)-5:], ",") }
+	if got := tail(rows[1]); got != "4,10,1,1,2" {
+		t.Errorf("row 1's drain cells %s, want 4,10,1,1,2", got)
+	}
+	if got := tail(rows[2]); got != ",,,," {
+		t.Errorf("a pending cell's drain cells %q, want empty", got)
+	}
+	if got := tail(rows[3]); got != "0,,,," {
+		t.Errorf("a run without unfinished: drain cells %q, want 0 and empty", got)
+	}
+	var j bytes.Buffer
+	if err := PlanJSON(&j, d); err != nil || !strings.Contains(j.String(), `"cancelled": 2`) {
+		t.Errorf("json: %v\n%s", err, j.String())
+	}
+	b.Reset()
+	if err := PlanCSV(&b, planFixture(false)); err != nil || strings.Contains(b.String(), "unfinished") {
+		t.Errorf("a plan without unfinished transactions has their columns: %v\n%s", err, b.String())
+	}
+}

@@ -23,7 +23,10 @@ func replicationText(w io.Writer, s *metrics.Summary) {
 	fmt.Fprintln(tw, "  replica\tkind\tlag max\tlag p99\tlag at end\tcatch-up\tcaught up\tunreadable s\t")
 	for _, l := range r.Replicas {
 		catchUp, caught := fmt.Sprintf("%.2f", l.CatchUpS), "yes"
-		if !l.CaughtUp {
+		switch {
+		case !l.CaughtUp && l.Error != "":
+			catchUp, caught = "> "+catchUp+" (down)", "NO"
+		case !l.CaughtUp:
 			catchUp, caught = "> "+catchUp+" (timed out)", "NO"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%s\t%.1f\t\n", l.Name, l.Kind, l.LagMaxS, l.LagP99S, l.LagEndS, catchUp, caught, l.UnreadableS)

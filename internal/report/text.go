@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -68,20 +69,24 @@ func errorLines(s *metrics.Summary) []string {
 			if len(s.Tx) > 1 {
 				who += " in " + t.Name
 			}
-			if ex.SameText() {
-				lines = append(lines, fmt.Sprintf("%s, first at %s, last at %s: %s", who, sinceStart(s, ex.First.Time),
-					sinceStart(s, ex.Last.Time), DetailText(ex.First)))
-				continue
-			}
-			lines = append(lines,
-				fmt.Sprintf("%s, first at %s: %s", who, sinceStart(s, ex.First.Time), DetailText(ex.First)),
-				fmt.Sprintf("%s, last at %s: %s", who, sinceStart(s, ex.Last.Time), DetailText(ex.Last)))
+			lines = append(lines, exampleLines(s, who, ex)...)
 		}
 		if a := s.ErrorAdvice[c.String()]; a != "" {
 			lines = append(lines, fmt.Sprintf("what to do about %s: %s", c, a))
 		}
 	}
 	return lines
+}
+
+// exampleLines says what the first and the last failure of ex said (one
+// line when the same), naming them who.
+func exampleLines(s *metrics.Summary, who string, ex metrics.ErrorExample) []string {
+	if ex.SameText() {
+		return []string{fmt.Sprintf("%s, first at %s, last at %s: %s", who, sinceStart(s, ex.First.Time),
+			sinceStart(s, ex.Last.Time), DetailText(ex.First))}
+	}
+	return []string{fmt.Sprintf("%s, first at %s: %s", who, sinceStart(s, ex.First.Time), DetailText(ex.First)),
+		fmt.Sprintf("%s, last at %s: %s", who, sinceStart(s, ex.Last.Time), DetailText(ex.Last))}
 }
 
 // DetailText renders what one failure said as one line:
@@ -342,7 +347,9 @@ func statementsText(p func(string, ...any), s *metrics.Summary) {
 func stepsText(w io.Writer, steps []metrics.StepSummary) {
 	fmt.Fprintf(w, "sweep: %d steps, each its own result (latency in ms):\n", len(steps))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  step\tclients\trate\tduration s\ttransactions\tfailed\ttps\tavg\tp50\tp95\tp99\tstatus\t")
+	// The unfinished column only when some step had any (never in -t).
+	withUnfinished := slices.ContainsFunc(steps, func(st metrics.StepSummary) bool { return st.Unfinished > 0 })
+	fmt.Fprintln(tw, "  step\tclients\trate\tduration s\ttransactions\tfailed\t"+unfinishedHead(withUnfinished)+"tps\tavg\tp50\tp95\tp99\tstatus\t")
 	for _, st := range steps {
 		rate := "-"
 		if st.Rate > 0 {
@@ -353,8 +360,8 @@ func stepsText(w io.Writer, steps []metrics.StepSummary) {
 			status += ": " + st.StopReason
 		}
 		l := st.Latency
-		fmt.Fprintf(tw, "  %d\t%d\t%s\t%.1f\t%d\t%d\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n", st.Step, st.Clients, rate,
-			st.DurationS, st.Transactions, st.Failed, st.TPS, l.Avg, l.P50, l.P95, l.P99, status)
+		fmt.Fprintf(tw, "  %d\t%d\t%s\t%.1f\t%d\t%d\t%s%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n", st.Step, st.Clients, rate,
+			st.DurationS, st.Transactions, st.Failed, unfinishedCell(withUnfinished, st.Unfinished, st.Drain), st.TPS, l.Avg, l.P50, l.P95, l.P99, status)
 	}
 	tw.Flush()
 }
@@ -394,12 +401,34 @@ func groupsText(w io.Writer, s *metrics.Summary) {
 	}
 	fmt.Fprintln(w, "client groups (the numbers above cover all groups together):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  group	workload	clients	query mode	tps	failed	avg ms	p95 ms	p99 ms	")
+	withUnfinished := s.Unfinished > 0
+	fmt.Fprintln(tw, "  group\tworkload\tclients\tquery mode\ttps\tfailed\t"+unfinishedHead(withUnfinished)+"avg ms\tp95 ms\tp99 ms\t")
 	for _, g := range s.Groups {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%.1f\t%d\t%.3f\t%.3f\t%.3f\t\n", g.Name, g.Workload, g.Clients, g.QueryMode,
-			g.TPS, g.Failed, g.Latency.Avg, g.Latency.P95, g.Latency.P99)
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%.1f\t%d\t%s%.3f\t%.3f\t%.3f\t\n", g.Name, g.Workload, g.Clients, g.QueryMode,
+			g.TPS, g.Failed, unfinishedCell(withUnfinished, g.Unfinished, g.Drain), g.Latency.Avg, g.Latency.P95, g.Latency.P99)
 	}
 	tw.Flush()
+}
+
+// unfinishedHead is a table's unfinished column head, if it has one.
+func unfinishedHead(with bool) string {
+	if !with {
+		return ""
+	}
+	return "unfinished\t"
+}
+
+// unfinishedCell is a table's count of unfinished transactions, with
+// those of them cancelled in the drain ("4 (4 cancelled)"), if the table
+// has the column.
+func unfinishedCell(with bool, n int64, d *metrics.DrainSummary) string {
+	switch {
+	case !with:
+		return ""
+	case d != nil && d.Cancelled > 0:
+		return fmt.Sprintf("%d (%d cancelled)\t", n, d.Cancelled)
+	}
+	return strconv.FormatInt(n, 10) + "\t"
 }
 
 // unfinishedLine says how many transactions were still running when the
@@ -414,4 +443,14 @@ func unfinishedLine(p func(string, ...any), s *metrics.Summary) {
 		}
 	}
 	p("%s", line)
+	if d := s.Drain; d != nil && d.Errors.Total() > 0 {
+		p("  failed or cancelled in the drain, by class: %s", (&d.Errors).List())
+		for _, c := range (&d.Errors).BySize() {
+			if ex, ok := d.ErrorExamples.Get(c); ok {
+				for _, l := range exampleLines(s, c.String(), ex) {
+					p("    %s", l)
+				}
+			}
+		}
+	}
 }

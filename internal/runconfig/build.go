@@ -91,7 +91,10 @@ func (r *Run) spec() error {
 		StatementLatencies: c.ReportPerCommand, LoadWorkers: c.LoadWorkers, Check: c.Check,
 		MaxErrorRate: c.MaxErrorRate / 100, ProceedWithConnected: c.ProceedWithConnected,
 		SampleEvery: c.SampleInterval, CatchUpTimeout: c.CatchUpTimeout, Failover: c.failover(),
-		NetIO: netMode, Jobs: c.Jobs, AdaptProcs: !c.FixedProcs,
+		NetIO: netMode, Jobs: c.Jobs, AdaptProcs: !c.FixedProcs, Drain: c.DrainTimeout,
+	}
+	if c.DrainTimeout == 0 {
+		r.Spec.Drain = driver.NoDrain
 	}
 	r.Spec.Record.Label, r.Spec.Record.Load = c.Label, c.DescribeLoad(r.Steps)
 	if c.Log {

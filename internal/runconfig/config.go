@@ -73,6 +73,7 @@ type Config struct {
 	Time                 *time.Duration `json:"time,omitempty" yaml:"time,omitempty"`
 	Transactions         int            `json:"transactions,omitempty" yaml:"transactions,omitempty"`
 	Progress             time.Duration  `json:"progress" yaml:"progress"`
+	DrainTimeout         time.Duration  `json:"drain-timeout" yaml:"drain-timeout"`
 	Protocol             string         `json:"protocol,omitempty" yaml:"protocol,omitempty"`
 	Connect              bool           `json:"connect,omitempty" yaml:"connect,omitempty"`
 	MaxTries             int            `json:"max-tries" yaml:"max-tries"`

@@ -97,6 +97,7 @@ func (c *Config) runFlags(fl *pflag.FlagSet) {
 	fl.IntVarP(&c.Jobs, "jobs", "j", 0, "worker threads (caps GOMAXPROCS; default: all cores); clamped to --clients")
 	fl.VarP(optional[time.Duration]{&c.Time, parseSeconds}, "time", "T", "run for this long (seconds or 30s, 5m, 1h; default 60s unless -t); per step in a sweep")
 	fl.IntVarP(&c.Transactions, "transactions", "t", 0, "transactions per client (instead of -T)")
+	fl.DurationVar(&c.DrainTimeout, "drain-timeout", driver.DefaultDrain, "transactions still running at the end of the measured time may finish within this long (the drain, not measured), then are cancelled; 0 cancels them at once")
 	fl.VarP(seconds{&c.Progress}, "progress", "P", "print a progress line every this many seconds (0: off)")
 	fl.StringVarP(&c.Protocol, "protocol", "M", "", "query protocol: simple, extended or prepared (default: simple; tpcc, ycsb: prepared)")
 	fl.BoolVarP(&c.Connect, "connect", "C", false, "open a new connection for every transaction")

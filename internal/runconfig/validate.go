@@ -37,6 +37,9 @@ func (c *Config) Validate() error {
 	if c.MaxTries < 1 {
 		add("--max-tries must be at least 1 (got %d)", c.MaxTries)
 	}
+	if c.DrainTimeout < 0 {
+		add("--drain-timeout must not be negative (got %s; 0 cancels at once)", c.DrainTimeout)
+	}
 	if c.Jobs < 0 {
 		add("jobs must be at least 1 (got %d)", c.Jobs)
 	}

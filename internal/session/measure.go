@@ -213,8 +213,13 @@ func (r *run) findings(findings []store.Finding) []store.Finding {
 	}
 	if d := r.sum.Drain; d != nil && d.Cancelled > 0 {
 		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "cancelled",
-			Message: fmt.Sprintf("%d transactions still running at the end of the measured time (up to %.3f s then) had to be cancelled %.1f s later: they count as failed for --max-error-rate",
-				d.Cancelled, d.SoFarMaxMS/1000, d.DrainS)}}, findings...)
+			Message: fmt.Sprintf("%d transactions still running at the end of the measured time (up to %.3f s then) had to be cancelled %.1f s later: they count as failed for --max-error-rate%s",
+				d.Cancelled, d.SoFarMaxMS/1000, d.DrainS, lastOf(d.ErrorExamples))}}, findings...)
+	}
+	if d := r.sum.Drain; d != nil && d.Failed > 0 {
+		findings = append([]store.Finding{{Severity: store.SeverityWarning, Kind: "drain_errors",
+			Message: fmt.Sprintf("%d transactions still running at the end of the measured time failed in the drain after it: %s%s",
+				d.Failed, d.Errors.List(), lastOf(d.ErrorExamples))}}, findings...)
 	}
 	return findings
 }
@@ -344,12 +349,19 @@ func copyFile(src, dst string) error {
 
 // lastFailure is "; last: SQLSTATE: message" of the latest failure.
 func lastFailure(txs []metrics.TxSummary) string {
-	var last pgerr.ErrorDetail
+	var all metrics.ErrorExamples
 	for _, t := range txs {
-		for _, ex := range t.ErrorExamples {
-			if ex.Last.Time.After(last.Time) {
-				last = ex.Last
-			}
+		all.Merge(t.ErrorExamples)
+	}
+	return lastOf(all)
+}
+
+// lastOf is "; last: SQLSTATE: message" of the latest failure of exs.
+func lastOf(exs metrics.ErrorExamples) string {
+	var last pgerr.ErrorDetail
+	for _, ex := range exs {
+		if ex.Last.Time.After(last.Time) {
+			last = ex.Last
 		}
 	}
 	if last.Message == "" {

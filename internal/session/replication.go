@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
@@ -30,6 +31,9 @@ type replication struct {
 	// catch-ups of the steps so far, per replica, for the run's summary.
 	catchUp [][]time.Duration
 	caught  []bool
+	// readErr is, per replica, why it could not be read when it last
+	// did not catch up ("" if it could).
+	readErr []string
 	// ended: stopped before the end of the run (a failover): no catch-up.
 	ended atomic.Bool
 	once  sync.Once
@@ -79,7 +83,8 @@ func (r *run) startReplication(ctx context.Context, publish func([]store.Sample)
 	if err != nil {
 		return nil, err
 	}
-	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, names: replica.Names(reps), notef: r.notef, caught: make([]bool, len(reps))}
+	rp := &replication{hb: hb, timeout: r.spec.CatchUpTimeout, names: replica.Names(reps), notef: r.notef, caught: make([]bool, len(reps)),
+		readErr: make([]string, len(reps))}
 	if rp.timeout <= 0 {
 		rp.timeout = DefaultCatchUpTimeout
 	}
@@ -187,9 +192,16 @@ func (rp *replication) step(ctx context.Context, start, end time.Time, transacti
 	rp.catchUp = append(rp.catchUp, took)
 	for i := range ok {
 		rp.caught[i] = rp.caught[i] && ok[i]
-		if !ok[i] {
-			rp.notef("replica %s did not catch up within %s", rp.names[i], rp.timeout)
+		rp.readErr[i] = ""
+		if ok[i] {
+			continue
 		}
+		if err := rp.mon.ReadError(i); err != nil {
+			rp.readErr[i] = pgerr.Describe(err)
+			rp.notef("replica %s did not catch up: it could not be read after %s: %s", rp.names[i], took[i].Round(100*time.Millisecond), rp.readErr[i])
+			continue
+		}
+		rp.notef("replica %s did not catch up within %s", rp.names[i], rp.timeout)
 	}
 	return rp.summary(start, end, took, ok, transactions, durationS, tps)
 }
@@ -200,6 +212,9 @@ func (rp *replication) summary(start, end time.Time, took []time.Duration, ok []
 		out.Replicas = append(out.Replicas, metrics.ReplicaLag{Name: st.Name, Kind: st.Kind,
 			LagMaxS: st.Max, LagP99S: st.P99, LagEndS: st.AtEnd, CatchUpS: took[i].Seconds(), CaughtUp: ok[i],
 			FailedReads: st.Failed, UnreadableS: st.Unreadable})
+		if !ok[i] {
+			out.Replicas[len(out.Replicas)-1].Error = rp.readErr[i]
+		}
 	}
 	out.Finish(transactions, durationS, tps)
 	return out

@@ -50,6 +50,11 @@ type Spec struct {
 	Ramp         time.Duration
 	Autostop     []driver.Rule
 	Seed         uint64
+
+	// Drain is how long transactions still running at the end of a
+	// step's measured time may take to finish (driver.Config.Drain: 0 the
+	// default, driver.NoDrain none).
+	Drain time.Duration
 	// Segment runs only this process's share of the run (--segment i/N);
 	// StartAt is when measuring starts, shared by the segments (--start-at;
 	// the first step of a sweep).

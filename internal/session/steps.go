@@ -130,6 +130,7 @@ func (r *run) driverConfig(ss *steps, i int, st Step, stepAcc *metrics.Accumulat
 		Duration:     spec.Duration,
 		Transactions: spec.Transactions,
 		Tick:         spec.Tick,
+		Drain:        spec.Drain,
 		Seed:         spec.Seed + uint64(i),
 		Notef:        r.notef,
 		Ramp:         spec.Ramp,
@@ -171,7 +172,16 @@ func (r *run) driverConfig(ss *steps, i int, st Step, stepAcc *metrics.Accumulat
 func (r *run) stepSummary(stepAcc *metrics.Accumulator, i int, st Step, dr driver.Result, repl *metrics.Replication) metrics.StepSummary {
 	ss := stepAcc.Step(i+1, st.Clients, st.Rate)
 	ss.Replication = repl
-	if share := float64(ss.Failed) / float64(max(ss.Failed+ss.Transactions, 1)); share > r.spec.MaxErrorRate {
+	if dr.Abandoned > 0 {
+		// As fillSummary does for the run.
+		if ss.Drain == nil {
+			ss.Drain = &metrics.DrainSummary{DrainS: round3(stepAcc.Drain.Seconds())}
+		}
+		ss.Unfinished += int64(dr.Abandoned)
+		ss.Drain.Cancelled += int64(dr.Abandoned)
+		ss.Drain.Abandoned = dr.Abandoned
+	}
+	if ss.FailedShare() > r.spec.MaxErrorRate {
 		ss.Status = metrics.StatusDegraded
 	}
 	if p := repl.Problem(); p != "" {

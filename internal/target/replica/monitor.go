@@ -28,6 +28,14 @@ const catchUpPoll = 20 * time.Millisecond
 // readTimeout bounds one read of a replica (and one beat).
 const readTimeout = 2 * time.Second
 
+// A replica whose heartbeat reads have all failed, downReads of them in a
+// row over downAfter or more (its server refusing connections, or down),
+// is down: a catch-up wait does not wait for it.
+const (
+	downReads = 5
+	downAfter = 2 * time.Second
+)
+
 // MonitorOptions configure a Monitor.
 type MonitorOptions struct {
 	// Every is how often OnSample is called (the run's sample interval);
@@ -60,6 +68,17 @@ type watched struct {
 	read  []lagRead // every read, failed ones included
 	peak  float64   // highest lag since the last OnSample
 	fresh bool      // a read came since the last OnSample
+	// failing counts the failed reads since the last good one, the first
+	// of them at failingSince; readErr is the last one's error.
+	failing      int
+	failingSince time.Time
+	readErr      error
+}
+
+// down reports whether w's reads have failed long enough at now for it
+// to be down (downReads, downAfter). w.mu is held.
+func (w *watched) down(now time.Time) bool {
+	return w.failing >= downReads && now.Sub(w.failingSince) >= downAfter
 }
 
 // lagRead is one read of a replica's heartbeat. A failed read (the
@@ -188,6 +207,11 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 			}
 			conn = nil
 			w.mu.Lock()
+			if w.failing == 0 {
+				w.failingSince = now
+			}
+			w.failing++
+			w.readErr = err
 			lag := m.hb.Lag(w.seen, now).Seconds()
 			w.read = append(w.read, lagRead{at: now, lag: lag, failed: true})
 			w.peak, w.fresh = max(w.peak, lag), true
@@ -200,6 +224,7 @@ func (m *Monitor) readLoop(ctx context.Context, w *watched) {
 			lag := m.hb.Lag(seen, now).Seconds()
 			w.mu.Lock()
 			w.seen = seen
+			w.failing, w.readErr = 0, nil
 			if w.first == -2 {
 				w.first = seen
 			}
@@ -265,6 +290,14 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration, flag strin
 		if left == 0 {
 			break
 		}
+		if m.restDown(done, wait.Elapsed()) {
+			for i := range took {
+				if !done[i] {
+					took[i] = wait.Elapsed()
+				}
+			}
+			break
+		}
 		if wait.NextReport() == 0 || wait.Expired() || ctx.Err() != nil {
 			status, refused := m.status(ctx, done)
 			if refused != nil {
@@ -290,6 +323,37 @@ func (m *Monitor) CatchUp(ctx context.Context, timeout time.Duration, flag strin
 		m.opts.Notef("the replicas caught up in %s", slices.Max(took).Round(10*time.Millisecond))
 	}
 	return took, done, nil
+}
+
+// restDown reports whether every replica not done is down (their reads
+// keep failing): the catch-up wait then ends, after elapsed, with a note
+// of each one's error (ReadError), and took is elapsed for them.
+func (m *Monitor) restDown(done []bool, elapsed time.Duration) bool {
+	now := time.Now()
+	var errs []string
+	for i, w := range m.watched {
+		if done[i] {
+			continue
+		}
+		w.mu.Lock()
+		down, err := w.down(now), w.readErr
+		w.mu.Unlock()
+		if !down {
+			return false
+		}
+		errs = append(errs, fmt.Sprintf("replica %s is down (%v)", w.name, err))
+	}
+	m.opts.Notef("not waiting for the replicas to catch up after %s: %s", elapsed.Round(100*time.Millisecond), strings.Join(errs, "; "))
+	return true
+}
+
+// ReadError is why the heartbeat reads of replica i (in the order given
+// to StartMonitor) fail now; nil while they succeed.
+func (m *Monitor) ReadError(i int) error {
+	w := m.watched[i]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.readErr
 }
 
 // status says, for a progress line, which replicas have not shown the
