@@ -178,3 +178,38 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 }
+
+// Failures, retries, skips, late and unfinished transactions reach their
+// interval and only it, and a client that only commits carries no
+// counts for them (txBuffer.rare).
+func TestRareCountsPerInterval(t *testing.T) {
+	r := NewRecorder([]string{"a"}, t0)
+	h := r.NewHandle()
+	h.Done(0, time.Millisecond, time.Millisecond)
+	if iv := r.Tick(t0.Add(time.Second)); iv.Tx[0].Count != 1 || iv.Tx[0].Failed() != 0 {
+		t.Fatalf("commits only: %+v", iv.Tx[0])
+	}
+	if h.cur.Load().tx[0].rare != nil || h.spare.tx[0].rare != nil {
+		t.Fatal("a client that only committed holds failure counts")
+	}
+	d := pgerr.ErrorDetail{Time: t0, Message: "deadlock detected", SQLState: "40P01"}
+	h.Fail(0, pgerr.ClassDeadlock, d)
+	h.Record(0, t0, t0, t0.Add(time.Millisecond), pgerr.ClassDeadlock)
+	h.Retry(0, pgerr.ClassDeadlock, true)
+	h.Retry(0, pgerr.ClassDeadlock, false)
+	h.Skip(0)
+	h.Late(0)
+	h.Unfinished(0, 3*time.Millisecond, DrainCommitted)
+	h.Unfinished(0, time.Millisecond, DrainCancelled)
+	iv := r.Tick(t0.Add(2 * time.Second))
+	s := iv.Tx[0]
+	u := Unfinished{SoFarMaxUS: 3000, SoFarSumUS: 4000, Committed: 1, Cancelled: 1}
+	if s.Errors[pgerr.ClassDeadlock] != 2 || s.Retries != 2 || s.Retried != 1 || s.Skipped != 1 || s.Late != 1 ||
+		s.Unfinished != u || len(s.Examples) != 1 || s.Examples[0].First.Message != d.Message {
+		t.Fatalf("second interval: %+v", s)
+	}
+	s = r.Tick(t0.Add(3 * time.Second)).Tx[0]
+	if s.Failed() != 0 || s.Retries != 0 || s.Skipped != 0 || s.Late != 0 || s.Unfinished != (Unfinished{}) || len(s.Examples) != 0 {
+		t.Fatalf("third interval not empty: %+v", s)
+	}
+}

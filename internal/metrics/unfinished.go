@@ -54,7 +54,7 @@ func (u *Unfinished) add(o *Unfinished) {
 func (h *Handle) Unfinished(tx int, soFar time.Duration, outcome int, class pgerr.ErrorClass, d pgerr.ErrorDetail) {
 	us := max(int64(soFar/time.Microsecond), 0)
 	h.seq.Add(1)
-	u := &h.cur.Load().tx[tx].unfinished
+	u := &h.cur.Load().tx[tx].rareOf().unfinished
 	u.SoFarMaxUS = max(u.SoFarMaxUS, us)
 	u.SoFarSumUS += us
 	switch outcome {

@@ -112,7 +112,9 @@ var _ [0]struct{} = [unsafe.Sizeof(Runner{}) % 64 * (unsafe.Sizeof(uintptr(0)) /
 // variables the program's defaults plus :client_id, :random_seed and
 // :default_seed unless given.
 func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runner {
-	r := &Runner{prog: p, buf: make([]byte, 0, 256)}
+	// buf is made by text, on first use: the lean simple path writes its
+	// text into r.simple's buffer and never needs it.
+	r := &Runner{prog: p}
 	r.st.names = p.syms.names
 	r.st.vars = make([]variable, len(p.syms.names))
 	r.st.debug = debug
