@@ -199,17 +199,18 @@ func TestRareCountsPerInterval(t *testing.T) {
 	h.Retry(0, pgerr.ClassDeadlock, false)
 	h.Skip(0)
 	h.Late(0)
-	h.Unfinished(0, 3*time.Millisecond, DrainCommitted)
-	h.Unfinished(0, time.Millisecond, DrainCancelled)
+	h.Unfinished(0, 3*time.Millisecond, DrainCommitted, pgerr.ClassNone, pgerr.ErrorDetail{})
+	h.Unfinished(0, time.Millisecond, DrainCancelled, pgerr.ClassTimeout, pgerr.ErrorDetail{Time: t0, Message: "canceling statement due to user request", SQLState: "57014"})
 	iv := r.Tick(t0.Add(2 * time.Second))
 	s := iv.Tx[0]
-	u := Unfinished{SoFarMaxUS: 3000, SoFarSumUS: 4000, Committed: 1, Cancelled: 1}
+	u := s.Unfinished
 	if s.Errors[pgerr.ClassDeadlock] != 2 || s.Retries != 2 || s.Retried != 1 || s.Skipped != 1 || s.Late != 1 ||
-		s.Unfinished != u || len(s.Examples) != 1 || s.Examples[0].First.Message != d.Message {
+		u.SoFarMaxUS != 3000 || u.SoFarSumUS != 4000 || u.Committed != 1 || u.Cancelled != 1 || u.Errors[pgerr.ClassTimeout] != 1 ||
+		len(s.Examples) != 1 || s.Examples[0].First.Message != d.Message {
 		t.Fatalf("second interval: %+v", s)
 	}
 	s = r.Tick(t0.Add(3 * time.Second)).Tx[0]
-	if s.Failed() != 0 || s.Retries != 0 || s.Skipped != 0 || s.Late != 0 || s.Unfinished != (Unfinished{}) || len(s.Examples) != 0 {
+	if s.Failed() != 0 || s.Retries != 0 || s.Skipped != 0 || s.Late != 0 || s.Unfinished.Count() != 0 || len(s.Unfinished.Examples) != 0 || len(s.Examples) != 0 {
 		t.Fatalf("third interval not empty: %+v", s)
 	}
 }

@@ -130,6 +130,7 @@ func (c *Config) appendJSON(b []byte) []byte {
 		b = keyInt(b, "transactions", int64(c.Transactions))
 	}
 	b = keyInt(b, "progress", int64(c.Progress))
+	b = keyInt(b, "drain-timeout", int64(c.DrainTimeout))
 	if c.Protocol != "" {
 		b = keyString(b, "protocol", c.Protocol)
 	}
