@@ -171,28 +171,57 @@ func TestHeldWaitEndsAtDeadlineOrClose(t *testing.T) {
 }
 
 // TestHeldWaitReadsSlowAnswers: answers slower than a millisecond (pgbench
-// scripts with slow statements, -c 1) are found by the held wait itself,
-// not by the netpoller after a timeout; and read right.
+// scripts with slow statements, -c 1) on a unix socket are found by the
+// held wait itself, not by the netpoller after a timeout; and read right.
 func TestHeldWaitReadsSlowAnswers(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			conn := connectHold(t, dsn, tr, Raw, NewHold(1))
-			rc := conn.PgConn().Conn().(*rawConn)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			const n = 20
-			held := rc.held
-			for i := range n {
-				var got int
-				if err := conn.QueryRow(ctx, "select $1::int from pg_sleep(0.003)", i).Scan(&got); err != nil || got != i {
-					t.Fatalf("slow answer %d: got %d, %v", i, got, err)
-				}
-			}
-			if got := rc.held - held; got < n {
-				t.Errorf("%d of %d slow answers found by the held wait, want all", got, n)
-			}
-		})
+	conn := connectHold(t, pgtest.DSN(t), "unix", Raw, NewHold(1))
+	rc := conn.PgConn().Conn().(*rawConn)
+	const n = 20
+	held := rc.held
+	slowAnswers(t, conn, n)
+	if got := rc.held - held; got < n {
+		t.Errorf("%d of %d slow answers found by the held wait, want all", got, n)
+	}
+	if rc.parked != 0 {
+		t.Errorf("%d waits left to the netpoller on a unix socket, want none", rc.parked)
+	}
+}
+
+// TestSlowTCPAnswersWaitInTheNetpoller: on a TCP socket, once an answer
+// took a millisecond or more, the next are waited for in the netpoller
+// (no P held, so the runtime's monitor can sleep) and read right; fast
+// answers bring the held wait back.
+func TestSlowTCPAnswersWaitInTheNetpoller(t *testing.T) {
+	conn := connectHold(t, pgtest.DSN(t), "tcp", Raw, NewHold(1))
+	rc := conn.PgConn().Conn().(*rawConn)
+	const n = 20
+	slowAnswers(t, conn, n)
+	if rc.parked < n-2 {
+		t.Errorf("%d of %d slow answers waited for in the netpoller, want all but the first", rc.parked, n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range n {
+		var got int
+		if err := conn.QueryRow(ctx, "select $1::int", i).Scan(&got); err != nil || got != i {
+			t.Fatalf("fast answer %d: got %d, %v", i, got, err)
+		}
+	}
+	if rc.parkSlow {
+		t.Error("after fast answers, the next wait would still be the netpoller's")
+	}
+}
+
+// slowAnswers runs n statements of 3 ms on conn and checks their answers.
+func slowAnswers(t *testing.T, conn *pgx.Conn, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range n {
+		var got int
+		if err := conn.QueryRow(ctx, "select $1::int from pg_sleep(0.003)", i).Scan(&got); err != nil || got != i {
+			t.Fatalf("slow answer %d: got %d, %v", i, got, err)
+		}
 	}
 }
 
