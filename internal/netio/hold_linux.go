@@ -33,17 +33,19 @@ import (
 //
 // What a held wait still costs beyond pgbench's: its P stays running for
 // the runtime, so sysmon wakes every 10 ms (a sleep, a poll of the network,
-// a context switch) instead of sleeping; with 10 ms answers that is about
-// one of each per transaction (bench/slow-answers.sh). So on a TCP socket,
-// once an answer took holdYield or more (parkSlow), the next waits are the
-// netpoller's until one is faster: the goroutine parks, every P is idle,
-// sysmon sleeps until a timer, and a round trip is pgbench's: a send, two
-// epoll_pwait (one that finds nothing) and a read, one sleep. Not on a
-// unix socket: the runtime's epoll watches it for writing too (EPOLLOUT,
-// edge-triggered), and the server's read of each request frees send-buffer
-// space, an event that wakes the parked thread for nothing (two more
-// epoll_pwait and a sleep per round trip, as much as the held wait's
-// sysmon costs at 10 ms answers and more below).
+// a context switch) instead of sleeping, and a wait that spans a whole
+// tick gets its preemption signal (one more sleep); with 10 ms answers
+// that is about one more sleep per transaction, with 30 ms answers five
+// (bench/slow-answers.sh). So after two answers in a row that took
+// parkAfter or more (parkSlow), the next waits are the netpoller's until
+// one is faster: the goroutine parks, every P is idle, sysmon sleeps
+// until a timer, and on a TCP socket a round trip is pgbench's: a send,
+// two epoll_pwait (one that finds nothing) and a read, one sleep. A unix
+// socket costs more there: the runtime's epoll watches it for writing too
+// (EPOLLOUT, edge-triggered), and the server's read of each request frees
+// send-buffer space, an event that may wake the parked thread for nothing
+// (up to two more epoll_pwait and a sleep per round trip), so it parks
+// only for answers slower than its held wait's extra sleeps cost.
 
 // newWake returns the eventfd that ends a connection's held waits, or -1 if
 // it cannot be made (then the connection's waits are the netpoller's).
@@ -103,7 +105,7 @@ func (c *rawConn) holdWait(fd uintptr) int {
 	h.n.Add(-1)
 	if r != notReady {
 		c.held++
-		c.parkSlow = c.parkable && now-start >= int64(holdYield)
+		c.noteAnswer(now - start)
 		if now-c.yielded >= int64(holdYield) {
 			c.yielded = now
 			runtime.Gosched()
@@ -115,6 +117,17 @@ func (c *rawConn) holdWait(fd uintptr) int {
 // holdYield is the longest a held client keeps its P between yields when
 // its answers come within its waits.
 const holdYield = time.Millisecond
+
+// An answer that took this long or more has the next waited for in the
+// netpoller (parkSlow): on TCP, the held wait's yield point; on a unix
+// socket, where a parked round trip may cost a sleep more, one and a half
+// sysmon ticks (-c 1, per transaction, voluntary switches held / parked /
+// pgbench: 3 ms answers 1.3-1.6 / 2.0-2.5 / 1.0, 10 ms 2.1 / 2.5-3.9 / 1.0,
+// 30 ms 6.2 / 1.3 / 1.0).
+const (
+	parkAfterTCP  = holdYield
+	parkAfterUnix = 15 * time.Millisecond
+)
 
 // sleep waits in ppoll(2), with no timeout, until fd is readable or the
 // wait is woken (a deadline, Close). It tells whether fd is readable and
@@ -156,8 +169,23 @@ func (c *rawConn) sleep(fd uintptr) (r int, start, now int64) {
 //go:noinline
 func (c *rawConn) unparked() {
 	now := time.Now().UnixNano()
-	c.parkSlow = now-c.parkedAt >= int64(holdYield)
+	c.noteAnswer(now - c.parkedAt)
 	c.parkedAt, c.yielded = 0, now
+}
+
+// noteAnswer notes that an answer took d ns: after two in a row of
+// parkAfter or more, the next waits are the netpoller's (parkSlow), until
+// a faster one. Two, so that fast answers a loaded machine delays now and
+// then keep their held waits (at two clients on two Ps, a parked wait
+// costs the runtime's spinning threads).
+func (c *rawConn) noteAnswer(d int64) {
+	switch {
+	case d < c.parkAfter:
+		c.slowRun = 0
+	case c.slowRun < 2:
+		c.slowRun++
+	}
+	c.parkSlow = c.slowRun >= 2
 }
 
 // holdWaitFirst is holdWait for a Read that waits before its first read:
