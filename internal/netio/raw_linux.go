@@ -29,8 +29,8 @@ import (
 // kept (copied) and sent by the next Read, from inside the netpoller's read
 // callback. A connection with a Hold (ApplyHold) may then wait for the
 // answer without first trying a read that would find nothing yet (EAGAIN):
-// in the Hold's ppoll, or, when that does not take it or times out, in the
-// netpoller.
+// in the Hold's ppoll, or, when that does not take it, is woken (a
+// deadline, Close) or expects a slow answer (parkSlow), in the netpoller.
 // Sending there, after the runtime has reset the socket's read readiness for
 // this Read, is what makes waiting first safe: the answer's readiness event
 // comes after the reset, so it cannot be lost (were the request sent before
