@@ -12,6 +12,7 @@
 #   PGARENA_BINS="main=/tmp/pgarena-main new=bin/pgarena" ROUNDS=3 bench/slow-answers.sh
 #   SLEEPS="3" CASES=slow bench/slow-answers.sh
 #   PGARENA_FLAGS="--sample-interval 0" bench/slow-answers.sh   # without the server and host samplers
+#   HOST=127.0.0.1 bench/slow-answers.sh   # over TCP (default: the cluster's unix socket)
 #
 # Counts do not depend on the host's load much; CPU time does (a shared
 # host's CPU per transaction is indicative only): each line records the load
@@ -36,11 +37,12 @@ if [[ -n ${PGARENA_BINS:-} ]]; then
 fi
 command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf) and root" >&2; exit 2; }
 start_cluster slow-answers --pg-set synchronous_commit=off
+[[ -z ${HOST:-} ]] || DSN="host=$HOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
 "$PGARENA" init tpcb --scale 1 --force --dsn "$DSN" >/dev/null
 for s in $SLEEPS; do
 	printf 'SELECT pg_sleep(%s);\n' "$(python3 -c "print($s / 1000)")" >"$RESULTS/sleep$s.sql"
 done
-echo "results: $OUT (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "results: $OUT (host ${HOST:-$PGHOST}; load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 # command TOOL CASE CLIENTS TX: the command line of one run

@@ -33,10 +33,19 @@ import (
 //
 // What a held wait still costs beyond pgbench's: its P stays running for
 // the runtime, so sysmon wakes every 10 ms (a sleep, a poll of the network,
-// a context switch) instead of sleeping; with 10 ms answers that is about
-// one of each per transaction (bench/slow-answers.sh). Parking in the
-// netpoller instead, for answers predicted slow, cost more (4 epoll_pwait
-// per 10 ms transaction).
+// a context switch) instead of sleeping, and a wait that spans a whole
+// tick gets its preemption signal (one more sleep); with 10 ms answers
+// that is about one more sleep per transaction, with 30 ms answers five
+// (bench/slow-answers.sh). So after two answers in a row that took
+// parkAfter or more (parkSlow), the next waits are the netpoller's until
+// one is faster: the goroutine parks, every P is idle, sysmon sleeps
+// until a timer, and on a TCP socket a round trip is pgbench's: a send,
+// two epoll_pwait (one that finds nothing) and a read, one sleep. A unix
+// socket costs more there: the runtime's epoll watches it for writing too
+// (EPOLLOUT, edge-triggered), and the server's read of each request frees
+// send-buffer space, an event that may wake the parked thread for nothing
+// (up to two more epoll_pwait and a sleep per round trip), so it parks
+// only for answers slower than its held wait's extra sleeps cost.
 
 // newWake returns the eventfd that ends a connection's held waits, or -1 if
 // it cannot be made (then the connection's waits are the netpoller's).
@@ -75,20 +84,28 @@ func (c *rawConn) closeWake() {
 // parks, so a wait that returns 1 ms or more after the last yield lets the
 // goroutines that wait for a P run (the run's clock; and sysmon then sees
 // no goroutine run for 10 ms, so it sends no preemption signal, unless one
-// wait is that long).
+// wait is that long). With parkSlow it leaves the wait to the netpoller
+// (notReady) and notes when (parkedAt; readFd's unparked then judges the
+// answer's time).
 func (c *rawConn) holdWait(fd uintptr) int {
 	h := c.hold
 	if c.wake < 0 {
+		return notReady
+	}
+	if c.parkSlow {
+		c.parkedAt = time.Now().UnixNano()
+		c.parked++
 		return notReady
 	}
 	if h.n.Add(1) > h.max {
 		h.n.Add(-1)
 		return notReady
 	}
-	r, now := c.sleep(fd)
+	r, start, now := c.sleep(fd)
 	h.n.Add(-1)
 	if r != notReady {
 		c.held++
+		c.noteAnswer(now - start)
 		if now-c.yielded >= int64(holdYield) {
 			c.yielded = now
 			runtime.Gosched()
@@ -101,18 +118,29 @@ func (c *rawConn) holdWait(fd uintptr) int {
 // its answers come within its waits.
 const holdYield = time.Millisecond
 
+// An answer that took this long or more has the next waited for in the
+// netpoller (parkSlow): on TCP, the held wait's yield point; on a unix
+// socket, where a parked round trip may cost a sleep more, one and a half
+// sysmon ticks (-c 1, per transaction, voluntary switches held / parked /
+// pgbench: 3 ms answers 1.3-1.6 / 2.0-2.5 / 1.0, 10 ms 2.1 / 2.5-3.9 / 1.0,
+// 30 ms 6.2 / 1.3 / 1.0).
+const (
+	parkAfterTCP  = holdYield
+	parkAfterUnix = 15 * time.Millisecond
+)
+
 // sleep waits in ppoll(2), with no timeout, until fd is readable or the
 // wait is woken (a deadline, Close). It tells whether fd is readable and
-// whether it was at once, and when it returned (Unix ns).
-func (c *rawConn) sleep(fd uintptr) (r int, now int64) {
+// whether it was at once, and when it began and returned (Unix ns).
+func (c *rawConn) sleep(fd uintptr) (r int, start, now int64) {
 	c.waiting.Store(true)
 	pfd := [2]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: c.wake, Events: unix.POLLIN}}
-	start := time.Now().UnixNano()
+	start = time.Now().UnixNano()
 	var e syscall.Errno
 	for {
 		if c.rdSet.Load() || c.closing.Load() {
 			c.waiting.Store(false)
-			return notReady, start
+			return notReady, start, start
 		}
 		_, _, e = syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 2, 0, 0, 0, 0)
 		if e != unix.EINTR {
@@ -128,11 +156,36 @@ func (c *rawConn) sleep(fd uintptr) (r int, now int64) {
 	}
 	switch {
 	case e != 0 || pfd[0].Revents&unix.POLLIN == 0:
-		return notReady, now
+		return notReady, start, now
 	case now-start < int64(atOnce):
-		return readyAtOnce, now
+		return readyAtOnce, start, now
 	}
-	return readyLater, now
+	return readyLater, start, now
+}
+
+// unparked notes that a wait holdWait left to the netpoller ended with
+// data: whether the next waits go there too.
+//
+//go:noinline
+func (c *rawConn) unparked() {
+	now := time.Now().UnixNano()
+	c.noteAnswer(now - c.parkedAt)
+	c.parkedAt, c.yielded = 0, now
+}
+
+// noteAnswer notes that an answer took d ns: after two in a row of
+// parkAfter or more, the next waits are the netpoller's (parkSlow), until
+// a faster one. Two, so that fast answers a loaded machine delays now and
+// then keep their held waits (at two clients on two Ps, a parked wait
+// costs the runtime's spinning threads).
+func (c *rawConn) noteAnswer(d int64) {
+	switch {
+	case d < c.parkAfter:
+		c.slowRun = 0
+	case c.slowRun < 2:
+		c.slowRun++
+	}
+	c.parkSlow = c.slowRun >= 2
 }
 
 // holdWaitFirst is holdWait for a Read that waits before its first read:

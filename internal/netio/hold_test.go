@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"runtime"
@@ -170,57 +171,120 @@ func TestHeldWaitEndsAtDeadlineOrClose(t *testing.T) {
 	}
 }
 
-// TestHeldWaitReadsSlowAnswers: answers slower than a millisecond (pgbench
-// scripts with slow statements, -c 1) are found by the held wait itself,
-// not by the netpoller after a timeout; and read right.
+// TestHeldWaitReadsSlowAnswers: answers of a few milliseconds (pgbench
+// scripts with slow statements, -c 1) on a unix socket are found by the
+// held wait itself, not by the netpoller after a timeout; and read right.
 func TestHeldWaitReadsSlowAnswers(t *testing.T) {
+	conn := connectHold(t, pgtest.DSN(t), "unix", Raw, NewHold(1))
+	rc := conn.PgConn().Conn().(*rawConn)
+	const n = 20
+	held, parked := rc.held, rc.parked
+	// A loaded machine may stretch an answer past parkAfterUnix: the
+	// next one is then the netpoller's (the first, after the setup's).
+	late := slowAnswers(t, conn, n, "0.003", parkAfterUnix) + 1
+	if got := rc.held - held; got < uint(n-late) {
+		t.Errorf("%d of %d slow answers found by the held wait, want all but the %d after one of %v or more", got, n, late, parkAfterUnix)
+	}
+	if got := rc.parked - parked; got > uint(late) {
+		t.Errorf("%d waits left to the netpoller, want at most %d (after answers of %v or more)", got, late, parkAfterUnix)
+	}
+}
+
+// TestSlowAnswersWaitInTheNetpoller: after two answers in a row that took
+// parkAfter or more (3 ms over TCP, 30 ms over a unix socket), the next
+// are waited for in the netpoller (no P held, so the runtime's monitor can sleep) and read
+// right; fast answers bring the held wait back.
+func TestSlowAnswersWaitInTheNetpoller(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			conn := connectHold(t, dsn, tr, Raw, NewHold(1))
+	for _, tc := range []struct {
+		transport, sleep string
+		n                uint
+	}{{"tcp", "0.003", 20}, {"unix", "0.03", 6}} {
+		t.Run(tc.transport, func(t *testing.T) {
+			conn := connectHold(t, dsn, tc.transport, Raw, NewHold(1))
 			rc := conn.PgConn().Conn().(*rawConn)
+			slowAnswers(t, conn, int(tc.n), tc.sleep, 0)
+			if rc.parked < tc.n-2 {
+				t.Errorf("%d of %d slow answers waited for in the netpoller, want all but the first two", rc.parked, tc.n)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			const n = 20
-			held := rc.held
-			for i := range n {
+			// A loaded machine may stretch a fast answer past 1 ms: up
+			// to 1,000 tries.
+			for i := 0; i < 1000 && (i < 20 || rc.parkSlow); i++ {
 				var got int
-				if err := conn.QueryRow(ctx, "select $1::int from pg_sleep(0.003)", i).Scan(&got); err != nil || got != i {
-					t.Fatalf("slow answer %d: got %d, %v", i, got, err)
+				if err := conn.QueryRow(ctx, "select $1::int", i).Scan(&got); err != nil || got != i {
+					t.Fatalf("fast answer %d: got %d, %v", i, got, err)
 				}
 			}
-			if got := rc.held - held; got < n {
-				t.Errorf("%d of %d slow answers found by the held wait, want all", got, n)
+			if rc.parkSlow {
+				t.Error("after 1,000 fast answers, the next wait would still be the netpoller's")
 			}
 		})
 	}
 }
 
+// slowAnswers runs n statements of pg_sleep(sleep) on conn, checks their
+// answers, and tells how many of the first n-1 took late or more.
+func slowAnswers(t *testing.T, conn *pgx.Conn, n int, sleep string, late time.Duration) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lates := 0
+	for i := range n {
+		start := time.Now()
+		var got int
+		if err := conn.QueryRow(ctx, "select $1::int from pg_sleep("+sleep+")", i).Scan(&got); err != nil || got != i {
+			t.Fatalf("slow answer %d: got %d, %v", i, got, err)
+		}
+		if i < n-1 && time.Since(start) >= late {
+			lates++
+		}
+	}
+	return lates
+}
+
 // TestStopWhileHeldInAStatement: a statement interrupted as the driver
 // stops a run (a deadline in the past) while its client sleeps in a held
-// wait, with every P held (GOMAXPROCS 1), returns promptly with an error.
+// wait, or in the netpoller after slow answers (parkSlow), with GOMAXPROCS
+// 1, returns promptly with an error.
 func TestStopWhileHeldInAStatement(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	dsn := pgtest.DSN(t)
-	h := NewHold(1)
-	conn := connectHold(t, dsn, "unix", Raw, h)
-	rc := conn.PgConn().Conn().(*rawConn)
 	admin := connectHold(t, dsn, "unix", Std, nil)
-	done := make(chan error, 1)
-	go func() {
-		_, err := conn.Exec(context.Background(), "select pg_sleep(60)")
-		done <- err
-	}()
-	waitSleeping(t, admin, conn.PgConn().PID())
-	waitHeld(t, rc)
-	start := time.Now()
-	rc.SetDeadline(time.Unix(1, 0))
-	within(t, 5*time.Second, "the interrupted statement", func() {
-		if err := <-done; err == nil {
-			t.Error("interrupted statement: no error")
-		}
-	})
-	t.Logf("statement ended %v after the deadline", time.Since(start))
+	for _, parked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parked=%v", parked), func(t *testing.T) {
+			conn := connectHold(t, dsn, "unix", Raw, NewHold(1))
+			rc := conn.PgConn().Conn().(*rawConn)
+			rc.parkAfter = math.MaxInt64 // held, however slow the setup's answers
+			if parked {
+				rc.parkAfter, rc.parkSlow = 0, true // parked, after any answer
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := conn.Exec(context.Background(), "select pg_sleep(60)")
+				done <- err
+			}()
+			waitSleeping(t, admin, conn.PgConn().PID())
+			if parked {
+				// Sleeping on the server, so the Read is parked or about
+				// to: the deadline ends it either way.
+			} else {
+				waitHeld(t, rc)
+			}
+			start := time.Now()
+			rc.SetDeadline(time.Unix(1, 0))
+			within(t, 5*time.Second, "the interrupted statement", func() {
+				if err := <-done; err == nil {
+					t.Error("interrupted statement: no error")
+				}
+			})
+			t.Logf("statement ended %v after the deadline", time.Since(start))
+			if parked && rc.parked == 0 {
+				t.Error("no wait was left to the netpoller")
+			}
+		})
+	}
 }
 
 // waitHeld waits (10 s at most) until a Read of rc sleeps in a held wait.

@@ -29,8 +29,8 @@ import (
 // kept (copied) and sent by the next Read, from inside the netpoller's read
 // callback. A connection with a Hold (ApplyHold) may then wait for the
 // answer without first trying a read that would find nothing yet (EAGAIN):
-// in the Hold's ppoll, or, when that does not take it or times out, in the
-// netpoller.
+// in the Hold's ppoll, or, when that does not take it, is woken (a
+// deadline, Close) or expects a slow answer (parkSlow), in the netpoller.
 // Sending there, after the runtime has reset the socket's read readiness for
 // this Read, is what makes waiting first safe: the answer's readiness event
 // comes after the reset, so it cannot be lost (were the request sent before
@@ -65,6 +65,10 @@ func wrapRaw(nc net.Conn, h *Hold) net.Conn {
 	c := &rawConn{Conn: nc, rc: rc, settled: true, hold: h, wake: -1}
 	if h != nil {
 		c.wake = newWake()
+		c.parkAfter = int64(parkAfterUnix)
+		if _, ok := nc.(*net.TCPConn); ok {
+			c.parkAfter = int64(parkAfterTCP)
+		}
 	}
 	c.readFn = c.readFd
 	c.writeFn = c.writeFd
@@ -128,10 +132,15 @@ type rawConn struct {
 	net.Conn      // the wrapped connection: addresses
 	held     uint // waits of hold that found the answer (rmu)
 	// A held wait (hold_linux.go):
-	yielded int64       // when it last yielded its P, Unix ns (rmu)
-	wake    int32       // eventfd that ends a wait; -1: none (mu, or a Read in progress)
-	waiting atomic.Bool // a wait is in progress
-	closing atomic.Bool // Close was called
+	yielded   int64       // when it last yielded its P, Unix ns (rmu)
+	parkedAt  int64       // when a wait was left to the netpoller (parkSlow), Unix ns; 0: none (rmu)
+	parked    uint        // waits left to the netpoller as slow (rmu)
+	parkAfter int64       // an answer that took this long (ns) or more: wait for the next in the netpoller (see parkAfterTCP)
+	parkSlow  bool        // the next wait is the netpoller's (noteAnswer; rmu)
+	slowRun   uint8       // answers in a row that took parkAfter or more, up to 2 (rmu)
+	wake      int32       // eventfd that ends a wait; -1: none (mu, or a Read in progress)
+	waiting   atomic.Bool // a wait is in progress
+	closing   atomic.Bool // Close was called
 	// sends through the netpoller (wmu)
 	writeFn  func(uintptr) bool
 	wbuf     []byte
@@ -143,7 +152,7 @@ type rawConn struct {
 
 // rawConnPad pads rawConn to a multiple of 64 bytes on 64-bit platforms;
 // the array's length below fails to compile when it does not.
-const rawConnPad = 32
+const rawConnPad = 8
 
 var _ [0]struct{} = [unsafe.Sizeof(rawConn{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
@@ -343,6 +352,9 @@ func (c *rawConn) readFd(fd uintptr) bool {
 			if c.probing {
 				c.probing = false
 				c.hitRate += (256 - c.hitRate) / 8
+			}
+			if c.hold != nil && c.parkedAt != 0 {
+				c.unparked()
 			}
 			return true
 		case unix.EINTR:
