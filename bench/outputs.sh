@@ -8,7 +8,7 @@
 #
 #   bench/outputs.sh                          # 3 rounds of 20 s runs
 #   ROUNDS=5 DURATION=30 CLIENTS="8" bench/outputs.sh
-#   CALLGRIND=1 bench/outputs.sh              # also: callgrind instructions per output
+#   CALLGRIND=1 bench/outputs.sh              # also: callgrind instructions of each output's code
 #   ROUNDS=0 CALLGRIND=1 OUT=bench/results/outputs-cg.jsonl bench/outputs.sh   # callgrind only
 #   SUMMARIZE="bench/results/outputs-X.jsonl bench/results/outputs-cg.jsonl" bench/outputs.sh
 #                                             # print past runs' tables (callgrind's Ir/tx needs timed runs)
@@ -20,15 +20,21 @@
 # samples: their pg_total_relation_size growth over all postgres runs,
 # per measured second) times 3600, plus the per-run rows (runs, findings).
 #
-# CALLGRIND=1 adds user-space instructions (valgrind callgrind, all
-# threads, GODEBUG=asyncpreemptoff=1) of open-loop runs (-c 2, -R CG_RATE,
-# the same arrivals whatever the output) of CG_SECONDS and 3 x CG_SECONDS
-# per output. An output's work is per interval (1 s) and per sampling, not
-# per transaction, so this does not depend on how busy the host is: the
-# slope over seconds of (output - none) is what the output costs per second
-# of run, and that over the native tps of the timed runs without --out is
-# its instructions per transaction there. (The intervals' histograms hold
-# CG_RATE latencies, not thousands: their encoding is a little cheaper.)
+# CALLGRIND=1 adds what each output's own code costs in user-space
+# instructions (valgrind callgrind, GODEBUG=asyncpreemptoff=1, GOGC=off: the
+# garbage collector's share shows as the bytes allocated), which does not
+# depend on how busy the host is: internal/output/all's BenchmarkWrite
+# (one second of a select-only run as an output sees it: an interval with a
+# 15,000-latency histogram and a sampling of 60 series; for prometheus a
+# scrape of /metrics too) at CG_ITER and 3 x CG_ITER iterations, CG_REPEAT
+# times each (a run now and then counts tens of millions more, on a busy
+# host: the least of each point is taken); the slope
+# is instructions per run-second, and over the native tps without --out,
+# per transaction. The postgres output is not in it (it needs a database;
+# its client work is an INSERT per interval and a batch per sampling).
+# Whole runs under callgrind do not resolve it: a Go client's time-driven
+# work under valgrind varies by tens of millions of instructions from run
+# to run (bench/results/outputs-callgrind-runs-20261126T215909Z.jsonl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,8 +43,8 @@ DURATION=${DURATION:-20}
 CLIENTS=${CLIENTS:-"2 8"}
 OUTPUTS=${OUTPUTS:-"none jsonl csv prometheus postgres"}
 CALLGRIND=${CALLGRIND:-0}
-CG_SECONDS=${CG_SECONDS:-10}
-CG_RATE=${CG_RATE:-50}
+CG_ITER=${CG_ITER:-20}
+CG_REPEAT=${CG_REPEAT:-3} # runs per point; the slope takes the least of each
 OUT=${OUT:-bench/results/outputs-$(date -u +%Y%m%dT%H%M%SZ).jsonl}
 
 summarize() { # results.jsonl...: the tables
@@ -87,24 +93,21 @@ cg = [r for r in rows if r.get("kind") == "callgrind"]
 if cg:
     least = {}
     for r in cg:
-        k = (r["output"], r["seconds"])
+        k = (r["output"], r["iterations"])
         least[k] = min(least.get(k, r["instructions"]), r["instructions"])
-    secs = sorted({k[1] for k in least})
-    lo, hi = secs[0], secs[-1]
-    def slope(o):
-        return (least[(o, hi)] - least[(o, lo)]) / (hi - lo) if (o, lo) in least and (o, hi) in least else None
-    base = slope("none")
+    its = sorted({k[1] for k in least})
+    lo, hi = its[0], its[-1]
     cs = sorted(c for c in {k[0] for k in runs} if (c, "none") in tps_of)
     head = "  ".join(f"{'Ir/tx -c ' + str(c):>12}" for c in cs)
-    print(f"\ncallgrind (-c 2 -R {cg[0]['rate']}, -T {lo} s and {hi} s, least of each point): instructions per second of run")
-    print(f"{'output':<11} {'Ir/s':>12} {'beyond none':>12}  {head}  (at the native tps without --out)")
-    for o in ("none", "jsonl", "csv", "prometheus", "postgres"):
-        s = slope(o)
-        if s is None:
+    print(f"\ncallgrind of BenchmarkWrite ({lo} and {hi} iterations): instructions per run-second of select-only")
+    print(f"{'output':<11} {'Ir/s':>12} {'B/s':>9} {'Ir/tx@15k':>10}  {head}  (at the native tps without --out)")
+    for o in ("jsonl", "csv", "prometheus"):
+        if (o, lo) not in least or (o, hi) not in least:
             continue
-        extra = s - base if base is not None else float("nan")
-        per_tx = "  ".join(f"{extra / tps_of[(c, 'none')]:12.1f}" for c in cs)
-        print(f"{o:<11} {s:12,.0f} {extra:12,.0f}  {per_tx}")
+        s = (least[(o, hi)] - least[(o, lo)]) / (hi - lo)
+        per_tx = "  ".join(f"{s / tps_of[(c, 'none')]:12.1f}" for c in cs)
+        mem = max(r["bytes_per_op"] for r in cg if r["output"] == o)
+        print(f"{o:<11} {s:12,.0f} {mem:9,} {s / 15000:10.1f}  {per_tx}")
 PY
 }
 if [ -n "${SUMMARIZE:-}" ]; then
@@ -195,19 +198,19 @@ done
 note_load "after the timed rounds"
 
 if [ "$CALLGRIND" = 1 ]; then
-	for s in "$CG_SECONDS" $((3 * CG_SECONDS)); do
-		for o in $OUTPUTS; do
-			out_flag "$o"
-			GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$RESULTS/cg.out" \
-				"$PGARENA" run tpcb -S -c 2 -j 2 -R "$CG_RATE" -T "$s" -P 0 --dsn "$DSN" --results "$RESULTS/runs" \
-				--json ${FLAG[@]+"${FLAG[@]}"} >"$RESULTS/cg.json" 2>"$RESULTS/cg.err"
+	go test -c -o "$RESULTS/outputs.test" ./internal/output/all/
+	for n in $(for _ in $(seq "$CG_REPEAT"); do echo "$CG_ITER" $((3 * CG_ITER)); done); do
+		for o in jsonl csv prometheus; do
+			(cd "$RESULTS" && GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$RESULTS/cg.out" \
+				./outputs.test -test.run='^$' -test.bench="BenchmarkWrite/${o:0:3}\$" -test.benchtime="${n}x" -test.benchmem) >"$RESULTS/cg.txt" 2>&1
 			python3 -c '
 import json, re, sys
-ir = re.findall(r"Collected : (\d+)", open(sys.argv[1]).read())
-j = json.load(open(sys.argv[2]))
-print(json.dumps({"kind": "callgrind", "output": sys.argv[3], "seconds": int(sys.argv[4]), "rate": float(sys.argv[5]),
-                  "instructions": int(ir[-1]), "transactions": j["transactions"]}))' \
-				"$RESULTS/cg.err" "$RESULTS/cg.json" "$o" "$s" "$CG_RATE" | tee -a "$OUT"
+text = open(sys.argv[1]).read()
+ir = re.findall(r"Collected : (\d+)", text)
+mem = re.search(r"(\d+) B/op\s+(\d+) allocs/op", text)
+print(json.dumps({"kind": "callgrind", "output": sys.argv[2], "iterations": int(sys.argv[3]), "instructions": int(ir[-1]),
+                  "bytes_per_op": int(mem.group(1)), "allocs_per_op": int(mem.group(2))}))' \
+				"$RESULTS/cg.txt" "$o" "$n" | tee -a "$OUT"
 		done
 	done
 	note_load "after callgrind"
