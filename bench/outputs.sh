@@ -73,8 +73,8 @@ for c in sorted({k[0] for k in runs}):
         ratio = f"{m / base:6.3f}" if base else "     -"
         print(f"{c:>7} {o:<11} {len(rs):>4} {tps_of[(c, o)]:8.0f} {m:9.2f} {ratio} {min(cpu):6.2f}-{max(cpu):<6.2f}")
 sz = [r for r in rows if r.get("kind") == "size"]
-if len(sz) > 1:
-    sz = sz[1:]  # the first postgres run creates the schema: its empty pages are not growth
+# a run that created the schema (growth = size) grew by its empty pages too
+sz = [r for r in sz if r["delta"] != r["total"]] or sz
 if sz:
     per_s = ("intervals", "samples")
     secs = sum(r["measured_s"] for r in sz)
