@@ -219,33 +219,8 @@ if ((MANY > 0)); then
 	host=$SOCKDIR port=$PGPORT
 	if ((BOUNCER)); then
 		BDIR=$RESULTS/bouncer
-		mkdir -p "$BDIR"
-		bport=$((PGPORT + 1000))
-		cat >"$BDIR/pgbouncer.ini" <<EOF
-[databases]
-* = host=$SOCKDIR port=$PGPORT
-[pgbouncer]
-listen_addr =
-listen_port = $bport
-unix_socket_dir = $BDIR
-auth_type = trust
-auth_file = $BDIR/users.txt
-pool_mode = transaction
-max_client_conn = $((MANY + 100))
-default_pool_size = 20
-ignore_startup_parameters = extra_float_digits,application_name
-logfile = $BDIR/pgbouncer.log
-pidfile = $BDIR/pgbouncer.pid
-EOF
-		echo "\"$PGUSER\" \"\"" >"$BDIR/users.txt"
-		chmod -R a+rwX "$RESULTS"
-		# pgbouncer refuses to run as root; setpriv (not runuser: PAM would
-		# reset the open-files limit to 1024) keeps the raised limit.
-		asuser=()
-		[ "$(id -u)" = 0 ] && asuser=(setpriv --reuid=postgres --regid=postgres --init-groups)
-		(ulimit -n $((MANY + 200)) && "${asuser[@]}" pgbouncer -d "$BDIR/pgbouncer.ini")
 		trap '"$PGARENA" cluster rm client-cost >/dev/null 2>&1 || true; kill "$(cat "$BDIR/pgbouncer.pid")" 2>/dev/null || true; rm -rf "$RESULTS"' EXIT
-		for _ in $(seq 50); do [ -S "$BDIR/.s.PGSQL.$bport" ] && break; sleep 0.1; done
+		start_bouncer "$BDIR" "$SOCKDIR" "$PGPORT" "$MANY"
 		host=$BDIR port=$bport
 	fi
 	# Simple protocol: pgbouncer's transaction pooling takes no named prepared statements.

@@ -41,32 +41,8 @@ echo "pgbench: $("$PGBENCH" --version); pgarena: $("$PGARENA" version); load: $(
 host=$PGHOST port=$PGPORT
 if [ -n "$BOUNCED" ]; then
 	BDIR=$RESULTS/bouncer
-	mkdir -p "$BDIR"
-	bport=$((PGPORT + 1000))
-	cat >"$BDIR/pgbouncer.ini" <<EOF
-[databases]
-* = host=$PGHOST port=$PGPORT
-[pgbouncer]
-listen_addr =
-listen_port = $bport
-unix_socket_dir = $BDIR
-auth_type = trust
-auth_file = $BDIR/users.txt
-pool_mode = transaction
-max_client_conn = $((BOUNCED + 100))
-default_pool_size = 20
-ignore_startup_parameters = extra_float_digits,application_name
-logfile = $BDIR/pgbouncer.log
-pidfile = $BDIR/pgbouncer.pid
-EOF
-	echo "\"$PGUSER\" \"\"" >"$BDIR/users.txt"
-	chmod -R a+rwX "$RESULTS"
-	# pgbouncer refuses to run as root; setpriv keeps the raised open-files limit.
-	asuser=()
-	[ "$(id -u)" = 0 ] && asuser=(setpriv --reuid=postgres --regid=postgres --init-groups)
-	(ulimit -n $((BOUNCED + 200)) && "${asuser[@]}" pgbouncer -d "$BDIR/pgbouncer.ini")
 	trap '"$PGARENA" cluster rm memory >/dev/null 2>&1 || true; kill "$(cat "$BDIR/pgbouncer.pid")" 2>/dev/null || true; rm -rf "$RESULTS"' EXIT
-	for _ in $(seq 50); do [ -S "$BDIR/.s.PGSQL.$bport" ] && break; sleep 0.1; done
+	start_bouncer "$BDIR" "$PGHOST" "$PGPORT" "$BOUNCED"
 fi
 ulimit -n $((${BOUNCED:-0} > most ? ${BOUNCED:-0} + 200 : most + 200))
 
