@@ -133,24 +133,10 @@ func (l *londiste) attach(ctx context.Context, tables []string) error {
 		}
 	}
 	l.created = londisteExtensions
-	qualified, keyed, err := addKeys(ctx, pconn, "londiste", tables, l.notef)
+	qualified, keyed, err := keyAndCopy(ctx, pconn, "londiste", tables, l.notef, l.standby, l.replica, l.schema)
 	l.keyed = keyed
 	if err != nil {
 		return err
-	}
-	if l.standby != nil {
-		if err := l.standby.exec(ctx, l.replica, func(ctx context.Context, conn *pgx.Conn) error {
-			return l.standby.dropLeftCopies(ctx, conn, tables)
-		}); err != nil {
-			return fmt.Errorf("%s replica: removing the copies a killed run left on the standby: %w", l.schema.kind, err)
-		}
-		tables = qualified
-	}
-	if err := l.schema.copySchema(ctx, tables); err != nil {
-		return err
-	}
-	if l.standby != nil {
-		l.standby.created = qualified
 	}
 	for node, dsn := range map[string]string{"root": l.primaryDSN, "leaf": l.replicaDSN} {
 		conf := fmt.Sprintf("[londiste]\njob_name = pgarena_%s\ndb = %s\nqueue_name = %s\nlogfile = %s\npidfile = %s\nloop_delay = 0.1\nparallel_copies = 4\n",

@@ -262,3 +262,30 @@ func passEnv(dir string, cfgs ...*pgx.ConnConfig) ([]string, error) {
 	}
 	return []string{"PGPASSFILE=" + path}, nil
 }
+
+// keyAndCopy gives the tables a key where they lack one (addKeys) and
+// copies their schema to the subscriber (sc); with a standby the user
+// names (st), the copies a killed run left there are dropped first and the
+// new copies are recorded as pgarena's. keyed is set on an error too (the
+// keys to drop).
+func keyAndCopy(ctx context.Context, pconn *pgx.Conn, kind string, tables []string, notef func(string, ...any),
+	st *standby, replica *pgx.ConnConfig, sc *logical) (qualified, keyed []string, err error) {
+	if qualified, keyed, err = addKeys(ctx, pconn, kind, tables, notef); err != nil {
+		return qualified, keyed, err
+	}
+	if st != nil {
+		if err := st.exec(ctx, replica, func(ctx context.Context, conn *pgx.Conn) error {
+			return st.dropLeftCopies(ctx, conn, tables)
+		}); err != nil {
+			return qualified, keyed, fmt.Errorf("%s replica: removing the copies a killed run left on the standby: %w", sc.kind, err)
+		}
+		tables = qualified
+	}
+	if err := sc.copySchema(ctx, tables); err != nil {
+		return qualified, keyed, err
+	}
+	if st != nil {
+		st.created = qualified
+	}
+	return qualified, keyed, nil
+}

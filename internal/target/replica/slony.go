@@ -156,24 +156,10 @@ func (s *slony) attach(ctx context.Context, tables []string) error {
 			return fmt.Errorf("slony replica: removing a left-over slony cluster %s from the standby: %w", slonyCluster, err)
 		}
 	}
-	qualified, keyed, err := addKeys(ctx, pconn, "slony", tables, s.notef)
+	qualified, keyed, err := keyAndCopy(ctx, pconn, "slony", tables, s.notef, s.standby, s.replica, s.schema)
 	s.keyed = keyed
 	if err != nil {
 		return err
-	}
-	if s.standby != nil {
-		if err := s.standby.exec(ctx, s.replica, func(ctx context.Context, conn *pgx.Conn) error {
-			return s.standby.dropLeftCopies(ctx, conn, tables)
-		}); err != nil {
-			return fmt.Errorf("%s replica: removing the copies a killed run left on the standby: %w", s.schema.kind, err)
-		}
-		tables = qualified
-	}
-	if err := s.schema.copySchema(ctx, tables); err != nil {
-		return err
-	}
-	if s.standby != nil {
-		s.standby.created = qualified
 	}
 	var script strings.Builder
 	fmt.Fprintf(&script, "cluster name = %s;\nnode 1 admin conninfo = '%s';\nnode 2 admin conninfo = '%s';\n", slonyCluster, s.primaryDSN, s.replicaDSN)
