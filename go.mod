@@ -56,5 +56,4 @@ require (
 	github.com/prometheus/procfs v0.23.0
 	golang.org/x/image v0.30.0
 	golang.org/x/text v0.42.0 // indirect
-	gonum.org/v1/gonum v0.16.0
 )

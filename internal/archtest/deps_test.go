@@ -11,8 +11,8 @@ package archtest
 // a decision made in review, not a default.
 var allowed = map[string][]string{
 	// main and the command line: everything but the test helpers.
-	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, xsync, xsys, gonum, ximage, yaml},
-	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, xsync, xsys, gonum, ximage, yaml},
+	"cmd/pgarena":  {"internal/...", cobra, pflag, pgx, hdr, xsync, xsys, ximage, yaml},
+	"internal/cli": {"internal/...", cobra, pflag, pgx, hdr, xsync, xsys, ximage, yaml},
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
@@ -30,9 +30,9 @@ var allowed = map[string][]string{
 
 	// --out: outputs of a run beside its results directory (the registry and one package per kind)
 	"internal/output":            with(sessionReach, "internal/session"),
-	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", gonum, ximage),
+	"internal/output/all":        with(sessionReach, "internal/output/...", "internal/session", "internal/report", ximage),
 	"internal/output/jsonl":      with(sessionReach, "internal/output", "internal/session"),
-	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", gonum, ximage),
+	"internal/output/csv":        with(sessionReach, "internal/output", "internal/session", "internal/report", ximage),
 	"internal/output/prometheus": with(sessionReach, "internal/output", "internal/session"),
 	"internal/output/postgres":   with(sessionReach, "internal/output", "internal/session"),
 
@@ -61,8 +61,8 @@ var allowed = map[string][]string{
 	// through pgerr, whose error classes the results are counted by)
 	"internal/store":     {"internal/metrics", "internal/pgerr", pgx, hdr, xsys},
 	"internal/merge":     {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
-	"internal/report":    {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, ximage},
-	"internal/serve":     {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, gonum, ximage, yaml},
+	"internal/report":    {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, ximage},
+	"internal/serve":     {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, ximage, yaml},
 	"internal/runconfig": with(sessionReach, "internal/output", "internal/session", "internal/target/pooler", yaml),
 	"internal/plan":      {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys, yaml},
 	"internal/k8sjob":    {yaml},
@@ -102,7 +102,6 @@ const (
 	hdr   = "github.com/HdrHistogram/hdrhistogram-go"
 	xsync = "golang.org/x/sync"
 	xsys  = "golang.org/x/sys"
-	gonum = "gonum.org/v1/gonum"
 	// ximage draws the report's PNG charts (a rasterizer and a fixed font).
 	ximage = "golang.org/x/image"
 	yaml   = "gopkg.in/yaml.v3"
