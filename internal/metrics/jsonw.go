@@ -187,31 +187,25 @@ func appendJSONString(b []byte, s string) []byte {
 // AppendIndent appends src, compact JSON as encoding/json writes it, indented
 // as json.Indent(dst, src, "", "  ") does, without its validation.
 func AppendIndent(dst, src []byte) []byte {
+	const spaces = "                                                                "
 	depth := 0
-	inString := false
 	newline := func() {
 		dst = append(dst, '\n')
-		for range depth {
-			dst = append(dst, ' ', ' ')
+		for n := 2 * depth; n > 0; n -= len(spaces) {
+			dst = append(dst, spaces[:min(n, len(spaces))]...)
 		}
 	}
 	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if inString {
-			dst = append(dst, c)
-			switch c {
-			case '\\':
-				i++
-				dst = append(dst, src[i])
-			case '"':
-				inString = false
+		switch c := src[i]; c {
+		case '"': // copy the string whole, escapes and all
+			j := i + 1
+			for ; j < len(src) && src[j] != '"'; j++ {
+				if src[j] == '\\' {
+					j++
+				}
 			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-			dst = append(dst, c)
+			dst = append(dst, src[i:j+1]...)
+			i = j
 		case '{', '[':
 			dst = append(dst, c)
 			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
