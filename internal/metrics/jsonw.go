@@ -132,17 +132,21 @@ func (w *JSONWriter) Time(t time.Time) {
 // Errors writes e as ErrorCounts.MarshalJSON does: the non-zero classes
 // keyed by name, sorted.
 func (w *JSONWriter) Errors(e *ErrorCounts) {
-	var cs []namedFloat
+	type count struct {
+		name string
+		n    int64
+	}
+	var cs []count
 	for c := range e {
 		if c > 0 && e[c] != 0 {
-			cs = append(cs, namedFloat{errorClassName(c), float64(c)})
+			cs = append(cs, count{errorClassName(c), e[c]})
 		}
 	}
-	slices.SortFunc(cs, func(a, b namedFloat) int { return strings.Compare(a.k, b.k) })
+	slices.SortFunc(cs, func(a, b count) int { return strings.Compare(a.name, b.name) })
 	w.Open()
 	for _, c := range cs {
-		w.Key(c.k)
-		w.Int(e[int(c.v)])
+		w.Key(c.name)
+		w.Int(c.n)
 	}
 	w.Close()
 }
