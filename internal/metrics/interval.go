@@ -295,7 +295,102 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 			j.LagMS = round3((lat - svc) / 1000)
 		}
 	}
-	return json.Marshal(j)
+	w := JSONWriter{B: make([]byte, 0, 512)}
+	j.writeJSON(&w)
+	if w.Err != nil {
+		return nil, w.Err
+	}
+	return w.B, nil
+}
+
+// writeJSON writes j as encoding/json does (TestIntervalJSON).
+func (j *intervalJSON) writeJSON(w *JSONWriter) {
+	w.Open()
+	w.Key("seq")
+	w.Int(int64(j.Seq))
+	w.Key("start")
+	w.Time(j.Start)
+	w.Key("end")
+	w.Time(j.End)
+	if j.Warmup {
+		w.Key("warmup")
+		w.Bool(true)
+	}
+	if j.Drain {
+		w.Key("drain")
+		w.Bool(true)
+	}
+	w.Key("connected")
+	w.Int(int64(j.Connected))
+	if j.TargetRate != 0 {
+		w.Key("target_rate")
+		w.Float(j.TargetRate)
+	}
+	if j.Step != 0 {
+		w.Key("step")
+		w.Int(int64(j.Step))
+	}
+	if j.LagMS != 0 {
+		w.Key("lag_ms")
+		w.Float(j.LagMS)
+	}
+	w.Key("tx")
+	if j.Tx == nil {
+		w.Raw([]byte("null"))
+	} else {
+		w.OpenArray()
+		for i := range j.Tx {
+			j.Tx[i].writeJSON(w)
+		}
+		w.CloseArray()
+	}
+	w.Close()
+}
+
+func (t *txJSON) writeJSON(w *JSONWriter) {
+	w.Open()
+	w.Key("name")
+	w.String(t.Name)
+	if t.Group != "" {
+		w.Key("group")
+		w.String(t.Group)
+	}
+	w.Key("count")
+	w.Int(t.Count)
+	w.Key("failed")
+	w.Int(t.Failed)
+	w.Key("errors")
+	w.Errors(&t.Errors)
+	if len(t.ErrorExamples) > 0 {
+		w.Key("error_examples")
+		w.Value(t.ErrorExamples)
+	}
+	w.Key("retries")
+	w.Int(t.Retries)
+	for _, f := range []struct {
+		k string
+		v int64
+	}{{"retried", t.Retried}, {"skipped", t.Skipped}, {"late", t.Late}} {
+		if f.v != 0 {
+			w.Key(f.k)
+			w.Int(f.v)
+		}
+	}
+	w.Key("latency_ms")
+	w.latency(&t.LatencyMS)
+	w.Key("latency_hist")
+	w.String(t.LatencyHist)
+	w.Key("service_hist")
+	w.String(t.ServiceHist)
+	if len(t.Statements) > 0 {
+		w.Key("statements")
+		w.Value(t.Statements)
+	}
+	if t.Unfinished != nil {
+		w.Key("unfinished")
+		w.Value(t.Unfinished)
+	}
+	w.Close()
 }
 
 // UnmarshalJSON decodes what MarshalJSON wrote.

@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"encoding/json"
-	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -118,80 +116,6 @@ func (a *Accumulator) Group(name string) GroupSummary {
 	sub.Fill(&s)
 	return GroupSummary{Name: name, Transactions: s.Transactions, Failed: s.Failed, Errors: s.Errors,
 		TPS: s.TPS, Latency: s.Latency, Service: s.Service, Unfinished: s.Unfinished, Drain: s.Drain}
-}
-
-// MarshalJSON writes the summary with each figure of merit of the run also
-// as a top-level number ("nopm": 12345), as HammerDB users expect, and the
-// per-type stats of Tx keyed by type under "by_type", where a figure of one
-// type ("rollbacks" of new_order) joins its type's numbers. The figures list
-// keeps units and notes.
-func (s Summary) MarshalJSON() ([]byte, error) {
-	type plain Summary
-	b, err := json.Marshal(plain(s))
-	if err != nil || (len(s.Figures) == 0 && len(s.Tx) == 0) {
-		return b, err
-	}
-	var taken map[string]json.RawMessage
-	if err := json.Unmarshal(b, &taken); err != nil {
-		return nil, err
-	}
-	// The extra keys go after the struct's, which keep their order.
-	var extra []string
-	add := func(key string, v any) error {
-		if _, dup := taken[key]; dup {
-			return nil
-		}
-		vb, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		kb, _ := json.Marshal(key)
-		taken[key] = vb
-		extra = append(extra, string(kb)+":"+string(vb))
-		return nil
-	}
-	byType := map[string]map[string]any{}
-	var order []string
-	for _, t := range s.Tx {
-		tb, err := json.Marshal(t)
-		if err != nil {
-			return nil, err
-		}
-		var tm map[string]any
-		if err := json.Unmarshal(tb, &tm); err != nil {
-			return nil, err
-		}
-		delete(tm, "name")
-		byType[t.Name] = tm
-		order = append(order, t.Name)
-	}
-	for _, f := range s.Figures {
-		if f.Tx == "" {
-			if err := add(f.Name, f.Value); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		tm := byType[f.Tx]
-		if tm == nil {
-			tm = map[string]any{}
-			byType[f.Tx] = tm
-		}
-		if _, dup := tm[f.Name]; !dup {
-			tm[f.Name] = f.Value
-		}
-	}
-	if len(byType) > 0 {
-		if err := add("by_type", byType); err != nil {
-			return nil, err
-		}
-	}
-	if len(extra) == 0 {
-		return b, nil
-	}
-	out := append(b[:len(b)-1:len(b)-1], ',')
-	out = append(out, strings.Join(extra, ",")...)
-	return append(out, '}'), nil
 }
 
 // Figure is a workload's figure of merit.

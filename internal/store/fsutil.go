@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pgarena/pgarena/internal/metrics"
 )
 
 // writeFileAtomic replaces dir/name with data: a temporary file in dir is
@@ -45,8 +47,18 @@ func writeFileAtomic(dir, name string, data []byte) (err error) {
 }
 
 // writeJSONAtomic writes v as indented JSON (for humans) with writeFileAtomic.
+// A json.Marshaler (RunSpec, ServerInfo, Summary: written by hand) is
+// indented by metrics.AppendIndent, as json.MarshalIndent would.
 func writeJSONAtomic(dir, name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	var b []byte
+	var err error
+	if m, ok := v.(json.Marshaler); ok {
+		if b, err = m.MarshalJSON(); err == nil {
+			b = metrics.AppendIndent(make([]byte, 0, len(b)*3/2), b)
+		}
+	} else {
+		b, err = json.MarshalIndent(v, "", "  ")
+	}
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", name, err)
 	}
