@@ -118,7 +118,15 @@ func scrub(msg, dsn string) string {
 	return msg
 }
 
-var kwPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`) })
+var lazyKwPassword struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func kwPassword() *regexp.Regexp {
+	lazyKwPassword.Do(func() { lazyKwPassword.v = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`) })
+	return lazyKwPassword.v
+}
 
 func passwordsIn(dsn string) []string {
 	var out []string
@@ -159,7 +167,15 @@ func RedactDSN(dsn string) string {
 	return kwPassword().ReplaceAllString(dsn, "password=xxxxx")
 }
 
-var urlPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`) })
+var lazyUrlPassword struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func urlPassword() *regexp.Regexp {
+	lazyUrlPassword.Do(func() { lazyUrlPassword.v = regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`) })
+	return lazyUrlPassword.v
+}
 
 // Redacted describes cfg as a keyword string without the password.
 func Redacted(cfg *pgx.ConnConfig) string {

@@ -61,7 +61,17 @@ func init() {
 // LatencyBuckets are the histogram's upper bounds, in seconds: 50 µs to
 // 30 s, each about 1.6 times the one before (as client_golang's
 // ExponentialBucketsRange(50e-6, 30, 30) computes them).
-var LatencyBuckets = sync.OnceValue(func() []float64 {
+var lazyLatencyBuckets struct {
+	sync.Once
+	v []float64
+}
+
+func LatencyBuckets() []float64 {
+	lazyLatencyBuckets.Do(func() { lazyLatencyBuckets.v = buildLatencyBuckets() })
+	return lazyLatencyBuckets.v
+}
+
+func buildLatencyBuckets() []float64 {
 	const lo, hi, n = 50e-6, 30, 30
 	growth := math.Pow(hi/lo, 1.0/(n-1))
 	b := make([]float64, n)
@@ -69,7 +79,7 @@ var LatencyBuckets = sync.OnceValue(func() []float64 {
 		b[i] = lo * math.Pow(growth, float64(i))
 	}
 	return b
-})
+}
 
 // Output serves the run's metrics.
 type Output struct {

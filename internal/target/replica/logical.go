@@ -139,7 +139,15 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 }
 
 // dumpSet is a SET line of pg_dump's preamble.
-var dumpSet = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^SET ([a-z_]+) = .*;$`) })
+var lazyDumpSet struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func dumpSet() *regexp.Regexp {
+	lazyDumpSet.Do(func() { lazyDumpSet.v = regexp.MustCompile(`^SET ([a-z_]+) = .*;$`) })
+	return lazyDumpSet.v
+}
 
 // subscribe publishes the tables (built-in logical replication) and
 // subscribes, copying their data.

@@ -46,7 +46,15 @@ const tailWindow = 256 << 10
 
 // errorLine matches a logged error: its severity and message, without the
 // line's prefix (time, process).
-var errorLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`) })
+var lazyErrorLine struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func errorLine() *regexp.Regexp {
+	lazyErrorLine.Do(func() { lazyErrorLine.v = regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`) })
+	return lazyErrorLine.v
+}
 
 // errors returns the errors logged recently (read within keepErrors),
 // oldest first, as "ERROR: message".

@@ -81,7 +81,15 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 	}, true
 }
 
-var sliceNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)of(\d+)$`) })
+var lazySliceNameRe struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func sliceNameRe() *regexp.Regexp {
+	lazySliceNameRe.Do(func() { lazySliceNameRe.v = regexp.MustCompile(`^(\d+)of(\d+)$`) })
+	return lazySliceNameRe.v
+}
 
 // coversChunks reports whether the slices named "IofN" cover every chunk
 // of every table (slices of different splits may overlap).

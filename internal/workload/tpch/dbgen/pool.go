@@ -39,7 +39,15 @@ type textPool struct {
 
 // sharedPool builds the pool once per process: it does not depend on the scale factor and
 // is never written after it is built.
-var sharedPool = sync.OnceValue(buildPool)
+var lazySharedPool struct {
+	sync.Once
+	v *textPool
+}
+
+func sharedPool() *textPool {
+	lazySharedPool.Do(func() { lazySharedPool.v = buildPool() })
+	return lazySharedPool.v
+}
 
 // grammar is the vocabulary and the phrase distributions used to build the pool.
 type grammar struct {

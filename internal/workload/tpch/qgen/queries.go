@@ -672,7 +672,15 @@ order by
 }
 
 // placeholder matches a substitution parameter of a template.
-var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:[0-9]+`) })
+var lazyPlaceholder struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func placeholder() *regexp.Regexp {
+	lazyPlaceholder.Do(func() { lazyPlaceholder.v = regexp.MustCompile(`:[0-9]+`) })
+	return lazyPlaceholder.v
+}
 
 // substitute returns template q with its parameters in place. Parameters
 // are the generator's own text (digits, dates, dists.dss words), never
