@@ -80,7 +80,8 @@ func TestEveryWorkload(t *testing.T) {
 				}
 			}
 			check("after init")
-			for mode, qm := range target.QueryModes {
+			for _, mode := range target.QueryModes {
+				qm, _ := target.ParseQueryMode(mode)
 				runCfg := cfg.Copy()
 				runCfg.DefaultQueryExecMode = qm
 				rec := metrics.NewRecorder(w.TxTypes(), time.Now())
