@@ -341,7 +341,7 @@ func sample(name string, v float64, labels ...string) string {
 		} else {
 			b.WriteByte(',')
 		}
-		b.WriteString(labels[i] + `="` + labelEscaper.Replace(labels[i+1]) + `"`)
+		b.WriteString(labels[i] + `="` + labelEscaper().Replace(labels[i+1]) + `"`)
 	}
 	if len(labels) > 0 {
 		b.WriteByte('}')
@@ -350,8 +350,16 @@ func sample(name string, v float64, labels ...string) string {
 	return b.String()
 }
 
+var lazyLabelEscaper struct {
+	sync.Once
+	v *strings.Replacer
+}
+
 // labelEscaper escapes a label value: backslash, double quote, line feed.
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+func labelEscaper() *strings.Replacer {
+	lazyLabelEscaper.Do(func() { lazyLabelEscaper.v = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`) })
+	return lazyLabelEscaper.v
+}
 
 // formatFloat writes a value as the exposition format does.
 func formatFloat(v float64) string {
