@@ -24,7 +24,7 @@ import (
 	"github.com/pgarena/pgarena/internal/target/local"
 	"github.com/pgarena/pgarena/internal/target/replica"
 	"github.com/pgarena/pgarena/internal/workload"
-	_ "github.com/pgarena/pgarena/internal/workload/all" // register the workloads
+	workloads "github.com/pgarena/pgarena/internal/workload/all"
 )
 
 // Version is pgarena's version, set at build time with
@@ -73,6 +73,7 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	if m.Stderr == nil {
 		m.Stderr = io.Discard
 	}
+	workloads.Register()
 	app := &app{Main: m, args: args}
 	root := app.rootCommand()
 	root.SetArgs(args)

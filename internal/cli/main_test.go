@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/target/local"
+	workloads "github.com/pgarena/pgarena/internal/workload/all"
 )
 
 // cliMainEnv makes the test binary behave as pgarena (for tests that must
@@ -31,6 +32,7 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	workloads.Register()
 	os.Exit(pgtest.Main(m))
 }
 

@@ -81,18 +81,17 @@ const (
 
 var txNames = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
 
-func init() {
-	workload.Register(workload.Meta{
-		Name:        "tpcc",
-		Description: "TPC-C (rev. 5.11), HammerDB TPROC-C compatible schema",
-		New:         func() workload.Workload { return New() },
-		TestFlags:   []string{"--warehouses", "1"},
-		// The transactions repeat a few dozen statements with new
-		// parameters; parsing and planning each again would measure the
-		// planner more than the benchmark (and halves NOPM on a small
-		// server).
-		QueryMode: "prepared",
-	})
+// Meta describes tpcc to the registry (internal/workload/all registers it).
+var Meta = workload.Meta{
+	Name:        "tpcc",
+	Description: "TPC-C (rev. 5.11), HammerDB TPROC-C compatible schema",
+	New:         func() workload.Workload { return New() },
+	TestFlags:   []string{"--warehouses", "1"},
+	// The transactions repeat a few dozen statements with new
+	// parameters; parsing and planning each again would measure the
+	// planner more than the benchmark (and halves NOPM on a small
+	// server).
+	QueryMode: "prepared",
 }
 
 // Workload is the tpcc benchmark. Use New (or the registry).
@@ -161,8 +160,7 @@ func New() *Workload {
 
 // Meta implements workload.Workload.
 func (w *Workload) Meta() workload.Meta {
-	m, _ := workload.Get("tpcc")
-	return m
+	return Meta
 }
 
 // Flags implements workload.Flagser.

@@ -51,13 +51,12 @@ import (
 	"github.com/pgarena/pgarena/internal/workload/tpch/qgen"
 )
 
-func init() {
-	workload.Register(workload.Meta{
-		Name:        "tpch",
-		Description: "TPC-H-derived: dbgen's data, the 22 queries, RF1/RF2; power, throughput (not audited)",
-		New:         func() workload.Workload { return New() },
-		TestFlags:   []string{"--scale", "0.01"},
-	})
+// Meta describes tpch to the registry (internal/workload/all registers it).
+var Meta = workload.Meta{
+	Name:        "tpch",
+	Description: "TPC-H-derived: dbgen's data, the 22 queries, RF1/RF2; power, throughput (not audited)",
+	New:         func() workload.Workload { return New() },
+	TestFlags:   []string{"--scale", "0.01"},
 }
 
 // Client groups of the power and throughput tests.
@@ -148,8 +147,7 @@ func New() *Workload {
 
 // Meta implements workload.Workload.
 func (w *Workload) Meta() workload.Meta {
-	m, _ := workload.Get("tpch")
-	return m
+	return Meta
 }
 
 // Flags implements workload.Flagser.
