@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	outputs "github.com/pgarena/pgarena/internal/output/all"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
@@ -74,6 +75,7 @@ func (m Main) Run(ctx context.Context, args []string) int {
 		m.Stderr = io.Discard
 	}
 	workloads.Register()
+	outputs.Register()
 	app := &app{Main: m, args: args}
 	root := app.rootCommand()
 	root.SetArgs(args)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	outputs "github.com/pgarena/pgarena/internal/output/all"
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/target/local"
 	workloads "github.com/pgarena/pgarena/internal/workload/all"
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	workloads.Register()
+	outputs.Register()
 	os.Exit(pgtest.Main(m))
 }
 

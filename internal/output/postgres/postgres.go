@@ -16,11 +16,10 @@ import (
 	"github.com/pgarena/pgarena/internal/target"
 )
 
-func init() {
-	output.Register(output.Kind{Name: "postgres", Usage: "postgres=DSN", ArgRequired: true,
-		Help: "write the run as it goes into a PostgreSQL results database (schema " + Schema + ")",
-		New:  New})
-}
+// Kind describes postgres to the registry (internal/output/all registers it).
+var Kind = output.Kind{Name: "postgres", Usage: "postgres=DSN", ArgRequired: true,
+	Help: "write the run as it goes into a PostgreSQL results database (schema " + Schema + ")",
+	New:  New}
 
 // writeTimeout bounds one record's writes: a database that hangs delays
 // only this output, and not past the run's drain deadline for long.

@@ -52,11 +52,10 @@ const DefaultAddr = "127.0.0.1:9469"
 // address.
 const TokenEnv = "PGARENA_PROMETHEUS_TOKEN"
 
-func init() {
-	output.Register(output.Kind{Name: "prometheus", Usage: "prometheus[=ADDR]",
-		Help: "serve /metrics during the run (default " + DefaultAddr + "; not loopback: a token)",
-		New:  New})
-}
+// Kind describes prometheus to the registry (internal/output/all registers it).
+var Kind = output.Kind{Name: "prometheus", Usage: "prometheus[=ADDR]",
+	Help: "serve /metrics during the run (default " + DefaultAddr + "; not loopback: a token)",
+	New:  New}
 
 // LatencyBuckets are the histogram's upper bounds, in seconds: 50 µs to
 // 30 s, each about 1.6 times the one before (as client_golang's
