@@ -75,7 +75,7 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 				return ""
 			}
 			first, last := g.Keys(t, from, to)
-			return fmt.Sprintf("delete from %s where %s between %d and %d", table, columns[t][0][0], first, last)
+			return fmt.Sprintf("delete from %s where %s between %d and %d", table, columns()[t][0][0], first, last)
 		},
 		Complete: func(names []string) bool { return coversChunks(g, names) },
 	}, true
