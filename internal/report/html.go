@@ -31,13 +31,13 @@ var (
 	reportTmpl string
 )
 
-// htmlTemplate is parsed on first use, not at start-up: every pgarena
-// command would otherwise pay for it (~2 M instructions).
 var lazyHtmlTemplate struct {
 	sync.Once
 	v *template.Template
 }
 
+// htmlTemplate is parsed on first use, not at start-up: every pgarena
+// command would otherwise pay for it (~2 M instructions).
 func htmlTemplate() *template.Template {
 	lazyHtmlTemplate.Do(func() { lazyHtmlTemplate.v = buildHtmlTemplate() })
 	return lazyHtmlTemplate.v

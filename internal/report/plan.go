@@ -304,12 +304,12 @@ func planCells(d *PlanData, figure string) []planCell {
 //go:embed assets/plan.html.tmpl
 var planTemplateText string
 
-// planTemplate is parsed on first use, not when any pgarena command starts.
 var lazyPlanTemplate struct {
 	sync.Once
 	v *template.Template
 }
 
+// planTemplate is parsed on first use, not when any pgarena command starts.
 func planTemplate() *template.Template {
 	lazyPlanTemplate.Do(func() { lazyPlanTemplate.v = buildPlanTemplate() })
 	return lazyPlanTemplate.v

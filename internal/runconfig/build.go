@@ -209,13 +209,13 @@ func splitReads(spec *session.Spec, readDSN string) error {
 	return nil
 }
 
-// settingName is a configuration parameter's name, custom ones
-// (citus.enable_repartition_joins) included.
 var lazySettingName struct {
 	sync.Once
 	v *regexp.Regexp
 }
 
+// settingName is a configuration parameter's name, custom ones
+// (citus.enable_repartition_joins) included.
 func settingName() *regexp.Regexp {
 	lazySettingName.Do(func() { lazySettingName.v = buildSettingName() })
 	return lazySettingName.v

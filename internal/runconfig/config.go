@@ -264,13 +264,13 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// redactedPassword matches a password Redacted masked, in a URL or a
-// keyword string.
 var lazyRedactedPassword struct {
 	sync.Once
 	v *regexp.Regexp
 }
 
+// redactedPassword matches a password Redacted masked, in a URL or a
+// keyword string.
 func redactedPassword() *regexp.Regexp {
 	lazyRedactedPassword.Do(func() { lazyRedactedPassword.v = regexp.MustCompile(`:xxxxx@|\bpassword=xxxxx\b`) })
 	return lazyRedactedPassword.v

@@ -60,12 +60,12 @@ func (l *logScanner) close() {
 	}
 }
 
-// logLevel finds the level of a log line: "... [pid] ERROR:  message".
 var lazyLogLevel struct {
 	sync.Once
 	v *regexp.Regexp
 }
 
+// logLevel finds the level of a log line: "... [pid] ERROR:  message".
 func logLevel() *regexp.Regexp {
 	lazyLogLevel.Do(func() { lazyLogLevel.v = regexp.MustCompile(`\b(ERROR|FATAL|PANIC):\s+(.*)$`) })
 	return lazyLogLevel.v

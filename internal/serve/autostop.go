@@ -147,13 +147,13 @@ func fmtValue(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// autostopSection is the run page's section of its autostop rules; the
-// live page replaces it on each update (live.js swaps sections by id).
 var lazyAutostopSection struct {
 	sync.Once
 	v *template.Template
 }
 
+// autostopSection is the run page's section of its autostop rules; the
+// live page replaces it on each update (live.js swaps sections by id).
 func autostopSection() *template.Template {
 	lazyAutostopSection.Do(func() { lazyAutostopSection.v = buildAutostopSection() })
 	return lazyAutostopSection.v

@@ -18,12 +18,12 @@ var (
 	liveJS []byte
 )
 
-// templates are parsed on first use, not when pgarena starts.
 var lazyTemplates struct {
 	sync.Once
 	v *template.Template
 }
 
+// templates are parsed on first use, not when pgarena starts.
 func templates() *template.Template {
 	lazyTemplates.Do(func() { lazyTemplates.v = buildTemplates() })
 	return lazyTemplates.v

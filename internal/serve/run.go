@@ -79,12 +79,12 @@ func runError(w http.ResponseWriter, err error) {
 	http.Error(w, err.Error(), code)
 }
 
-// serveBar is put at the top of report pages served here.
 var lazyServeBar struct {
 	sync.Once
 	v *template.Template
 }
 
+// serveBar is put at the top of report pages served here.
 func serveBar() *template.Template {
 	lazyServeBar.Do(func() { lazyServeBar.v = buildServeBar() })
 	return lazyServeBar.v

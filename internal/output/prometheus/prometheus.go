@@ -57,14 +57,14 @@ var Kind = output.Kind{Name: "prometheus", Usage: "prometheus[=ADDR]",
 	Help: "serve /metrics during the run (default " + DefaultAddr + "; not loopback: a token)",
 	New:  New}
 
-// LatencyBuckets are the histogram's upper bounds, in seconds: 50 µs to
-// 30 s, each about 1.6 times the one before (as client_golang's
-// ExponentialBucketsRange(50e-6, 30, 30) computes them).
 var lazyLatencyBuckets struct {
 	sync.Once
 	v []float64
 }
 
+// LatencyBuckets are the histogram's upper bounds, in seconds: 50 µs to
+// 30 s, each about 1.6 times the one before (as client_golang's
+// ExponentialBucketsRange(50e-6, 30, 30) computes them).
 func LatencyBuckets() []float64 {
 	lazyLatencyBuckets.Do(func() { lazyLatencyBuckets.v = buildLatencyBuckets() })
 	return lazyLatencyBuckets.v

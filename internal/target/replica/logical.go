@@ -138,12 +138,12 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 	return nil
 }
 
-// dumpSet is a SET line of pg_dump's preamble.
 var lazyDumpSet struct {
 	sync.Once
 	v *regexp.Regexp
 }
 
+// dumpSet is a SET line of pg_dump's preamble.
 func dumpSet() *regexp.Regexp {
 	lazyDumpSet.Do(func() { lazyDumpSet.v = regexp.MustCompile(`^SET ([a-z_]+) = .*;$`) })
 	return lazyDumpSet.v

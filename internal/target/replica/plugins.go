@@ -173,12 +173,12 @@ func listItem() *regexp.Regexp {
 	return lazyListItem.v
 }
 
-// refusalLine is the server's message when it refuses an output plugin.
 var lazyRefusalLine struct {
 	sync.Once
 	v *regexp.Regexp
 }
 
+// refusalLine is the server's message when it refuses an output plugin.
 func refusalLine() *regexp.Regexp {
 	lazyRefusalLine.Do(func() { lazyRefusalLine.v = buildRefusalLine() })
 	return lazyRefusalLine.v

@@ -44,13 +44,13 @@ func tailFromNow(path string) *logTail {
 // tailWindow bounds how much of the log is read at a time (its end).
 const tailWindow = 256 << 10
 
-// errorLine matches a logged error: its severity and message, without the
-// line's prefix (time, process).
 var lazyErrorLine struct {
 	sync.Once
 	v *regexp.Regexp
 }
 
+// errorLine matches a logged error: its severity and message, without the
+// line's prefix (time, process).
 func errorLine() *regexp.Regexp {
 	lazyErrorLine.Do(func() { lazyErrorLine.v = regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`) })
 	return lazyErrorLine.v

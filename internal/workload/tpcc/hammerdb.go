@@ -66,14 +66,14 @@ var hammerdbSignatures = []string{
 	"slev(int,int,int,int)",
 }
 
-// hammerdbDDL creates the routines of hammerdbSignatures, in that order
-// (built on first use: pasting the bodies costs ~70 k instructions that a
-// command other than tpcc's init and check would pay at start).
 var lazyHammerdbDDL struct {
 	sync.Once
 	v []string
 }
 
+// hammerdbDDL creates the routines of hammerdbSignatures, in that order
+// (built on first use: pasting the bodies costs ~70 k instructions that a
+// command other than tpcc's init and check would pay at start).
 func hammerdbDDL() []string {
 	lazyHammerdbDDL.Do(func() { lazyHammerdbDDL.v = buildHammerdbDDL() })
 	return lazyHammerdbDDL.v

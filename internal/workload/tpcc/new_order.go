@@ -54,12 +54,12 @@ const newOrderStock = `update stock set
 where s_i_id = $1 and s_w_id = $2
 returning s_quantity, s_data, s_dist_%02d`
 
-// newOrderStockByDistrict is newOrderStock per district (built on first use).
 var lazyNewOrderStockByDistrict struct {
 	sync.Once
 	v [districtsPerWH + 1]string
 }
 
+// newOrderStockByDistrict is newOrderStock per district (built on first use).
 func newOrderStockByDistrict() [districtsPerWH + 1]string {
 	lazyNewOrderStockByDistrict.Do(func() { lazyNewOrderStockByDistrict.v = buildNewOrderStockByDistrict() })
 	return lazyNewOrderStockByDistrict.v

@@ -23,13 +23,13 @@ type dist struct {
 	pick []uint16
 }
 
-// dists are the distributions of dists.dss, parsed on first use (not at package
-// initialisation: every pgarena command links this package, few generate data); read-only.
 var lazyDists struct {
 	sync.Once
 	v map[string]*dist
 }
 
+// dists are the distributions of dists.dss, parsed on first use (not at package
+// initialisation: every pgarena command links this package, few generate data); read-only.
 func dists() map[string]*dist {
 	lazyDists.Do(func() { lazyDists.v = parseDists(distsFile) })
 	return lazyDists.v
@@ -110,12 +110,12 @@ type namedDists struct {
 	priorities, flags, instruct, modes                    *dist
 }
 
-// distsByUse is namedDists, looked up on first use; read-only.
 var lazyDistsByUse struct {
 	sync.Once
 	v *namedDists
 }
 
+// distsByUse is namedDists, looked up on first use; read-only.
 func distsByUse() *namedDists {
 	lazyDistsByUse.Do(func() { lazyDistsByUse.v = buildDistsByUse() })
 	return lazyDistsByUse.v

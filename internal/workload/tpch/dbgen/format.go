@@ -78,13 +78,13 @@ const (
 	pastDate   = minDate + 1263 // 1995-06-17
 )
 
-// dates are the days' texts, built on first use (not at package initialisation: ~2 M
-// instructions that every pgarena command would pay).
 var lazyDates struct {
 	sync.Once
 	v *[totalDates][10]byte
 }
 
+// dates are the days' texts, built on first use (not at package initialisation: ~2 M
+// instructions that every pgarena command would pay).
 func dates() *[totalDates][10]byte {
 	lazyDates.Do(func() { lazyDates.v = buildDates() })
 	return lazyDates.v

@@ -37,13 +37,13 @@ type textPool struct {
 	lens        [len(seps)][256]uint8 // len(pieces[k][w])
 }
 
-// sharedPool builds the pool once per process: it does not depend on the scale factor and
-// is never written after it is built.
 var lazySharedPool struct {
 	sync.Once
 	v *textPool
 }
 
+// sharedPool builds the pool once per process: it does not depend on the scale factor and
+// is never written after it is built.
 func sharedPool() *textPool {
 	lazySharedPool.Do(func() { lazySharedPool.v = buildPool() })
 	return lazySharedPool.v

@@ -6,14 +6,14 @@ import (
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 )
 
-// fileDists are the distributions of dists.dss that qgen's substitutions
-// draw from, read from dbgen's copy of the file (the order and weights are
-// part of the draw) on first use.
 var lazyFileDists struct {
 	sync.Once
 	v *qgenDists
 }
 
+// fileDists are the distributions of dists.dss that qgen's substitutions
+// draw from, read from dbgen's copy of the file (the order and weights are
+// part of the draw) on first use.
 func fileDists() *qgenDists {
 	lazyFileDists.Do(func() { lazyFileDists.v = buildFileDists() })
 	return lazyFileDists.v

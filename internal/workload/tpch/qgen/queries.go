@@ -671,12 +671,12 @@ order by
 	cntrycode`,
 }
 
-// placeholder matches a substitution parameter of a template.
 var lazyPlaceholder struct {
 	sync.Once
 	v *regexp.Regexp
 }
 
+// placeholder matches a substitution parameter of a template.
 func placeholder() *regexp.Regexp {
 	lazyPlaceholder.Do(func() { lazyPlaceholder.v = regexp.MustCompile(`:[0-9]+`) })
 	return lazyPlaceholder.v
