@@ -241,7 +241,15 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 	return nil
 }
 
-var nonLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9-]+`) })
+var lazyNonLabel struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func nonLabel() *regexp.Regexp {
+	lazyNonLabel.Do(func() { lazyNonLabel.v = regexp.MustCompile(`[^a-z0-9-]+`) })
+	return lazyNonLabel.v
+}
 
 // noPassword refuses a password in the command line, which the manifest
 // would carry in plain text.

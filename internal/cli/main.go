@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	outputs "github.com/pgarena/pgarena/internal/output/all"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
@@ -24,7 +25,7 @@ import (
 	"github.com/pgarena/pgarena/internal/target/local"
 	"github.com/pgarena/pgarena/internal/target/replica"
 	"github.com/pgarena/pgarena/internal/workload"
-	_ "github.com/pgarena/pgarena/internal/workload/all" // register the workloads
+	workloads "github.com/pgarena/pgarena/internal/workload/all"
 )
 
 // Version is pgarena's version, set at build time with
@@ -73,6 +74,8 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	if m.Stderr == nil {
 		m.Stderr = io.Discard
 	}
+	workloads.Register()
+	outputs.Register()
 	app := &app{Main: m, args: args}
 	root := app.rootCommand()
 	root.SetArgs(args)

@@ -16,8 +16,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	outputs "github.com/pgarena/pgarena/internal/output/all"
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/target/local"
+	workloads "github.com/pgarena/pgarena/internal/workload/all"
 )
 
 // cliMainEnv makes the test binary behave as pgarena (for tests that must
@@ -31,6 +33,8 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	workloads.Register()
+	outputs.Register()
 	os.Exit(pgtest.Main(m))
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/pgarena/pgarena/internal/output"
-	_ "github.com/pgarena/pgarena/internal/output/all" // every --out kind
 	"github.com/pgarena/pgarena/internal/session"
 )
 

@@ -101,7 +101,15 @@ func Requests(clients int) (cpu, memory string) {
 // PerAgent is the largest segment's share of clients split over agents.
 func PerAgent(clients, agents int) int { return (clients + agents - 1) / agents }
 
-var dnsLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`) })
+var lazyDnsLabel struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func dnsLabel() *regexp.Regexp {
+	lazyDnsLabel.Do(func() { lazyDnsLabel.v = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`) })
+	return lazyDnsLabel.v
+}
 
 // CheckName checks a Kubernetes object name used as a DNS label.
 func CheckName(what, s string) error {

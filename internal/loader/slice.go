@@ -36,11 +36,35 @@ import (
 // they create tables or build keys.
 const sliceLockTimeout = 2 * time.Hour
 
-var (
-	slicesRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`; slices ([A-Za-z0-9 -]*)`) })
-	keysBuiltRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`; keys built`) })
-	sliceNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9-]+$`) })
-)
+var lazySlicesRe struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func slicesRe() *regexp.Regexp {
+	lazySlicesRe.Do(func() { lazySlicesRe.v = regexp.MustCompile(`; slices ([A-Za-z0-9 -]*)`) })
+	return lazySlicesRe.v
+}
+
+var lazyKeysBuiltRe struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func keysBuiltRe() *regexp.Regexp {
+	lazyKeysBuiltRe.Do(func() { lazyKeysBuiltRe.v = regexp.MustCompile(`; keys built`) })
+	return lazyKeysBuiltRe.v
+}
+
+var lazySliceNameRe struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func sliceNameRe() *regexp.Regexp {
+	lazySliceNameRe.Do(func() { lazySliceNameRe.v = regexp.MustCompile(`^[A-Za-z0-9-]+$`) })
+	return lazySliceNameRe.v
+}
 
 // sliceState is what the mark of the first table records.
 type sliceState struct {

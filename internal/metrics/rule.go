@@ -33,9 +33,19 @@ type Rule struct {
 	Sampled bool
 }
 
-var ruleRE = sync.OnceValue(func() *regexp.Regexp {
+var lazyRuleRE struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func ruleRE() *regexp.Regexp {
+	lazyRuleRE.Do(func() { lazyRuleRE.v = buildRuleRE() })
+	return lazyRuleRE.v
+}
+
+func buildRuleRE() *regexp.Regexp {
 	return regexp.MustCompile(`^\s*([A-Za-z0-9_.:]+)\s*(>=|<=|>|<)\s*([0-9.]+)\s*(ms|s|/s|%)?\s+for\s+(\S+)\s*$`)
-})
+}
 
 // ParseRule parses an autostop rule; the error names the token at fault
 // and what is expected.

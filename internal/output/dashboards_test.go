@@ -17,14 +17,17 @@ import (
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/output"
 	"github.com/pgarena/pgarena/internal/output/postgres"
-	_ "github.com/pgarena/pgarena/internal/output/prometheus"
+	"github.com/pgarena/pgarena/internal/output/prometheus"
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/report/reporttest"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	output.Register(prometheus.Kind)
+	os.Exit(pgtest.Main(m))
+}
 
 // dashboard is what the tests read of a Grafana dashboard.
 type dashboard struct {

@@ -1,7 +1,7 @@
 // Package output is the registry of the outputs a run can stream to besides
 // its results directory (which is always written): `--out NAME[=ARG]`, as
-// k6's outputs. Each kind is a package that registers itself in init()
-// (internal/output/NAME) and is linked in by internal/output/all.
+// k6's outputs. Each kind is a package (internal/output/NAME) whose Kind
+// internal/output/all registers.
 //
 // An output is a session.Output: it runs on its own goroutine behind its own
 // queue, so a slow or failing output never holds up the run's clock; what
@@ -47,15 +47,19 @@ type Kind struct {
 	UsesStdout func(arg string) bool
 }
 
+// kinds is made by the first Register, not at program start.
 var (
 	mu    sync.Mutex
-	kinds = map[string]Kind{}
+	kinds map[string]Kind
 )
 
 // Register adds a kind; a second kind of the same name panics.
 func Register(k Kind) {
 	mu.Lock()
 	defer mu.Unlock()
+	if kinds == nil {
+		kinds = map[string]Kind{}
+	}
 	if _, dup := kinds[k.Name]; dup {
 		panic("output: " + k.Name + " registered twice")
 	}

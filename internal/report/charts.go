@@ -67,7 +67,7 @@ type series struct {
 // transactions for a latency, a stretch without samples, time with no
 // intervals): lines break there. NaN is different: no point at this x (it
 // is another run's time), and lines join over it.
-var gap = math.Inf(-1)
+func gap() float64 { return math.Inf(-1) }
 
 func isGap(v float64) bool { return math.IsInf(v, -1) }
 
@@ -183,7 +183,7 @@ func (t *timeline) empty(ri int) nums {
 		v[i] = math.NaN()
 	}
 	for _, k := range t.gaps[ri] {
-		v[k] = gap
+		v[k] = gap()
 	}
 	return v
 }
@@ -195,7 +195,7 @@ func (t *timeline) values(r *store.Run, ri int, f func(iv *metrics.Interval) flo
 	for i := range r.Intervals {
 		y := f(&r.Intervals[i])
 		if math.IsNaN(y) {
-			y = gap
+			y = gap()
 		}
 		v[t.idx[ri][i]] = y
 	}
@@ -280,7 +280,7 @@ func aggregate(how string, vs []float64) float64 {
 	for _, v := range vs {
 		if isGap(v) {
 			if k == 0 {
-				out = gap // stays a gap unless a value follows
+				out = gap() // stays a gap unless a value follows
 			}
 			continue
 		}
@@ -410,7 +410,7 @@ func buildCharts(runs []*store.Run, names []string) chartSet {
 					h := lc.hist(&r.Intervals[j])
 					if h == nil || h.TotalCount() == 0 {
 						for k := range vs {
-							vs[k][t.idx[ri][j]] = gap // no commit, no latency
+							vs[k][t.idx[ri][j]] = gap() // no commit, no latency
 						}
 						continue
 					}

@@ -31,9 +31,19 @@ var (
 	reportTmpl string
 )
 
+var lazyHtmlTemplate struct {
+	sync.Once
+	v *template.Template
+}
+
 // htmlTemplate is parsed on first use, not at start-up: every pgarena
 // command would otherwise pay for it (~2 M instructions).
-var htmlTemplate = sync.OnceValue(func() *template.Template {
+func htmlTemplate() *template.Template {
+	lazyHtmlTemplate.Do(func() { lazyHtmlTemplate.v = buildHtmlTemplate() })
+	return lazyHtmlTemplate.v
+}
+
+func buildHtmlTemplate() *template.Template {
 	return template.Must(template.New("report").Funcs(template.FuncMap{
 		"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 		"num": fmtNum,
@@ -41,7 +51,7 @@ var htmlTemplate = sync.OnceValue(func() *template.Template {
 		"int": func(v int64) string { return strconv.FormatInt(v, 10) },
 		"inc": func(i int) int { return i + 1 },
 	}).Parse(reportTmpl))
-})
+}
 
 // HTML writes one self-contained HTML report of runs: styles, scripts
 // (uPlot) and data are inline, so the file opens anywhere without network.

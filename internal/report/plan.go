@@ -304,8 +304,18 @@ func planCells(d *PlanData, figure string) []planCell {
 //go:embed assets/plan.html.tmpl
 var planTemplateText string
 
+var lazyPlanTemplate struct {
+	sync.Once
+	v *template.Template
+}
+
 // planTemplate is parsed on first use, not when any pgarena command starts.
-var planTemplate = sync.OnceValue(func() *template.Template {
+func planTemplate() *template.Template {
+	lazyPlanTemplate.Do(func() { lazyPlanTemplate.v = buildPlanTemplate() })
+	return lazyPlanTemplate.v
+}
+
+func buildPlanTemplate() *template.Template {
 	return template.Must(template.New("plan").Funcs(template.FuncMap{
 		"est": func(e Estimate) string {
 			switch {
@@ -317,7 +327,7 @@ var planTemplate = sync.OnceValue(func() *template.Template {
 			return fmt.Sprintf("%.1f ± %.1f", e.Mean, e.Half)
 		},
 	}).Parse(planTemplateText))
-})
+}
 
 // planPage is what the template renders.
 type planPage struct {

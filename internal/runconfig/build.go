@@ -209,11 +209,21 @@ func splitReads(spec *session.Spec, readDSN string) error {
 	return nil
 }
 
+var lazySettingName struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
 // settingName is a configuration parameter's name, custom ones
 // (citus.enable_repartition_joins) included.
-var settingName = sync.OnceValue(func() *regexp.Regexp {
+func settingName() *regexp.Regexp {
+	lazySettingName.Do(func() { lazySettingName.v = buildSettingName() })
+	return lazySettingName.v
+}
+
+func buildSettingName() *regexp.Regexp {
 	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$`)
-})
+}
 
 // applySessionSets gives the run's client groups their --session-set
 // settings and records them in the spec. A group prefix must name one of

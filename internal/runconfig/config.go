@@ -264,9 +264,17 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
+var lazyRedactedPassword struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
 // redactedPassword matches a password Redacted masked, in a URL or a
 // keyword string.
-var redactedPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:xxxxx@|\bpassword=xxxxx\b`) })
+func redactedPassword() *regexp.Regexp {
+	lazyRedactedPassword.Do(func() { lazyRedactedPassword.v = regexp.MustCompile(`:xxxxx@|\bpassword=xxxxx\b`) })
+	return lazyRedactedPassword.v
+}
 
 // Unmasked is c with the passwords Redacted masked left out, so that a
 // recorded run connects with PGPASSWORD or ~/.pgpass; masked reports

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/runconfig"
-	_ "github.com/pgarena/pgarena/internal/workload/all"
+	"github.com/pgarena/pgarena/internal/workload/all"
 )
+
+func init() { all.Register() }
 
 func parse(t *testing.T, args ...string) *runconfig.Config {
 	t.Helper()

@@ -151,17 +151,14 @@ func (c *Config) pgbenchFlags(fl *pflag.FlagSet) {
 	}
 }
 
-// pgbenchAliases are pgbench's long names for pgarena's flags.
-var pgbenchAliases = map[string]string{
-	"client":      "clients",
-	"random-seed": "seed",
-}
-
 // NormalizePgbench maps pgbench's long names onto pgarena's (--client=950
 // is --clients=950).
 func NormalizePgbench(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-	if to, ok := pgbenchAliases[name]; ok {
-		return pflag.NormalizedName(to)
+	switch name {
+	case "client":
+		name = "clients"
+	case "random-seed":
+		name = "seed"
 	}
 	return pflag.NormalizedName(name)
 }

@@ -288,8 +288,8 @@ func (c *counters) update(now time.Time, cur map[string]float64) (d map[string]f
 var databaseColumns = []string{"xact_commit", "xact_rollback", "deadlocks", "conflicts", "blks_hit", "blks_read",
 	"temp_files", "temp_bytes", "tup_returned", "tup_fetched", "tup_inserted", "tup_updated", "tup_deleted"}
 
-// countColumns are reported as counts in the interval, not rates.
-var countColumns = map[string]bool{"deadlocks": true, "conflicts": true, "temp_files": true}
+// countColumn says whether a column is reported as a count in the interval, not a rate.
+func countColumn(c string) bool { return c == "deadlocks" || c == "conflicts" || c == "temp_files" }
 
 func (s *server) sampleDatabase() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
 	query := "select coalesce(" + strings.Join(databaseColumns, ", 0)::float8, coalesce(") + ", 0)::float8" +
@@ -316,7 +316,7 @@ func (s *server) sampleDatabase() func(context.Context, *pgx.Conn, time.Time) (s
 		}
 		out := map[string]float64{}
 		for k, v := range d {
-			if countColumns[k] {
+			if countColumn(k) {
 				out[sampled.Server+k] = v
 			} else {
 				out[sampled.Server+k+"_per_s"] = v / secs

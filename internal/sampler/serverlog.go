@@ -60,8 +60,16 @@ func (l *logScanner) close() {
 	}
 }
 
+var lazyLogLevel struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
 // logLevel finds the level of a log line: "... [pid] ERROR:  message".
-var logLevel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(ERROR|FATAL|PANIC):\s+(.*)$`) })
+func logLevel() *regexp.Regexp {
+	lazyLogLevel.Do(func() { lazyLogLevel.v = regexp.MustCompile(`\b(ERROR|FATAL|PANIC):\s+(.*)$`) })
+	return lazyLogLevel.v
+}
 
 // logKinds classify messages by a piece of their text, first match wins.
 var logKinds = []struct{ kind, text string }{

@@ -147,14 +147,24 @@ func fmtValue(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
+var lazyAutostopSection struct {
+	sync.Once
+	v *template.Template
+}
+
 // autostopSection is the run page's section of its autostop rules; the
 // live page replaces it on each update (live.js swaps sections by id).
-var autostopSection = sync.OnceValue(func() *template.Template {
+func autostopSection() *template.Template {
+	lazyAutostopSection.Do(func() { lazyAutostopSection.v = buildAutostopSection() })
+	return lazyAutostopSection.v
+}
+
+func buildAutostopSection() *template.Template {
 	return template.Must(template.New("autostop").Parse(
 		`<section id="autostop"><h2>Autostop rules</h2><ul class="autostop">` +
 			`{{range .}}<li class="rule{{if .Fired}} fired{{else if .Holds}} holds{{end}}">{{.Text}}` +
 			`{{if .Fired}} <strong>— fired: this rule stopped the run</strong>{{end}}</li>{{end}}</ul></section>` + "\n"))
-})
+}
 
 // autostopHTML renders the section, or nothing for a run without rules.
 func autostopHTML(r *store.Run) ([]byte, error) {

@@ -46,7 +46,17 @@ func selectionQuery(runs []*store.Run) string {
 	return v.Encode()
 }
 
-var compareTop = sync.OnceValue(func() *template.Template {
+var lazyCompareTop struct {
+	sync.Once
+	v *template.Template
+}
+
+func compareTop() *template.Template {
+	lazyCompareTop.Do(func() { lazyCompareTop.v = buildCompareTop() })
+	return lazyCompareTop.v
+}
+
+func buildCompareTop() *template.Template {
 	return template.Must(template.New("top").Parse(`<section class="serve-compare" style="padding:0 1em">
 <h2>Comparison with the noise band</h2>
 {{if .Refuse}}<p class="note interrupted">{{.Refuse}}</p>{{end}}
@@ -55,7 +65,7 @@ var compareTop = sync.OnceValue(func() *template.Template {
 <pre id="compare-text">{{.Text}}</pre>
 </section>
 `))
-})
+}
 
 // handleCompare shows the selected runs side by side: the compare table with
 // each group's confidence interval and verdict (as pgarena compare prints

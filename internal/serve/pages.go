@@ -18,8 +18,18 @@ var (
 	liveJS []byte
 )
 
+var lazyTemplates struct {
+	sync.Once
+	v *template.Template
+}
+
 // templates are parsed on first use, not when pgarena starts.
-var templates = sync.OnceValue(func() *template.Template {
+func templates() *template.Template {
+	lazyTemplates.Do(func() { lazyTemplates.v = buildTemplates() })
+	return lazyTemplates.v
+}
+
+func buildTemplates() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
 		"ms":   func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 		"path": url.PathEscape,
@@ -28,7 +38,7 @@ var templates = sync.OnceValue(func() *template.Template {
 			return template.URL(url.QueryEscape(k) + "=" + url.QueryEscape(v))
 		},
 	}).ParseFS(templateFS, "assets/*.tmpl"))
-})
+}
 
 // render executes the named page template into a buffer first, so that a
 // failure is an error page rather than half a page.

@@ -79,13 +79,23 @@ func runError(w http.ResponseWriter, err error) {
 	http.Error(w, err.Error(), code)
 }
 
+var lazyServeBar struct {
+	sync.Once
+	v *template.Template
+}
+
 // serveBar is put at the top of report pages served here.
-var serveBar = sync.OnceValue(func() *template.Template {
+func serveBar() *template.Template {
+	lazyServeBar.Do(func() { lazyServeBar.v = buildServeBar() })
+	return lazyServeBar.v
+}
+
+func buildServeBar() *template.Template {
 	return template.Must(template.New("bar").Parse(
 		`<nav class="serve" style="padding:.5em 1em;border-bottom:1px solid #d6dde3"><a href="/">runs</a> · download: ` +
 			`<a href="/download/html?{{.Query}}">HTML report</a> · <a href="/download/csv?{{.Query}}">CSV</a> · <a href="/download/json?{{.Query}}">JSON</a> · <a href="/download/png?{{.Query}}">PNG charts (zip)</a>` +
 			`{{with .Run}} · <a href="/run/{{.}}/png">PNG charts</a>{{end}}</nav>`))
-})
+}
 
 // handleRun serves a run's report; while the run goes, the page follows it
 // (live.js, fed by /run/ID/events).

@@ -24,23 +24,23 @@ import (
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
-// QueryModes maps -M values to pgx exec modes: simple is pgbench's default
-// (the simple query protocol), extended uses the extended protocol with an
-// unnamed statement (one round trip), prepared uses named prepared
-// statements cached per connection.
-var QueryModes = map[string]pgx.QueryExecMode{
-	"simple":   pgx.QueryExecModeSimpleProtocol,
-	"extended": pgx.QueryExecModeExec,
-	"prepared": pgx.QueryExecModeCacheStatement,
-}
+// QueryModes are the -M values, as ParseQueryMode takes them.
+var QueryModes = []string{"simple", "extended", "prepared"}
 
-// ParseQueryMode validates a -M value.
+// ParseQueryMode maps a -M value to its pgx exec mode: simple is pgbench's
+// default (the simple query protocol), extended uses the extended protocol
+// with an unnamed statement (one round trip), prepared uses named prepared
+// statements cached per connection.
 func ParseQueryMode(s string) (pgx.QueryExecMode, error) {
-	m, ok := QueryModes[s]
-	if !ok {
-		return 0, fmt.Errorf("unknown query mode %q (use simple, extended or prepared)", s)
+	switch s {
+	case "simple":
+		return pgx.QueryExecModeSimpleProtocol, nil
+	case "extended":
+		return pgx.QueryExecModeExec, nil
+	case "prepared":
+		return pgx.QueryExecModeCacheStatement, nil
 	}
-	return m, nil
+	return 0, fmt.Errorf("unknown query mode %q (use simple, extended or prepared)", s)
 }
 
 // Dialer opens a new connection to a target, already configured for its
@@ -118,7 +118,15 @@ func scrub(msg, dsn string) string {
 	return msg
 }
 
-var kwPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`) })
+var lazyKwPassword struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func kwPassword() *regexp.Regexp {
+	lazyKwPassword.Do(func() { lazyKwPassword.v = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`) })
+	return lazyKwPassword.v
+}
 
 func passwordsIn(dsn string) []string {
 	var out []string
@@ -159,7 +167,15 @@ func RedactDSN(dsn string) string {
 	return kwPassword().ReplaceAllString(dsn, "password=xxxxx")
 }
 
-var urlPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`) })
+var lazyUrlPassword struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func urlPassword() *regexp.Regexp {
+	lazyUrlPassword.Do(func() { lazyUrlPassword.v = regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`) })
+	return lazyUrlPassword.v
+}
 
 // Redacted describes cfg as a keyword string without the password.
 func Redacted(cfg *pgx.ConnConfig) string {

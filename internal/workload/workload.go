@@ -1,8 +1,8 @@
 // Package workload defines the contract every benchmark implements and the
 // registry the CLI builds its commands from.
 //
-// A workload is one package under internal/workload/ that calls Register in
-// its init function. It describes its schema as Tables whose rows are
+// A workload is one package under internal/workload/ whose Meta
+// internal/workload/all registers. It describes its schema as Tables whose rows are
 // deterministic Batches (a pure function of seed and batch index, so a loader
 // may split them across connections freely), and it runs transactions through
 // Workers. A Worker never touches a clock, a histogram or a sleep: the driver
@@ -519,16 +519,20 @@ type Segmenter interface {
 	SetSegment(index, count int)
 }
 
-var registry = struct {
+// registry is made by the first Register, not at program start.
+var registry struct {
 	sync.Mutex
 	m map[string]Meta
-}{m: map[string]Meta{}}
+}
 
 // Register adds a workload to the registry. It panics on a duplicate name,
-// which is a programming error caught at init.
+// which is a programming error.
 func Register(m Meta) {
 	registry.Lock()
 	defer registry.Unlock()
+	if registry.m == nil {
+		registry.m = map[string]Meta{}
+	}
 	if _, dup := registry.m[m.Name]; dup {
 		panic(fmt.Sprintf("workload %q registered twice", m.Name))
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/pgarena/pgarena/internal/store"
 )
 
+func init() { Register() }
+
 // BenchmarkWrite is one second of a tpcb select-only run as an output sees
 // it: an interval of one type (an HDR histogram of 15,000 latencies) and
 // the samples of one sampling (5 sources, 60 series). For prometheus, one

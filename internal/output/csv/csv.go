@@ -20,11 +20,10 @@ import (
 	"github.com/pgarena/pgarena/internal/session"
 )
 
-func init() {
-	output.Register(output.Kind{Name: "csv", Usage: "csv=FILE", ArgRequired: true,
-		Help: "a row per transaction type per interval, as the run goes (safe to open in a spreadsheet)",
-		New:  New})
-}
+// Kind describes csv to the registry (internal/output/all registers it).
+var Kind = output.Kind{Name: "csv", Usage: "csv=FILE", ArgRequired: true,
+	Help: "a row per transaction type per interval, as the run goes (safe to open in a spreadsheet)",
+	New:  New}
 
 // Header is the first row; the error columns follow, one per class
 // ("errors_" + class name).

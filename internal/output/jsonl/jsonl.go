@@ -22,11 +22,10 @@ import (
 	"github.com/pgarena/pgarena/internal/session"
 )
 
-func init() {
-	output.Register(output.Kind{Name: "jsonl", Usage: "jsonl=FILE|-", ArgRequired: true,
-		Help: "one JSON object per line for every interval, sample and event of the run (- : stdout)",
-		New:  New, UsesStdout: func(arg string) bool { return arg == "-" }})
-}
+// Kind describes jsonl to the registry (internal/output/all registers it).
+var Kind = output.Kind{Name: "jsonl", Usage: "jsonl=FILE|-", ArgRequired: true,
+	Help: "one JSON object per line for every interval, sample and event of the run (- : stdout)",
+	New:  New, UsesStdout: func(arg string) bool { return arg == "-" }}
 
 // Output writes records as JSON lines.
 type Output struct {

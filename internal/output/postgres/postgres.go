@@ -16,11 +16,10 @@ import (
 	"github.com/pgarena/pgarena/internal/target"
 )
 
-func init() {
-	output.Register(output.Kind{Name: "postgres", Usage: "postgres=DSN", ArgRequired: true,
-		Help: "write the run as it goes into a PostgreSQL results database (schema " + Schema + ")",
-		New:  New})
-}
+// Kind describes postgres to the registry (internal/output/all registers it).
+var Kind = output.Kind{Name: "postgres", Usage: "postgres=DSN", ArgRequired: true,
+	Help: "write the run as it goes into a PostgreSQL results database (schema " + Schema + ")",
+	New:  New}
 
 // writeTimeout bounds one record's writes: a database that hangs delays
 // only this output, and not past the run's drain deadline for long.
@@ -44,8 +43,8 @@ func New(p output.Params) (session.Output, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg = cfg.Copy()
-	for k, v := range writerKeepalives {
-		cfg.RuntimeParams[k] = v
+	for _, k := range writerKeepalives {
+		cfg.RuntimeParams[k.name] = k.value
 	}
 	conn, err := target.Connect(ctx, cfg, "pgarena-results")
 	if err != nil {
@@ -97,7 +96,7 @@ func (o *Output) Write(r session.Record) error {
 // writerKeepalives make the server notice a writer whose machine is gone
 // within about a minute (a killed process closes its socket at once), so
 // that its run lock is released and readers call the run interrupted.
-var writerKeepalives = map[string]string{"tcp_keepalives_idle": "30", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "3"}
+var writerKeepalives = [...]struct{ name, value string }{{"tcp_keepalives_idle", "30"}, {"tcp_keepalives_interval", "10"}, {"tcp_keepalives_count", "3"}}
 
 // runLockSpace is the first key of a run's lock (pg_advisory_lock(int,
 // int)); the second is runs.id. The live output holds it while it writes

@@ -66,7 +66,7 @@ const Schema = "pgarena_results"
 const schemaMark = "pgarena results database (created by pgarena; see internal/output/postgres)"
 
 // migrations[i] brings the schema from version i to i+1.
-var migrations = []string{
+var migrations = [...]string{
 	`CREATE TABLE pgarena_results.schema_version (version int NOT NULL);
 INSERT INTO pgarena_results.schema_version VALUES (0);
 CREATE TABLE pgarena_results.runs (
@@ -168,7 +168,7 @@ FROM iv, LATERAL (
 }
 
 // Version is the schema version this pgarena writes.
-var Version = len(migrations)
+const Version = len(migrations)
 
 // Migrate creates the schema or brings it to Version, under an advisory
 // lock so that machines starting at once do it once. A schema of that

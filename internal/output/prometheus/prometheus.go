@@ -52,16 +52,25 @@ const DefaultAddr = "127.0.0.1:9469"
 // address.
 const TokenEnv = "PGARENA_PROMETHEUS_TOKEN"
 
-func init() {
-	output.Register(output.Kind{Name: "prometheus", Usage: "prometheus[=ADDR]",
-		Help: "serve /metrics during the run (default " + DefaultAddr + "; not loopback: a token)",
-		New:  New})
+// Kind describes prometheus to the registry (internal/output/all registers it).
+var Kind = output.Kind{Name: "prometheus", Usage: "prometheus[=ADDR]",
+	Help: "serve /metrics during the run (default " + DefaultAddr + "; not loopback: a token)",
+	New:  New}
+
+var lazyLatencyBuckets struct {
+	sync.Once
+	v []float64
 }
 
 // LatencyBuckets are the histogram's upper bounds, in seconds: 50 µs to
 // 30 s, each about 1.6 times the one before (as client_golang's
 // ExponentialBucketsRange(50e-6, 30, 30) computes them).
-var LatencyBuckets = sync.OnceValue(func() []float64 {
+func LatencyBuckets() []float64 {
+	lazyLatencyBuckets.Do(func() { lazyLatencyBuckets.v = buildLatencyBuckets() })
+	return lazyLatencyBuckets.v
+}
+
+func buildLatencyBuckets() []float64 {
 	const lo, hi, n = 50e-6, 30, 30
 	growth := math.Pow(hi/lo, 1.0/(n-1))
 	b := make([]float64, n)
@@ -69,7 +78,7 @@ var LatencyBuckets = sync.OnceValue(func() []float64 {
 		b[i] = lo * math.Pow(growth, float64(i))
 	}
 	return b
-})
+}
 
 // Output serves the run's metrics.
 type Output struct {
@@ -331,7 +340,7 @@ func sample(name string, v float64, labels ...string) string {
 		} else {
 			b.WriteByte(',')
 		}
-		b.WriteString(labels[i] + `="` + labelEscaper.Replace(labels[i+1]) + `"`)
+		b.WriteString(labels[i] + `="` + labelEscaper().Replace(labels[i+1]) + `"`)
 	}
 	if len(labels) > 0 {
 		b.WriteByte('}')
@@ -340,8 +349,16 @@ func sample(name string, v float64, labels ...string) string {
 	return b.String()
 }
 
+var lazyLabelEscaper struct {
+	sync.Once
+	v *strings.Replacer
+}
+
 // labelEscaper escapes a label value: backslash, double quote, line feed.
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+func labelEscaper() *strings.Replacer {
+	lazyLabelEscaper.Do(func() { lazyLabelEscaper.v = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`) })
+	return lazyLabelEscaper.v
+}
 
 // formatFloat writes a value as the exposition format does.
 func formatFloat(v float64) string {

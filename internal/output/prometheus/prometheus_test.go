@@ -20,6 +20,8 @@ import (
 	"github.com/pgarena/pgarena/internal/store"
 )
 
+func init() { output.Register(Kind) }
+
 func get(t *testing.T, url, host, token string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest("GET", url, nil)

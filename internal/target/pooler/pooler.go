@@ -301,7 +301,15 @@ func programVersion(ctx context.Context, bin, arg string) string {
 	return versionRE().FindString(string(out))
 }
 
-var versionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+(\.\d+)?`) })
+var lazyVersionRE struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func versionRE() *regexp.Regexp {
+	lazyVersionRE.Do(func() { lazyVersionRE.v = regexp.MustCompile(`\d+\.\d+(\.\d+)?`) })
+	return lazyVersionRE.v
+}
 
 // account is who the pooler runs as: ourselves, or as root (pgbouncer
 // refuses root) the owner of the server's data directory, else postgres,

@@ -138,8 +138,16 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 	return nil
 }
 
+var lazyDumpSet struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
 // dumpSet is a SET line of pg_dump's preamble.
-var dumpSet = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^SET ([a-z_]+) = .*;$`) })
+func dumpSet() *regexp.Regexp {
+	lazyDumpSet.Do(func() { lazyDumpSet.v = regexp.MustCompile(`^SET ([a-z_]+) = .*;$`) })
+	return lazyDumpSet.v
+}
 
 // subscribe publishes the tables (built-in logical replication) and
 // subscribes, copying their data.

@@ -163,9 +163,27 @@ func refusedPlugin(ctx context.Context, conn *pgx.Conn, log *logTail) (*PluginRe
 	return out, err
 }
 
-var listItem = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"]|"")*"|[^,]+`) })
+var lazyListItem struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func listItem() *regexp.Regexp {
+	lazyListItem.Do(func() { lazyListItem.v = regexp.MustCompile(`"(?:[^"]|"")*"|[^,]+`) })
+	return lazyListItem.v
+}
+
+var lazyRefusalLine struct {
+	sync.Once
+	v *regexp.Regexp
+}
 
 // refusalLine is the server's message when it refuses an output plugin.
-var refusalLine = sync.OnceValue(func() *regexp.Regexp {
+func refusalLine() *regexp.Regexp {
+	lazyRefusalLine.Do(func() { lazyRefusalLine.v = buildRefusalLine() })
+	return lazyRefusalLine.v
+}
+
+func buildRefusalLine() *regexp.Regexp {
 	return regexp.MustCompile(`library "([^"]+)" may not be used as an output plugin`)
-})
+}

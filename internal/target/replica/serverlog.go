@@ -44,9 +44,17 @@ func tailFromNow(path string) *logTail {
 // tailWindow bounds how much of the log is read at a time (its end).
 const tailWindow = 256 << 10
 
+var lazyErrorLine struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
 // errorLine matches a logged error: its severity and message, without the
 // line's prefix (time, process).
-var errorLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`) })
+func errorLine() *regexp.Regexp {
+	lazyErrorLine.Do(func() { lazyErrorLine.v = regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`) })
+	return lazyErrorLine.v
+}
 
 // errors returns the errors logged recently (read within keepErrors),
 // oldest first, as "ERROR: message".

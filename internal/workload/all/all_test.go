@@ -15,10 +15,13 @@ import (
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
-	_ "github.com/pgarena/pgarena/internal/workload/all"
+	"github.com/pgarena/pgarena/internal/workload/all"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) {
+	all.Register()
+	os.Exit(pgtest.Main(m))
+}
 
 // TestEveryWorkload loads every registered workload with its default
 // parameters (made small by Meta.TestFlags), runs it briefly under each query protocol and checks its
@@ -80,7 +83,8 @@ func TestEveryWorkload(t *testing.T) {
 				}
 			}
 			check("after init")
-			for mode, qm := range target.QueryModes {
+			for _, mode := range target.QueryModes {
+				qm, _ := target.ParseQueryMode(mode)
 				runCfg := cfg.Copy()
 				runCfg.DefaultQueryExecMode = qm
 				rec := metrics.NewRecorder(w.TxTypes(), time.Now())

@@ -43,16 +43,15 @@ import (
 	"github.com/pgarena/pgarena/internal/workload/tpcc"
 )
 
-func init() {
-	workload.Register(workload.Meta{
-		Name:        "chbench",
-		Description: "CH-benCHmark: TPC-C transactions and 22 TPC-H-derived queries at once (NOPM and QphH)",
-		New:         func() workload.Workload { return New() },
-		TestFlags:   []string{"--warehouses", "1"},
-		// As tpcc; the queries are prepared once per connection, then
-		// reused every round.
-		QueryMode: "prepared",
-	})
+// Meta describes chbench to the registry (internal/workload/all registers it).
+var Meta = workload.Meta{
+	Name:        "chbench",
+	Description: "CH-benCHmark: TPC-C transactions and 22 TPC-H-derived queries at once (NOPM and QphH)",
+	New:         func() workload.Workload { return New() },
+	TestFlags:   []string{"--warehouses", "1"},
+	// As tpcc; the queries are prepared once per connection, then
+	// reused every round.
+	QueryMode: "prepared",
 }
 
 // Client groups of a run (workload.Grouper).
@@ -103,8 +102,7 @@ func New() *Workload {
 
 // Meta implements workload.Workload.
 func (w *Workload) Meta() workload.Meta {
-	m, _ := workload.Get("chbench")
-	return m
+	return Meta
 }
 
 // Flags implements workload.Flagser.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // op is an expression node's operation.
@@ -68,17 +69,29 @@ type function struct {
 	min, max int
 }
 
+var lazyFunctions struct {
+	sync.Once
+	v map[string]function
+}
+
 // functions are pgbench's (PostgreSQL 17 documentation, "Built-in
 // Functions"). hash, hash_* and permute take an optional seed, by default
 // :default_seed.
-var functions = map[string]function{
-	"abs": {opAbs, 1, 1}, "debug": {opDebug, 1, 1}, "double": {opDouble, 1, 1},
-	"exp": {opExp, 1, 1}, "greatest": {opGreatest, 1, -1}, "least": {opLeast, 1, -1},
-	"hash": {opHashMurmur, 1, 2}, "hash_fnv1a": {opHashFNV, 1, 2}, "hash_murmur2": {opHashMurmur, 1, 2},
-	"int": {opInt, 1, 1}, "ln": {opLn, 1, 1}, "mod": {opMod, 2, 2}, "permute": {opPermute, 2, 3},
-	"pi": {opPi, 0, 0}, "pow": {opPow, 2, 2}, "power": {opPow, 2, 2}, "random": {opRandom, 2, 2},
-	"random_exponential": {opRandExp, 3, 3}, "random_gaussian": {opRandGauss, 3, 3},
-	"random_zipfian": {opRandZipf, 3, 3}, "sqrt": {opSqrt, 1, 1},
+func functions() map[string]function {
+	lazyFunctions.Do(func() { lazyFunctions.v = buildFunctions() })
+	return lazyFunctions.v
+}
+
+func buildFunctions() map[string]function {
+	return map[string]function{
+		"abs": {opAbs, 1, 1}, "debug": {opDebug, 1, 1}, "double": {opDouble, 1, 1},
+		"exp": {opExp, 1, 1}, "greatest": {opGreatest, 1, -1}, "least": {opLeast, 1, -1},
+		"hash": {opHashMurmur, 1, 2}, "hash_fnv1a": {opHashFNV, 1, 2}, "hash_murmur2": {opHashMurmur, 1, 2},
+		"int": {opInt, 1, 1}, "ln": {opLn, 1, 1}, "mod": {opMod, 2, 2}, "permute": {opPermute, 2, 3},
+		"pi": {opPi, 0, 0}, "pow": {opPow, 2, 2}, "power": {opPow, 2, 2}, "random": {opRandom, 2, 2},
+		"random_exponential": {opRandExp, 3, 3}, "random_gaussian": {opRandGauss, 3, 3},
+		"random_zipfian": {opRandZipf, 3, 3}, "sqrt": {opSqrt, 1, 1},
+	}
 }
 
 // Expression tokens.
@@ -552,7 +565,7 @@ func (p *exprParser) caseExpr() (*node, error) {
 }
 
 func (p *exprParser) call(name token) (*node, error) {
-	f, ok := functions[strings.ToLower(name.text)]
+	f, ok := functions()[strings.ToLower(name.text)]
 	if !ok {
 		return nil, &exprError{name.pos, fmt.Sprintf("unexpected function name %q", name.text)}
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -16,20 +15,14 @@ import (
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-func init() {
-	workload.Register(workload.Meta{
-		Name:        "script",
-		Description: "pgbench custom scripts (-f FILE[@WEIGHT], -D NAME=VALUE) on any database",
-		New:         func() workload.Workload { return NewWorkload() },
-		TestFlags:   []string{"-f", tinyScript()},
-	})
-}
-
-// tinyScript is the path of testdata/tiny.sql in the source tree, for the
-// tests of every workload (which run in another package's directory).
-func tinyScript() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata", "tiny.sql")
+// Meta describes script to the registry (internal/workload/all registers it).
+var Meta = workload.Meta{
+	Name:        "script",
+	Description: "pgbench custom scripts (-f FILE[@WEIGHT], -D NAME=VALUE) on any database",
+	New:         func() workload.Workload { return NewWorkload() },
+	// testdata/tiny.sql, from internal/workload/all where the test of every
+	// workload runs.
+	TestFlags: []string{"-f", "../script/testdata/tiny.sql"},
 }
 
 // Workload runs pgbench script files on any database: it has no tables
@@ -71,8 +64,7 @@ func AddFlags(fs *pflag.FlagSet, files, defines *[]string) {
 
 // Meta implements workload.Workload.
 func (w *Workload) Meta() workload.Meta {
-	m, _ := workload.Get("script")
-	return m
+	return Meta
 }
 
 // Flags implements workload.Flagser.

@@ -53,14 +53,13 @@ const (
 var Tests = []string{TestReadWrite, TestReadOnly, TestWriteOnly, TestPointSelect, TestUpdateIndex,
 	TestUpdateNonIndex, TestInsert, TestDelete, TestSelectRandomPoints, TestSelectRandomRanges}
 
-func init() {
-	workload.Register(workload.Meta{
-		Name:        "sysbench",
-		Description: "sysbench 1.0 OLTP tests (oltp_read_write, oltp_point_select, ...), sysbench compatible",
-		New:         func() workload.Workload { return New() },
-		TestFlags:   []string{"--tables", "2", "--table-size", "10000"},
-		QueryMode:   "prepared", // sysbench's pgsql driver prepares its statements
-	})
+// Meta describes sysbench to the registry (internal/workload/all registers it).
+var Meta = workload.Meta{
+	Name:        "sysbench",
+	Description: "sysbench 1.0 OLTP tests (oltp_read_write, oltp_point_select, ...), sysbench compatible",
+	New:         func() workload.Workload { return New() },
+	TestFlags:   []string{"--tables", "2", "--table-size", "10000"},
+	QueryMode:   "prepared", // sysbench's pgsql driver prepares its statements
 }
 
 // Workload is the sysbench OLTP family. Use New (or the registry), which
@@ -151,8 +150,7 @@ func New() *Workload {
 
 // Meta implements workload.Workload.
 func (w *Workload) Meta() workload.Meta {
-	m, _ := workload.Get("sysbench")
-	return m
+	return Meta
 }
 
 // Flags implements workload.Flagser.

@@ -4,18 +4,30 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/script"
 )
+
+var lazyBuiltinScripts struct {
+	sync.Once
+	v map[string]string
+}
 
 // builtinScripts are pgbench 15's builtin scripts (builtin_script[] in
 // pgbench.c), run by the script engine like any -f file. Note that, as in
 // pgbench, the teller of tpcb-like need not belong to the branch; and
 // simple-update ("skip some updates", -N) leaves tellers and branches
 // behind the history (see SkippedUpdatesError).
-var builtinScripts = map[string]string{
-	ScriptTPCBLike: `\set aid random(1, 100000 * :scale)
+func builtinScripts() map[string]string {
+	lazyBuiltinScripts.Do(func() { lazyBuiltinScripts.v = buildBuiltinScripts() })
+	return lazyBuiltinScripts.v
+}
+
+func buildBuiltinScripts() map[string]string {
+	return map[string]string{
+		ScriptTPCBLike: `\set aid random(1, 100000 * :scale)
 \set bid random(1, 1 * :scale)
 \set tid random(1, 10 * :scale)
 \set delta random(-5000, 5000)
@@ -27,7 +39,7 @@ UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
 INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
 END;
 `,
-	ScriptSimpleUpdate: `\set aid random(1, 100000 * :scale)
+		ScriptSimpleUpdate: `\set aid random(1, 100000 * :scale)
 \set bid random(1, 1 * :scale)
 \set tid random(1, 10 * :scale)
 \set delta random(-5000, 5000)
@@ -37,9 +49,10 @@ SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
 INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
 END;
 `,
-	ScriptSelectOnly: `\set aid random(1, 100000 * :scale)
+		ScriptSelectOnly: `\set aid random(1, 100000 * :scale)
 SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
 `,
+	}
 }
 
 // program compiles the chosen scripts: -b NAME[@W] (and -S, -N, which are
@@ -75,7 +88,7 @@ func (w *Workload) program() (p *script.Program, names []string, err error) {
 		weights[name] += weight // a builtin named twice is one script, its weights summed
 	}
 	for _, name := range names {
-		if _, err := p.Add(name, builtinScripts[name], weights[name]); err != nil {
+		if _, err := p.Add(name, builtinScripts()[name], weights[name]); err != nil {
 			return nil, nil, fmt.Errorf("builtin %s: %w", name, err) // a bug
 		}
 	}

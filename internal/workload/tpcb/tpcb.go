@@ -49,12 +49,11 @@ const (
 
 var scripts = []string{ScriptTPCBLike, ScriptSimpleUpdate, ScriptSelectOnly}
 
-func init() {
-	workload.Register(workload.Meta{
-		Name:        "tpcb",
-		Description: "TPC-B-like, pgbench compatible",
-		New:         func() workload.Workload { return New() },
-	})
+// Meta describes tpcb to the registry (internal/workload/all registers it).
+var Meta = workload.Meta{
+	Name:        "tpcb",
+	Description: "TPC-B-like, pgbench compatible",
+	New:         func() workload.Workload { return New() },
 }
 
 // Workload is the tpcb benchmark. Its zero value is not ready: use New (or
@@ -110,8 +109,7 @@ func New() *Workload {
 
 // Meta implements workload.Workload.
 func (w *Workload) Meta() workload.Meta {
-	m, _ := workload.Get("tpcb")
-	return m
+	return Meta
 }
 
 // Flags implements workload.Flagser.

@@ -29,11 +29,10 @@ func newWorkload(t testing.TB, args ...string) *Workload {
 }
 
 func TestRegistered(t *testing.T) {
-	m, ok := workload.Get("tpcb")
-	if !ok || m.Description != "TPC-B-like, pgbench compatible" {
-		t.Fatalf("tpcb registration: %+v, %v", m, ok)
+	if m := Meta; m.Name != "tpcb" || m.Description != "TPC-B-like, pgbench compatible" {
+		t.Fatalf("tpcb's Meta: %+v", m)
 	}
-	if got := m.New().TxTypes(); len(got) != 1 || got[0] != "tpcb-like" {
+	if got := Meta.New().TxTypes(); len(got) != 1 || got[0] != "tpcb-like" {
 		t.Errorf("default TxTypes = %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Distribution on a Citus coordinator (Citus 11 and 12).
@@ -83,6 +84,11 @@ var citusTables = []citusTable{
 	{"item", ""},
 }
 
+var lazyCitusProcWarehouseArg struct {
+	sync.Once
+	v map[string]int
+}
+
 // citusProcWarehouseArg is, for each function of procs.go, the 1-based
 // position of its home-warehouse argument (p_w in every one), named '$n'
 // as in Citus's own example for a TPC-C delivery function,
@@ -94,12 +100,19 @@ var citusTables = []citusTable{
 // new-order's remote supplying warehouses make the worker run a
 // distributed transaction; those are the specification's cross-warehouse
 // transactions.
-var citusProcWarehouseArg = map[string]int{
-	"pgarena_tpcc_new_order":    1,
-	"pgarena_tpcc_payment":      1,
-	"pgarena_tpcc_order_status": 1,
-	"pgarena_tpcc_delivery":     1,
-	"pgarena_tpcc_stock_level":  1,
+func citusProcWarehouseArg() map[string]int {
+	lazyCitusProcWarehouseArg.Do(func() { lazyCitusProcWarehouseArg.v = buildCitusProcWarehouseArg() })
+	return lazyCitusProcWarehouseArg.v
+}
+
+func buildCitusProcWarehouseArg() map[string]int {
+	return map[string]int{
+		"pgarena_tpcc_new_order":    1,
+		"pgarena_tpcc_payment":      1,
+		"pgarena_tpcc_order_status": 1,
+		"pgarena_tpcc_delivery":     1,
+		"pgarena_tpcc_stock_level":  1,
+	}
 }
 
 // validateShardCount checks --shard-count.
@@ -147,7 +160,7 @@ func citusDDL(o citusOptions) []string {
 func citusFunctionDDL() []string {
 	stmts := make([]string, 0, len(procSignatures))
 	for _, sig := range procSignatures {
-		arg, ok := citusProcWarehouseArg[citusProcName(sig)]
+		arg, ok := citusProcWarehouseArg()[citusProcName(sig)]
 		if !ok {
 			panic("tpcc: no Citus distribution argument for " + sig) // caught by TestCitusFunctions
 		}

@@ -36,11 +36,10 @@ func table(t *testing.T, w *Workload, name string) workload.Table {
 }
 
 func TestRegistered(t *testing.T) {
-	m, ok := workload.Get("tpcc")
-	if !ok {
-		t.Fatal("tpcc is not registered")
+	if Meta.Name != "tpcc" {
+		t.Fatalf("Meta.Name = %q", Meta.Name)
 	}
-	if got := m.New().TxTypes(); !reflect.DeepEqual(got, []string{"new_order", "payment", "order_status", "delivery", "stock_level"}) {
+	if got := Meta.New().TxTypes(); !reflect.DeepEqual(got, []string{"new_order", "payment", "order_status", "delivery", "stock_level"}) {
 		t.Errorf("TxTypes = %v", got)
 	}
 }

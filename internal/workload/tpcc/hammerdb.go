@@ -66,10 +66,20 @@ var hammerdbSignatures = []string{
 	"slev(int,int,int,int)",
 }
 
+var lazyHammerdbDDL struct {
+	sync.Once
+	v []string
+}
+
 // hammerdbDDL creates the routines of hammerdbSignatures, in that order
 // (built on first use: pasting the bodies costs ~70 k instructions that a
 // command other than tpcc's init and check would pay at start).
-var hammerdbDDL = sync.OnceValue(func() []string {
+func hammerdbDDL() []string {
+	lazyHammerdbDDL.Do(func() { lazyHammerdbDDL.v = buildHammerdbDDL() })
+	return lazyHammerdbDDL.v
+}
+
+func buildHammerdbDDL() []string {
 	newOrderBody := strings.NewReplacer("ERRCODE", errcodeRollback, "NURAND_C", strconv.Itoa(hammerdbNURandC)).Replace(newOrderBody)
 	return []string{
 		`create or replace function dbms_random(int, int) returns int language sql volatile strict as
@@ -176,7 +186,7 @@ declare
 ` + stockLevelBody + `
 end $$`,
 	}
-})
+}
 
 // newOrderBody is New-Order (clause 2.4.2.2) after the declarations of
 // no_c_discount, no_c_last, no_c_credit, no_d_tax, no_w_tax and tstamp.

@@ -54,13 +54,23 @@ const newOrderStock = `update stock set
 where s_i_id = $1 and s_w_id = $2
 returning s_quantity, s_data, s_dist_%02d`
 
+var lazyNewOrderStockByDistrict struct {
+	sync.Once
+	v [districtsPerWH + 1]string
+}
+
 // newOrderStockByDistrict is newOrderStock per district (built on first use).
-var newOrderStockByDistrict = sync.OnceValue(func() (s [districtsPerWH + 1]string) {
+func newOrderStockByDistrict() [districtsPerWH + 1]string {
+	lazyNewOrderStockByDistrict.Do(func() { lazyNewOrderStockByDistrict.v = buildNewOrderStockByDistrict() })
+	return lazyNewOrderStockByDistrict.v
+}
+
+func buildNewOrderStockByDistrict() (s [districtsPerWH + 1]string) {
 	for d := 1; d <= districtsPerWH; d++ {
 		s[d] = fmt.Sprintf(newOrderStock, d)
 	}
 	return s
-})
+}
 
 // newOrderLines inserts all order lines (clause 2.4.2.2) in one statement;
 // OL_DELIVERY_D is NULL.

@@ -52,6 +52,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -81,18 +82,17 @@ const (
 
 var txNames = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
 
-func init() {
-	workload.Register(workload.Meta{
-		Name:        "tpcc",
-		Description: "TPC-C (rev. 5.11), HammerDB TPROC-C compatible schema",
-		New:         func() workload.Workload { return New() },
-		TestFlags:   []string{"--warehouses", "1"},
-		// The transactions repeat a few dozen statements with new
-		// parameters; parsing and planning each again would measure the
-		// planner more than the benchmark (and halves NOPM on a small
-		// server).
-		QueryMode: "prepared",
-	})
+// Meta describes tpcc to the registry (internal/workload/all registers it).
+var Meta = workload.Meta{
+	Name:        "tpcc",
+	Description: "TPC-C (rev. 5.11), HammerDB TPROC-C compatible schema",
+	New:         func() workload.Workload { return New() },
+	TestFlags:   []string{"--warehouses", "1"},
+	// The transactions repeat a few dozen statements with new
+	// parameters; parsing and planning each again would measure the
+	// planner more than the benchmark (and halves NOPM on a small
+	// server).
+	QueryMode: "prepared",
 }
 
 // Workload is the tpcc benchmark. Use New (or the registry).
@@ -161,8 +161,7 @@ func New() *Workload {
 
 // Meta implements workload.Workload.
 func (w *Workload) Meta() workload.Meta {
-	m, _ := workload.Get("tpcc")
-	return m
+	return Meta
 }
 
 // Flags implements workload.Flagser.
@@ -192,10 +191,22 @@ func (w *Workload) Validate() error {
 	return nil
 }
 
+var lazyWarehouseColumn struct {
+	sync.Once
+	v map[string]string
+}
+
 // warehouseColumn names each table's warehouse column (item has none).
-var warehouseColumn = map[string]string{
-	"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
-	"new_order": "no_w_id", "orders": "o_w_id", "order_line": "ol_w_id", "stock": "s_w_id",
+func warehouseColumn() map[string]string {
+	lazyWarehouseColumn.Do(func() { lazyWarehouseColumn.v = buildWarehouseColumn() })
+	return lazyWarehouseColumn.v
+}
+
+func buildWarehouseColumn() map[string]string {
+	return map[string]string{
+		"warehouse": "w_id", "district": "d_w_id", "customer": "c_w_id", "history": "h_w_id",
+		"new_order": "no_w_id", "orders": "o_w_id", "order_line": "ol_w_id", "stock": "s_w_id",
+	}
 }
 
 // SliceOf implements workload.Slicer: warehouses split into n ranges
@@ -223,7 +234,7 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 	return workload.Slice{
 		Name: fmt.Sprintf("%d-%d", first, last),
 		Clear: func(table string) string {
-			if col, ok := warehouseColumn[table]; ok {
+			if col, ok := warehouseColumn()[table]; ok {
 				return fmt.Sprintf("delete from %s where %s between %d and %d", table, col, first, last)
 			}
 			if table == "item" && first == 1 {

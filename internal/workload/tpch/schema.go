@@ -2,30 +2,55 @@ package tpch
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 )
 
+var lazyColumns struct {
+	sync.Once
+	v map[dbgen.Table][][2]string
+}
+
 // columns are the eight tables' columns per Clause 1.4.1, in dbgen's
 // order, with PostgreSQL types: identifiers integer (orderkey bigint: at
 // scale 1000 order keys reach 6 billion), decimal(15,2) as numeric(15,2).
-var columns = map[dbgen.Table][][2]string{
-	dbgen.Nation:   {{"n_nationkey", "integer"}, {"n_name", "char(25)"}, {"n_regionkey", "integer"}, {"n_comment", "varchar(152)"}},
-	dbgen.Region:   {{"r_regionkey", "integer"}, {"r_name", "char(25)"}, {"r_comment", "varchar(152)"}},
-	dbgen.Part:     {{"p_partkey", "integer"}, {"p_name", "varchar(55)"}, {"p_mfgr", "char(25)"}, {"p_brand", "char(10)"}, {"p_type", "varchar(25)"}, {"p_size", "integer"}, {"p_container", "char(10)"}, {"p_retailprice", "numeric(15,2)"}, {"p_comment", "varchar(23)"}},
-	dbgen.Supplier: {{"s_suppkey", "integer"}, {"s_name", "char(25)"}, {"s_address", "varchar(40)"}, {"s_nationkey", "integer"}, {"s_phone", "char(15)"}, {"s_acctbal", "numeric(15,2)"}, {"s_comment", "varchar(101)"}},
-	dbgen.PartSupp: {{"ps_partkey", "integer"}, {"ps_suppkey", "integer"}, {"ps_availqty", "integer"}, {"ps_supplycost", "numeric(15,2)"}, {"ps_comment", "varchar(199)"}},
-	dbgen.Customer: {{"c_custkey", "integer"}, {"c_name", "varchar(25)"}, {"c_address", "varchar(40)"}, {"c_nationkey", "integer"}, {"c_phone", "char(15)"}, {"c_acctbal", "numeric(15,2)"}, {"c_mktsegment", "char(10)"}, {"c_comment", "varchar(117)"}},
-	dbgen.Orders:   {{"o_orderkey", "bigint"}, {"o_custkey", "integer"}, {"o_orderstatus", "char(1)"}, {"o_totalprice", "numeric(15,2)"}, {"o_orderdate", "date"}, {"o_orderpriority", "char(15)"}, {"o_clerk", "char(15)"}, {"o_shippriority", "integer"}, {"o_comment", "varchar(79)"}},
-	dbgen.LineItem: {{"l_orderkey", "bigint"}, {"l_partkey", "integer"}, {"l_suppkey", "integer"}, {"l_linenumber", "integer"}, {"l_quantity", "numeric(15,2)"}, {"l_extendedprice", "numeric(15,2)"}, {"l_discount", "numeric(15,2)"}, {"l_tax", "numeric(15,2)"}, {"l_returnflag", "char(1)"}, {"l_linestatus", "char(1)"}, {"l_shipdate", "date"}, {"l_commitdate", "date"}, {"l_receiptdate", "date"}, {"l_shipinstruct", "char(25)"}, {"l_shipmode", "char(10)"}, {"l_comment", "varchar(44)"}},
+func columns() map[dbgen.Table][][2]string {
+	lazyColumns.Do(func() { lazyColumns.v = buildColumns() })
+	return lazyColumns.v
+}
+
+func buildColumns() map[dbgen.Table][][2]string {
+	return map[dbgen.Table][][2]string{
+		dbgen.Nation:   {{"n_nationkey", "integer"}, {"n_name", "char(25)"}, {"n_regionkey", "integer"}, {"n_comment", "varchar(152)"}},
+		dbgen.Region:   {{"r_regionkey", "integer"}, {"r_name", "char(25)"}, {"r_comment", "varchar(152)"}},
+		dbgen.Part:     {{"p_partkey", "integer"}, {"p_name", "varchar(55)"}, {"p_mfgr", "char(25)"}, {"p_brand", "char(10)"}, {"p_type", "varchar(25)"}, {"p_size", "integer"}, {"p_container", "char(10)"}, {"p_retailprice", "numeric(15,2)"}, {"p_comment", "varchar(23)"}},
+		dbgen.Supplier: {{"s_suppkey", "integer"}, {"s_name", "char(25)"}, {"s_address", "varchar(40)"}, {"s_nationkey", "integer"}, {"s_phone", "char(15)"}, {"s_acctbal", "numeric(15,2)"}, {"s_comment", "varchar(101)"}},
+		dbgen.PartSupp: {{"ps_partkey", "integer"}, {"ps_suppkey", "integer"}, {"ps_availqty", "integer"}, {"ps_supplycost", "numeric(15,2)"}, {"ps_comment", "varchar(199)"}},
+		dbgen.Customer: {{"c_custkey", "integer"}, {"c_name", "varchar(25)"}, {"c_address", "varchar(40)"}, {"c_nationkey", "integer"}, {"c_phone", "char(15)"}, {"c_acctbal", "numeric(15,2)"}, {"c_mktsegment", "char(10)"}, {"c_comment", "varchar(117)"}},
+		dbgen.Orders:   {{"o_orderkey", "bigint"}, {"o_custkey", "integer"}, {"o_orderstatus", "char(1)"}, {"o_totalprice", "numeric(15,2)"}, {"o_orderdate", "date"}, {"o_orderpriority", "char(15)"}, {"o_clerk", "char(15)"}, {"o_shippriority", "integer"}, {"o_comment", "varchar(79)"}},
+		dbgen.LineItem: {{"l_orderkey", "bigint"}, {"l_partkey", "integer"}, {"l_suppkey", "integer"}, {"l_linenumber", "integer"}, {"l_quantity", "numeric(15,2)"}, {"l_extendedprice", "numeric(15,2)"}, {"l_discount", "numeric(15,2)"}, {"l_tax", "numeric(15,2)"}, {"l_returnflag", "char(1)"}, {"l_linestatus", "char(1)"}, {"l_shipdate", "date"}, {"l_commitdate", "date"}, {"l_receiptdate", "date"}, {"l_shipinstruct", "char(25)"}, {"l_shipmode", "char(10)"}, {"l_comment", "varchar(44)"}},
+	}
+}
+
+var lazyPrimaryKeys struct {
+	sync.Once
+	v map[dbgen.Table]string
 }
 
 // primaryKeys per Clause 1.4.2.2.
-var primaryKeys = map[dbgen.Table]string{
-	dbgen.Nation: "n_nationkey", dbgen.Region: "r_regionkey", dbgen.Part: "p_partkey", dbgen.Supplier: "s_suppkey",
-	dbgen.PartSupp: "ps_partkey, ps_suppkey", dbgen.Customer: "c_custkey", dbgen.Orders: "o_orderkey",
-	dbgen.LineItem: "l_orderkey, l_linenumber",
+func primaryKeys() map[dbgen.Table]string {
+	lazyPrimaryKeys.Do(func() { lazyPrimaryKeys.v = buildPrimaryKeys() })
+	return lazyPrimaryKeys.v
+}
+
+func buildPrimaryKeys() map[dbgen.Table]string {
+	return map[dbgen.Table]string{
+		dbgen.Nation: "n_nationkey", dbgen.Region: "r_regionkey", dbgen.Part: "p_partkey", dbgen.Supplier: "s_suppkey",
+		dbgen.PartSupp: "ps_partkey, ps_suppkey", dbgen.Customer: "c_custkey", dbgen.Orders: "o_orderkey",
+		dbgen.LineItem: "l_orderkey, l_linenumber",
+	}
 }
 
 // foreignKey is one of Clause 1.4.2.3's foreign keys.
@@ -38,25 +63,49 @@ type foreignKey struct {
 	colocated bool
 }
 
-var foreignKeys = map[dbgen.Table][]foreignKey{
-	dbgen.Nation:   {{"n_regionkey", "region", "r_regionkey", true}},
-	dbgen.Supplier: {{"s_nationkey", "nation", "n_nationkey", true}},
-	dbgen.Customer: {{"c_nationkey", "nation", "n_nationkey", true}},
-	dbgen.PartSupp: {{"ps_partkey", "part", "p_partkey", true}, {"ps_suppkey", "supplier", "s_suppkey", true}},
-	dbgen.Orders:   {{"o_custkey", "customer", "c_custkey", false}},
-	dbgen.LineItem: {{"l_orderkey", "orders", "o_orderkey", true}, {"l_partkey, l_suppkey", "partsupp", "ps_partkey, ps_suppkey", false}},
+var lazyForeignKeys struct {
+	sync.Once
+	v map[dbgen.Table][]foreignKey
+}
+
+func foreignKeys() map[dbgen.Table][]foreignKey {
+	lazyForeignKeys.Do(func() { lazyForeignKeys.v = buildForeignKeys() })
+	return lazyForeignKeys.v
+}
+
+func buildForeignKeys() map[dbgen.Table][]foreignKey {
+	return map[dbgen.Table][]foreignKey{
+		dbgen.Nation:   {{"n_regionkey", "region", "r_regionkey", true}},
+		dbgen.Supplier: {{"s_nationkey", "nation", "n_nationkey", true}},
+		dbgen.Customer: {{"c_nationkey", "nation", "n_nationkey", true}},
+		dbgen.PartSupp: {{"ps_partkey", "part", "p_partkey", true}, {"ps_suppkey", "supplier", "s_suppkey", true}},
+		dbgen.Orders:   {{"o_custkey", "customer", "c_custkey", false}},
+		dbgen.LineItem: {{"l_orderkey", "orders", "o_orderkey", true}, {"l_partkey, l_suppkey", "partsupp", "ps_partkey, ps_suppkey", false}},
+	}
+}
+
+var lazyIndexes struct {
+	sync.Once
+	v map[dbgen.Table][]string
 }
 
 // indexes are the ordinary indexes PostgreSQL TPC-H setups commonly add:
 // the foreign keys' columns (joins, and RF2's deletes) and the date
 // columns the queries restrict.
-var indexes = map[dbgen.Table][]string{
-	dbgen.Nation:   {"n_regionkey"},
-	dbgen.Supplier: {"s_nationkey"},
-	dbgen.Customer: {"c_nationkey"},
-	dbgen.PartSupp: {"ps_suppkey"},
-	dbgen.Orders:   {"o_custkey", "o_orderdate"},
-	dbgen.LineItem: {"l_partkey, l_suppkey", "l_shipdate", "l_suppkey"},
+func indexes() map[dbgen.Table][]string {
+	lazyIndexes.Do(func() { lazyIndexes.v = buildIndexes() })
+	return lazyIndexes.v
+}
+
+func buildIndexes() map[dbgen.Table][]string {
+	return map[dbgen.Table][]string{
+		dbgen.Nation:   {"n_regionkey"},
+		dbgen.Supplier: {"s_nationkey"},
+		dbgen.Customer: {"c_nationkey"},
+		dbgen.PartSupp: {"ps_suppkey"},
+		dbgen.Orders:   {"o_custkey", "o_orderdate"},
+		dbgen.LineItem: {"l_partkey, l_suppkey", "l_shipdate", "l_suppkey"},
+	}
 }
 
 // stateTable is pgarena's own table of the load's scale and the next
@@ -73,7 +122,7 @@ const chunkRows = 1000
 func tables(g *dbgen.Generator, citus, allKeys bool) []workload.Table {
 	var out []workload.Table
 	for _, t := range dbgen.Tables {
-		cols := columns[t]
+		cols := columns()[t]
 		ddl := "create table " + t.String() + " ("
 		names := make([]string, len(cols))
 		for i, c := range cols {
@@ -118,17 +167,17 @@ func tables(g *dbgen.Generator, citus, allKeys bool) []workload.Table {
 // the key (the columns are NOT NULL: no scan); Citus gets the plain form.
 func postLoad(t dbgen.Table, citus, allKeys bool) []string {
 	name := t.String()
-	stmts := []string{fmt.Sprintf("create unique index %s_pkey on %s (%s)", name, name, primaryKeys[t])}
+	stmts := []string{fmt.Sprintf("create unique index %s_pkey on %s (%s)", name, name, primaryKeys()[t])}
 	if citus {
-		stmts = []string{fmt.Sprintf("alter table %s add primary key (%s)", name, primaryKeys[t])}
+		stmts = []string{fmt.Sprintf("alter table %s add primary key (%s)", name, primaryKeys()[t])}
 	}
-	for i, cols := range indexes[t] {
+	for i, cols := range indexes()[t] {
 		stmts = append(stmts, fmt.Sprintf("create index %s_i%d on %s (%s)", name, i+1, name, cols))
 	}
 	if !citus {
 		stmts = append(stmts, fmt.Sprintf("alter table %s add constraint %s_pkey primary key using index %s_pkey", name, name, name))
 	}
-	for _, fk := range foreignKeys[t] {
+	for _, fk := range foreignKeys()[t] {
 		if citus && !fk.colocated && !allKeys {
 			continue
 		}

@@ -75,13 +75,21 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 				return ""
 			}
 			first, last := g.Keys(t, from, to)
-			return fmt.Sprintf("delete from %s where %s between %d and %d", table, columns[t][0][0], first, last)
+			return fmt.Sprintf("delete from %s where %s between %d and %d", table, columns()[t][0][0], first, last)
 		},
 		Complete: func(names []string) bool { return coversChunks(g, names) },
 	}, true
 }
 
-var sliceNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)of(\d+)$`) })
+var lazySliceNameRe struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
+func sliceNameRe() *regexp.Regexp {
+	lazySliceNameRe.Do(func() { lazySliceNameRe.v = regexp.MustCompile(`^(\d+)of(\d+)$`) })
+	return lazySliceNameRe.v
+}
 
 // coversChunks reports whether the slices named "IofN" cover every chunk
 // of every table (slices of different splits may overlap).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 )
 
 // op is one of CoreWorkload's operations.
@@ -60,17 +61,29 @@ type mix struct {
 	workloadName           string // the letter
 }
 
+var lazyCoreWorkloads struct {
+	sync.Once
+	v map[string]mix
+}
+
 // coreWorkloads are the property files workloads/workloada..f shipped with
 // YCSB: the proportions and request distribution of each letter. Every
 // letter reads all fields; only E scans, with maxscanlength 100 and a
 // uniform scan length (CoreWorkload's default maxscanlength is 1000).
-var coreWorkloads = map[string]mix{
-	"a": {props: [numOps]float64{opRead: 0.5, opUpdate: 0.5}, dist: distZipfian},          // update heavy
-	"b": {props: [numOps]float64{opRead: 0.95, opUpdate: 0.05}, dist: distZipfian},        // read mostly
-	"c": {props: [numOps]float64{opRead: 1}, dist: distZipfian},                           // read only
-	"d": {props: [numOps]float64{opRead: 0.95, opInsert: 0.05}, dist: distLatest},         // read latest
-	"e": {props: [numOps]float64{opScan: 0.95, opInsert: 0.05}, dist: distZipfian},        // short ranges
-	"f": {props: [numOps]float64{opRead: 0.5, opReadModifyWrite: 0.5}, dist: distZipfian}, // read-modify-write
+func coreWorkloads() map[string]mix {
+	lazyCoreWorkloads.Do(func() { lazyCoreWorkloads.v = buildCoreWorkloads() })
+	return lazyCoreWorkloads.v
+}
+
+func buildCoreWorkloads() map[string]mix {
+	return map[string]mix{
+		"a": {props: [numOps]float64{opRead: 0.5, opUpdate: 0.5}, dist: distZipfian},          // update heavy
+		"b": {props: [numOps]float64{opRead: 0.95, opUpdate: 0.05}, dist: distZipfian},        // read mostly
+		"c": {props: [numOps]float64{opRead: 1}, dist: distZipfian},                           // read only
+		"d": {props: [numOps]float64{opRead: 0.95, opInsert: 0.05}, dist: distLatest},         // read latest
+		"e": {props: [numOps]float64{opScan: 0.95, opInsert: 0.05}, dist: distZipfian},        // short ranges
+		"f": {props: [numOps]float64{opRead: 0.5, opReadModifyWrite: 0.5}, dist: distZipfian}, // read-modify-write
+	}
 }
 
 // defaultMaxScan is CoreWorkload's maxscanlength default; workload E's is
@@ -78,7 +91,7 @@ var coreWorkloads = map[string]mix{
 const defaultMaxScan = 1000
 
 func letterMix(letter string) (mix, error) {
-	m, ok := coreWorkloads[strings.ToLower(letter)]
+	m, ok := coreWorkloads()[strings.ToLower(letter)]
 	if !ok {
 		return mix{}, fmt.Errorf("--workload %q: want one of a, b, c, d, e, f (YCSB's core workloads)", letter)
 	}

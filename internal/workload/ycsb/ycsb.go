@@ -44,14 +44,13 @@ import (
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-func init() {
-	workload.Register(workload.Meta{
-		Name:        "ycsb",
-		Description: "YCSB core workloads A-F (usertable as YCSB's JDBC binding)",
-		New:         func() workload.Workload { return New() },
-		TestFlags:   []string{"--records", "2000"},
-		QueryMode:   "prepared", // YCSB's JDBC binding runs PreparedStatements
-	})
+// Meta describes ycsb to the registry (internal/workload/all registers it).
+var Meta = workload.Meta{
+	Name:        "ycsb",
+	Description: "YCSB core workloads A-F (usertable as YCSB's JDBC binding)",
+	New:         func() workload.Workload { return New() },
+	TestFlags:   []string{"--records", "2000"},
+	QueryMode:   "prepared", // YCSB's JDBC binding runs PreparedStatements
 }
 
 // Insert orders (YCSB's insertorder).
@@ -154,8 +153,7 @@ func New() *Workload {
 
 // Meta implements workload.Workload.
 func (w *Workload) Meta() workload.Meta {
-	m, _ := workload.Get("ycsb")
-	return m
+	return Meta
 }
 
 // Flags implements workload.Flagser.

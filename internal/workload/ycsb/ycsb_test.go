@@ -20,11 +20,10 @@ import (
 )
 
 func TestRegistered(t *testing.T) {
-	m, ok := workload.Get("ycsb")
-	if !ok {
-		t.Fatal("ycsb is not registered")
+	if Meta.Name != "ycsb" {
+		t.Fatalf("Meta.Name = %q", Meta.Name)
 	}
-	if _, ok := m.New().(workload.Flagser); !ok {
+	if _, ok := Meta.New().(workload.Flagser); !ok {
 		t.Error("ycsb has no flags")
 	}
 }

@@ -23,9 +23,17 @@ type dist struct {
 	pick []uint16
 }
 
+var lazyDists struct {
+	sync.Once
+	v map[string]*dist
+}
+
 // dists are the distributions of dists.dss, parsed on first use (not at package
 // initialisation: every pgarena command links this package, few generate data); read-only.
-var dists = sync.OnceValue(func() map[string]*dist { return parseDists(distsFile) })
+func dists() map[string]*dist {
+	lazyDists.Do(func() { lazyDists.v = parseDists(distsFile) })
+	return lazyDists.v
+}
 
 func parseDists(text string) map[string]*dist {
 	out := map[string]*dist{}
@@ -102,8 +110,18 @@ type namedDists struct {
 	priorities, flags, instruct, modes                    *dist
 }
 
+var lazyDistsByUse struct {
+	sync.Once
+	v *namedDists
+}
+
 // distsByUse is namedDists, looked up on first use; read-only.
-var distsByUse = sync.OnceValue(func() *namedDists {
+func distsByUse() *namedDists {
+	lazyDistsByUse.Do(func() { lazyDistsByUse.v = buildDistsByUse() })
+	return lazyDistsByUse.v
+}
+
+func buildDistsByUse() *namedDists {
 	return &namedDists{
 		colors:     mustDist("colors"),
 		types:      mustDist("p_types"),
@@ -116,7 +134,7 @@ var distsByUse = sync.OnceValue(func() *namedDists {
 		instruct:   mustDist("instruct"),
 		modes:      mustDist("smode"),
 	}
-})
+}
 
 // random picks a value with dbgen's pick_str: a draw in [0, total weight) selects the first
 // value whose cumulative weight exceeds it.

@@ -78,13 +78,23 @@ const (
 	pastDate   = minDate + 1263 // 1995-06-17
 )
 
+var lazyDates struct {
+	sync.Once
+	v *[totalDates][10]byte
+}
+
 // dates are the days' texts, built on first use (not at package initialisation: ~2 M
 // instructions that every pgarena command would pay).
-var dates = sync.OnceValue(func() *[totalDates][10]byte {
+func dates() *[totalDates][10]byte {
+	lazyDates.Do(func() { lazyDates.v = buildDates() })
+	return lazyDates.v
+}
+
+func buildDates() *[totalDates][10]byte {
 	out := new([totalDates][10]byte)
 	start := time.Date(1992, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range out {
 		copy(out[i][:], start.AddDate(0, 0, i).Format("2006-01-02"))
 	}
 	return out
-})
+}

@@ -37,9 +37,17 @@ type textPool struct {
 	lens        [len(seps)][256]uint8 // len(pieces[k][w])
 }
 
+var lazySharedPool struct {
+	sync.Once
+	v *textPool
+}
+
 // sharedPool builds the pool once per process: it does not depend on the scale factor and
 // is never written after it is built.
-var sharedPool = sync.OnceValue(buildPool)
+func sharedPool() *textPool {
+	lazySharedPool.Do(func() { lazySharedPool.v = buildPool() })
+	return lazySharedPool.v
+}
 
 // grammar is the vocabulary and the phrase distributions used to build the pool.
 type grammar struct {

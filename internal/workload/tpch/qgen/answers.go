@@ -89,10 +89,8 @@ func Check(n int, got [][]string, want Answer) error {
 	return nil
 }
 
-var (
-	hundred = big.NewRat(100, 1)
-	onePct  = big.NewRat(1, 100)
-)
+func hundred() *big.Rat { return big.NewRat(100, 1) }
+func onePct() *big.Rat  { return big.NewRat(1, 100) }
 
 // Null is how a NULL value is written in rows given to Check and in
 // answer sets: \N, as PostgreSQL's COPY text format writes it.
@@ -127,13 +125,13 @@ func compare(k kind, got, want string) error {
 			return fmt.Errorf("not equal to the cent")
 		}
 	case kSum:
-		if d := new(big.Rat).Sub(g, w); d.Abs(d).Cmp(hundred) > 0 {
+		if d := new(big.Rat).Sub(g, w); d.Abs(d).Cmp(hundred()) > 0 {
 			return fmt.Errorf("differs by more than 100")
 		}
 	case kAvg, kRat:
 		gc, wc := cents(g), cents(w)
 		d := new(big.Rat).Sub(gc, wc)
-		lim := new(big.Rat).Mul(new(big.Rat).Abs(wc), onePct)
+		lim := new(big.Rat).Mul(new(big.Rat).Abs(wc), onePct())
 		if d.Abs(d).Cmp(lim) > 0 {
 			return fmt.Errorf("differs by more than 1%% at 1/100")
 		}
@@ -143,7 +141,7 @@ func compare(k kind, got, want string) error {
 
 // cents rounds x to 1/100, halves away from zero.
 func cents(x *big.Rat) *big.Rat {
-	y := new(big.Rat).Mul(x, hundred)
+	y := new(big.Rat).Mul(x, hundred())
 	if y.Sign() >= 0 {
 		y.Add(y, big.NewRat(1, 2))
 	} else {

@@ -6,10 +6,20 @@ import (
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 )
 
+var lazyFileDists struct {
+	sync.Once
+	v *qgenDists
+}
+
 // fileDists are the distributions of dists.dss that qgen's substitutions
 // draw from, read from dbgen's copy of the file (the order and weights are
 // part of the draw) on first use.
-var fileDists = sync.OnceValue(func() *qgenDists {
+func fileDists() *qgenDists {
+	lazyFileDists.Do(func() { lazyFileDists.v = buildFileDists() })
+	return lazyFileDists.v
+}
+
+func buildFileDists() *qgenDists {
 	return &qgenDists{
 		regions:    fileDist("regions"),
 		nations2:   fileDist("nations2"),
@@ -26,7 +36,7 @@ var fileDists = sync.OnceValue(func() *qgenDists {
 		// same order (Clause 4.2.3; dbgen reads n_regionkey the same way).
 		nationRegion: fileDist("nations").weights,
 	}
-})
+}
 
 type qgenDists struct {
 	regions, nations2, segments, shipModes, q13a, q13b, containers, types, colors dist

@@ -671,8 +671,16 @@ order by
 	cntrycode`,
 }
 
+var lazyPlaceholder struct {
+	sync.Once
+	v *regexp.Regexp
+}
+
 // placeholder matches a substitution parameter of a template.
-var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:[0-9]+`) })
+func placeholder() *regexp.Regexp {
+	lazyPlaceholder.Do(func() { lazyPlaceholder.v = regexp.MustCompile(`:[0-9]+`) })
+	return lazyPlaceholder.v
+}
 
 // substitute returns template q with its parameters in place. Parameters
 // are the generator's own text (digits, dates, dists.dss words), never
