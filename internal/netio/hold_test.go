@@ -284,45 +284,52 @@ func slowAnswers(t *testing.T, conn *pgx.Conn, n int, sleep string, late time.Du
 }
 
 // TestStopWhileHeldInAStatement: a statement interrupted as the driver
-// stops a run (a deadline in the past) while its client sleeps in a held
-// wait, or in the netpoller after slow answers (parkSlow), with GOMAXPROCS
-// 1, returns promptly with an error.
+// stops a run (a deadline in the past) or as its connection is closed
+// while its client sleeps in a held wait, or in the netpoller after slow
+// answers (parkSlow; the unix socket watched for reading only), with
+// GOMAXPROCS 1, returns promptly with an error.
 func TestStopWhileHeldInAStatement(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	dsn := pgtest.DSN(t)
 	admin := connectHold(t, dsn, "unix", Std, nil)
 	for _, parked := range []bool{false, true} {
-		t.Run(fmt.Sprintf("parked=%v", parked), func(t *testing.T) {
-			conn := connectHold(t, dsn, "unix", Raw, NewHold(1))
-			rc := conn.PgConn().Conn().(*rawConn)
-			rc.parkAfter = math.MaxInt64 // held, however slow the setup's answers
-			if parked {
-				rc.parkAfter, rc.parkSlow = 0, true // parked, after any answer
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := conn.Exec(context.Background(), "select pg_sleep(60)")
-				done <- err
-			}()
-			waitSleeping(t, admin, conn.PgConn().PID())
-			if parked {
-				// Sleeping on the server, so the Read is parked or about
-				// to: the deadline ends it either way.
-			} else {
-				waitHeld(t, rc)
-			}
-			start := time.Now()
-			rc.SetDeadline(time.Unix(1, 0))
-			within(t, 5*time.Second, "the interrupted statement", func() {
-				if err := <-done; err == nil {
-					t.Error("interrupted statement: no error")
+		for _, how := range []string{"deadline", "close"} {
+			t.Run(fmt.Sprintf("parked=%v/%s", parked, how), func(t *testing.T) {
+				conn := connectHold(t, dsn, "unix", Raw, NewHold(1))
+				rc := conn.PgConn().Conn().(*rawConn)
+				rc.parkAfter = math.MaxInt64 // held, however slow the setup's answers
+				if parked {
+					rc.parkAfter, rc.parkSlow = 0, true // parked, after any answer
+				}
+				done := make(chan error, 1)
+				go func() {
+					_, err := conn.Exec(context.Background(), "select pg_sleep(60)")
+					done <- err
+				}()
+				waitSleeping(t, admin, conn.PgConn().PID())
+				if parked {
+					// Sleeping on the server, so the Read is parked or
+					// about to: the deadline or Close ends it either way.
+				} else {
+					waitHeld(t, rc)
+				}
+				start := time.Now()
+				if how == "deadline" {
+					rc.SetDeadline(time.Unix(1, 0))
+				} else {
+					rc.Close()
+				}
+				within(t, 5*time.Second, "the interrupted statement", func() {
+					if err := <-done; err == nil {
+						t.Error("interrupted statement: no error")
+					}
+				})
+				t.Logf("statement ended %v after the %s", time.Since(start), how)
+				if parked && rc.parked == 0 {
+					t.Error("no wait was left to the netpoller")
 				}
 			})
-			t.Logf("statement ended %v after the deadline", time.Since(start))
-			if parked && rc.parked == 0 {
-				t.Error("no wait was left to the netpoller")
-			}
-		})
+		}
 	}
 }
 
