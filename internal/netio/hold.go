@@ -20,8 +20,9 @@ import "sync/atomic"
 // (sysmon's, after 10 ms), which ends the wait for a yield; the garbage
 // collector's stop-the-world signals the thread too (unless
 // GODEBUG=asyncpreemptoff=1: then they wait for the answer). After two
-// answers in a row slower than 1 ms on TCP, 15 ms on a unix socket, the
-// next are waited for in the netpoller instead (parkAfter, hold_linux.go).
+// answers in a row slower than 1 ms, the next are waited for in the
+// netpoller instead (parkAfter, hold_linux.go; 15 ms on a unix socket
+// whose registration in the runtime's epoll was not found, quiet_linux.go).
 type Hold struct {
 	max int32
 	n   atomic.Int32

@@ -40,12 +40,12 @@ import (
 // parkAfter or more (parkSlow), the next waits are the netpoller's until
 // one is faster: the goroutine parks, every P is idle, sysmon sleeps
 // until a timer, and on a TCP socket a round trip is pgbench's: a send,
-// two epoll_pwait (one that finds nothing) and a read, one sleep. A unix
-// socket costs more there: the runtime's epoll watches it for writing too
-// (EPOLLOUT, edge-triggered), and the server's read of each request frees
-// send-buffer space, an event that may wake the parked thread for nothing
-// (up to two more epoll_pwait and a sleep per round trip), so it parks
-// only for answers slower than its held wait's extra sleeps cost.
+// two epoll_pwait (one that finds nothing) and a read, one sleep. So is it
+// on a unix socket once the runtime's epoll no longer watches it for
+// writing (quiet_linux.go); where that could not be done, the server's
+// read of each request wakes the parked thread for nothing (up to two more
+// epoll_pwait and a sleep per round trip), so it parks only for answers
+// slower than its held wait's extra sleeps cost (parkAfterUnix).
 
 // newWake returns the eventfd that ends a connection's held waits, or -1 if
 // it cannot be made (then the connection's waits are the netpoller's).
@@ -119,9 +119,10 @@ func (c *rawConn) holdWait(fd uintptr) int {
 const holdYield = time.Millisecond
 
 // An answer that took this long or more has the next waited for in the
-// netpoller (parkSlow): on TCP, the held wait's yield point; on a unix
-// socket, where a parked round trip may cost a sleep more, one and a half
-// sysmon ticks (-c 1, per transaction, voluntary switches held / parked /
+// netpoller (parkSlow): the held wait's yield point (parkAfterTCP, also a
+// unix socket's once quiet); on a unix socket still watched for writing,
+// where a parked round trip may cost a sleep more, one and a half sysmon
+// ticks (-c 1, per transaction, voluntary switches held / parked /
 // pgbench: 3 ms answers 1.3-1.6 / 2.0-2.5 / 1.0, 10 ms 2.1 / 2.5-3.9 / 1.0,
 // 30 ms 6.2 / 1.3 / 1.0).
 const (

@@ -8,11 +8,13 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 )
@@ -173,21 +175,58 @@ func TestHeldWaitEndsAtDeadlineOrClose(t *testing.T) {
 
 // TestHeldWaitReadsSlowAnswers: answers of a few milliseconds (pgbench
 // scripts with slow statements, -c 1) on a unix socket are found by the
-// held wait itself, not by the netpoller after a timeout; and read right.
+// held wait itself, not by the netpoller after a timeout, while it is not
+// told to leave them to the netpoller (parkAfter); and read right.
 func TestHeldWaitReadsSlowAnswers(t *testing.T) {
 	conn := connectHold(t, pgtest.DSN(t), "unix", Raw, NewHold(1))
 	rc := conn.PgConn().Conn().(*rawConn)
+	rc.parkAfter = math.MaxInt64
 	const n = 20
 	held, parked := rc.held, rc.parked
-	// A loaded machine may stretch an answer past parkAfterUnix: the
-	// next one is then the netpoller's (the first, after the setup's).
-	late := slowAnswers(t, conn, n, "0.003", parkAfterUnix) + 1
-	if got := rc.held - held; got < uint(n-late) {
-		t.Errorf("%d of %d slow answers found by the held wait, want all but the %d after one of %v or more", got, n, late, parkAfterUnix)
+	slowAnswers(t, conn, n, "0.003", 0)
+	if got := rc.held - held; got < n {
+		t.Errorf("%d of %d slow answers found by the held wait", got, n)
 	}
-	if got := rc.parked - parked; got > uint(late) {
-		t.Errorf("%d waits left to the netpoller, want at most %d (after answers of %v or more)", got, late, parkAfterUnix)
+	if got := rc.parked - parked; got > 0 {
+		t.Errorf("%d waits left to the netpoller, want none", got)
 	}
+}
+
+// TestUnixSocketNotWatchedForWrites: a held unix connection's socket is
+// watched by the runtime's epoll for reading only (quiet_linux.go), so its
+// slow answers wait in the netpoller as over TCP; a send that fills the
+// socket's buffer (a 4 MB parameter) still waits for the server to read
+// and completes.
+func TestUnixSocketNotWatchedForWrites(t *testing.T) {
+	conn := connectHold(t, pgtest.DSN(t), "unix", Raw, NewHold(1))
+	rc := conn.PgConn().Conn().(*rawConn)
+	if !rc.quiet {
+		t.Fatal("the socket's registration in the runtime's epoll was not found")
+	}
+	events := func() uint32 {
+		var ev uint32
+		rc.rc.Control(func(fd uintptr) { ev, _, _ = watched(int(goEpoll.Load()), int(fd)) })
+		return ev
+	}
+	if ev := events(); ev != goPollEvents&^unix.EPOLLOUT {
+		t.Fatalf("socket registered for events %#x, want %#x", ev, goPollEvents&^unix.EPOLLOUT)
+	}
+	const n = 20
+	slowAnswers(t, conn, n, "0.003", 0)
+	if rc.parked < n-2 {
+		t.Errorf("%d of %d slow answers waited for in the netpoller, want all but the first two", rc.parked, n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	big := strings.Repeat("x", 4<<20)
+	var got int
+	if err := conn.QueryRow(ctx, "select length($1::text)", big).Scan(&got); err != nil || got != len(big) {
+		t.Fatalf("4 MB parameter: got %d, %v", got, err)
+	}
+	if rc.quiet || events() != goPollEvents {
+		t.Errorf("after a send that waited: quiet %v, events %#x, want %#x", rc.quiet, events(), goPollEvents)
+	}
+	slowAnswers(t, conn, 3, "0.003", 0)
 }
 
 // TestSlowAnswersWaitInTheNetpoller: after two answers in a row that took
@@ -245,45 +284,52 @@ func slowAnswers(t *testing.T, conn *pgx.Conn, n int, sleep string, late time.Du
 }
 
 // TestStopWhileHeldInAStatement: a statement interrupted as the driver
-// stops a run (a deadline in the past) while its client sleeps in a held
-// wait, or in the netpoller after slow answers (parkSlow), with GOMAXPROCS
-// 1, returns promptly with an error.
+// stops a run (a deadline in the past) or as its connection is closed
+// while its client sleeps in a held wait, or in the netpoller after slow
+// answers (parkSlow; the unix socket watched for reading only), with
+// GOMAXPROCS 1, returns promptly with an error.
 func TestStopWhileHeldInAStatement(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	dsn := pgtest.DSN(t)
 	admin := connectHold(t, dsn, "unix", Std, nil)
 	for _, parked := range []bool{false, true} {
-		t.Run(fmt.Sprintf("parked=%v", parked), func(t *testing.T) {
-			conn := connectHold(t, dsn, "unix", Raw, NewHold(1))
-			rc := conn.PgConn().Conn().(*rawConn)
-			rc.parkAfter = math.MaxInt64 // held, however slow the setup's answers
-			if parked {
-				rc.parkAfter, rc.parkSlow = 0, true // parked, after any answer
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := conn.Exec(context.Background(), "select pg_sleep(60)")
-				done <- err
-			}()
-			waitSleeping(t, admin, conn.PgConn().PID())
-			if parked {
-				// Sleeping on the server, so the Read is parked or about
-				// to: the deadline ends it either way.
-			} else {
-				waitHeld(t, rc)
-			}
-			start := time.Now()
-			rc.SetDeadline(time.Unix(1, 0))
-			within(t, 5*time.Second, "the interrupted statement", func() {
-				if err := <-done; err == nil {
-					t.Error("interrupted statement: no error")
+		for _, how := range []string{"deadline", "close"} {
+			t.Run(fmt.Sprintf("parked=%v/%s", parked, how), func(t *testing.T) {
+				conn := connectHold(t, dsn, "unix", Raw, NewHold(1))
+				rc := conn.PgConn().Conn().(*rawConn)
+				rc.parkAfter = math.MaxInt64 // held, however slow the setup's answers
+				if parked {
+					rc.parkAfter, rc.parkSlow = 0, true // parked, after any answer
+				}
+				done := make(chan error, 1)
+				go func() {
+					_, err := conn.Exec(context.Background(), "select pg_sleep(60)")
+					done <- err
+				}()
+				waitSleeping(t, admin, conn.PgConn().PID())
+				if parked {
+					// Sleeping on the server, so the Read is parked or
+					// about to: the deadline or Close ends it either way.
+				} else {
+					waitHeld(t, rc)
+				}
+				start := time.Now()
+				if how == "deadline" {
+					rc.SetDeadline(time.Unix(1, 0))
+				} else {
+					rc.Close()
+				}
+				within(t, 5*time.Second, "the interrupted statement", func() {
+					if err := <-done; err == nil {
+						t.Error("interrupted statement: no error")
+					}
+				})
+				t.Logf("statement ended %v after the %s", time.Since(start), how)
+				if parked && rc.parked == 0 {
+					t.Error("no wait was left to the netpoller")
 				}
 			})
-			t.Logf("statement ended %v after the deadline", time.Since(start))
-			if parked && rc.parked == 0 {
-				t.Error("no wait was left to the netpoller")
-			}
-		})
+		}
 	}
 }
 

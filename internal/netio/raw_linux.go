@@ -68,6 +68,11 @@ func wrapRaw(nc net.Conn, h *Hold) net.Conn {
 		c.parkAfter = int64(parkAfterUnix)
 		if _, ok := nc.(*net.TCPConn); ok {
 			c.parkAfter = int64(parkAfterTCP)
+		} else {
+			rc.Control(func(fd uintptr) { c.quiet = quietWrites(int(fd)) })
+			if c.quiet {
+				c.parkAfter = int64(parkAfterTCP) // parks as cheaply
+			}
 		}
 	}
 	c.readFn = c.readFd
@@ -138,6 +143,7 @@ type rawConn struct {
 	parkAfter int64       // an answer that took this long (ns) or more: wait for the next in the netpoller (see parkAfterTCP)
 	parkSlow  bool        // the next wait is the netpoller's (noteAnswer; rmu)
 	slowRun   uint8       // answers in a row that took parkAfter or more, up to 2 (rmu)
+	quiet     bool        // the runtime's epoll does not watch the socket for writing (quiet_linux.go; wmu)
 	wake      int32       // eventfd that ends a wait; -1: none (mu, or a Read in progress)
 	waiting   atomic.Bool // a wait is in progress
 	closing   atomic.Bool // Close was called
@@ -481,6 +487,11 @@ func (c *rawConn) writeFd(fd uintptr) bool {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
+			if c.quiet {
+				// The netpoller waits: it must see the socket writable.
+				loudWrites(int(fd))
+				c.quiet = false
+			}
 			return false
 		}
 		c.werr = c.opError("write", e)
