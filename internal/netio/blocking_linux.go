@@ -3,7 +3,6 @@
 package netio
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"net"
@@ -225,7 +224,16 @@ func (c *blockingConn) interrupted(d *deadline, op string) error {
 // errInterrupted is the error of I/O on a connection whose socket was shut
 // down by an expired deadline (once the deadline was moved). It wraps
 // net.ErrClosed: the connection is over.
-var errInterrupted = fmt.Errorf("connection interrupted at a deadline: %w", net.ErrClosed)
+// A type, not fmt.Errorf, so the package has no init work (archtest's
+// TestNoInitFunctions).
+var errInterrupted error = interruptedError{}
+
+type interruptedError struct{}
+
+func (interruptedError) Error() string {
+	return "connection interrupted at a deadline: use of closed network connection"
+}
+func (interruptedError) Unwrap() error { return net.ErrClosed }
 
 func (c *blockingConn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: c.network, Source: c.nc.LocalAddr(), Addr: c.nc.RemoteAddr(), Err: err}
