@@ -22,6 +22,7 @@ func init() {
 		Description: "pgbench custom scripts (-f FILE[@WEIGHT], -D NAME=VALUE) on any database",
 		New:         func() workload.Workload { return NewWorkload() },
 		TestFlags:   []string{"-f", tinyScript()},
+		PgConnOnly:  true,
 	})
 }
 

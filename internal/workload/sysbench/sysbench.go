@@ -60,6 +60,7 @@ func init() {
 		New:         func() workload.Workload { return New() },
 		TestFlags:   []string{"--tables", "2", "--table-size", "10000"},
 		QueryMode:   "prepared", // sysbench's pgsql driver prepares its statements
+		PgConnOnly:  true,
 	})
 }
 

@@ -54,6 +54,7 @@ func init() {
 		Name:        "tpcb",
 		Description: "TPC-B-like, pgbench compatible",
 		New:         func() workload.Workload { return New() },
+		PgConnOnly:  true, // the script engine's
 	})
 }
 
