@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
@@ -53,6 +54,28 @@ func TestLatencyIncludesQueueing(t *testing.T) {
 	iv := r.Tick(t0.Add(time.Second))
 	if lat, svc := Stats(iv.Tx[0].Latency).Max, Stats(iv.Tx[0].Service).Max; math.Abs(lat-100) > 0.1 || math.Abs(svc-10) > 0.02 {
 		t.Fatalf("latency %v ms (want 100), service %v ms (want 10)", lat, svc)
+	}
+}
+
+// TestSamplesClampToRange: a latency past an hour (the histograms' bound)
+// counts as an hour, and a sample stays 8 bytes (two µs values of 32 bits:
+// a client's samples of an interval are most of its recording memory).
+func TestSamplesClampToRange(t *testing.T) {
+	if n := unsafe.Sizeof(sample{}); n != 8 {
+		t.Fatalf("a sample is %d bytes, want 8", n)
+	}
+	r := NewRecorder([]string{"x"}, t0)
+	h := r.NewHandle()
+	h.Done(0, 3*time.Hour, 2*time.Hour)
+	h.Done(0, 0, -time.Second)
+	iv := r.Tick(t0.Add(time.Second))
+	lat, svc := Stats(iv.Tx[0].Latency), Stats(iv.Tx[0].Service)
+	hour := float64(time.Hour / time.Millisecond)
+	if iv.Tx[0].Count != 2 || math.Abs(lat.Max-hour)/hour > 0.001 || math.Abs(svc.Max-hour)/hour > 0.001 {
+		t.Fatalf("count %d, max latency %v ms, max service %v ms: want 2 and an hour (%v ms) each", iv.Tx[0].Count, lat.Max, svc.Max, hour)
+	}
+	if m := iv.Tx[0].Service.Min(); m != 1 {
+		t.Fatalf("min service %d µs, want 1", m)
 	}
 }
 

@@ -265,9 +265,12 @@ func (r *run) load(ctx context.Context, w workload.Workload) error {
 }
 
 // dialer is the client dialer of group g: the target's configuration with
-// the group's query mode and the run's socket I/O (with hold's waits).
+// the group's query mode and the run's socket I/O (with hold's waits); no
+// pgx statement cache where the workload runs statements through pgconn
+// only (workload.Meta.PgConnOnly).
 func (r *run) dialer(g *Group, hold *netio.Hold) target.Dialer {
 	mode, _ := target.ParseQueryMode(g.QueryMode)
+	pgconnOnly := g.Workload.Meta().PgConnOnly
 	tgt := r.tgt
 	for _, rep := range r.tgt.Replicas {
 		if g.Replica != "" && rep.Kind == g.Replica {
@@ -281,6 +284,9 @@ func (r *run) dialer(g *Group, hold *netio.Hold) target.Dialer {
 			c.RuntimeParams[k] = v
 		}
 		target.DropUnusedCaches(c)
+		if pgconnOnly {
+			c.StatementCacheCapacity = 0
+		}
 		netio.ApplyHold(&c.Config, r.spec.NetIO, hold)
 	})
 }

@@ -2,6 +2,9 @@ package target
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,13 +76,54 @@ func (t *Target) Connect(ctx context.Context, appName string) (*pgx.Conn, error)
 }
 
 // Dialer returns a Dialer of connections configured by configure (query
-// mode, socket I/O), applied once to a copy of Config.
+// mode, socket I/O), applied once to a copy of Config. Under sslmode=prefer
+// to one host, once the server has taken a connection without TLS the
+// later ones go without it at once: pgx would otherwise open a connection,
+// be refused TLS and open a second one for every client, and keep copies
+// of the TLS configuration in each (~2 KB per client).
 func (t *Target) Dialer(configure func(*pgx.ConnConfig)) Dialer {
 	cfg := t.Config.Copy()
 	if configure != nil {
 		configure(cfg)
 	}
-	return func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) }
+	plain := plainFallback(cfg)
+	if plain == nil {
+		return func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) }
+	}
+	var cur atomic.Pointer[pgx.ConnConfig]
+	cur.Store(cfg)
+	return func(ctx context.Context) (*pgx.Conn, error) {
+		c := cur.Load()
+		conn, err := pgx.ConnectConfig(ctx, c)
+		// A TLS connection's net.Conn is pgx's *tls.Conn (netio wraps
+		// plain sockets only).
+		if _, isTLS := connOf(conn).(*tls.Conn); err == nil && c != plain && !isTLS {
+			cur.Store(plain)
+		}
+		return conn, err
+	}
+}
+
+// connOf is conn's network connection (nil for none).
+func connOf(conn *pgx.Conn) net.Conn {
+	if conn == nil {
+		return nil
+	}
+	return conn.PgConn().Conn()
+}
+
+// plainFallback is cfg without TLS when cfg tries TLS first and then the
+// same host and port without it (sslmode=prefer to one host), else nil.
+func plainFallback(cfg *pgx.ConnConfig) *pgx.ConnConfig {
+	if cfg.TLSConfig == nil || len(cfg.Fallbacks) != 1 {
+		return nil
+	}
+	if f := cfg.Fallbacks[0]; f.TLSConfig != nil || f.Host != cfg.Host || f.Port != cfg.Port {
+		return nil
+	}
+	p := cfg.Copy()
+	p.TLSConfig, p.Fallbacks = nil, nil
+	return p
 }
 
 // Provider makes a target reachable for a run: connects to an existing

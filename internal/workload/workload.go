@@ -74,6 +74,11 @@ type Meta struct {
 	// QueryMode is the protocol of a run without -M: simple, extended or
 	// prepared; "" is pgbench's simple.
 	QueryMode string
+	// PgConnOnly: its Workers run statements through the connection's
+	// PgConn only (pgconn, internal/roundtrip), never pgx.Conn's query
+	// methods, so its clients' connections carry no pgx statement cache
+	// (~3.6 KB per connection under -M prepared).
+	PgConnOnly bool
 }
 
 // Workload is one benchmark: its schema and data, and a way to run its

@@ -22,7 +22,8 @@ var Meta = workload.Meta{
 	New:         func() workload.Workload { return NewWorkload() },
 	// testdata/tiny.sql, from internal/workload/all where the test of every
 	// workload runs.
-	TestFlags: []string{"-f", "../script/testdata/tiny.sql"},
+	TestFlags:  []string{"-f", "../script/testdata/tiny.sql"},
+	PgConnOnly: true,
 }
 
 // Workload runs pgbench script files on any database: it has no tables

@@ -60,6 +60,7 @@ var Meta = workload.Meta{
 	New:         func() workload.Workload { return New() },
 	TestFlags:   []string{"--tables", "2", "--table-size", "10000"},
 	QueryMode:   "prepared", // sysbench's pgsql driver prepares its statements
+	PgConnOnly:  true,
 }
 
 // Workload is the sysbench OLTP family. Use New (or the registry), which

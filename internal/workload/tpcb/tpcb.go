@@ -54,6 +54,7 @@ var Meta = workload.Meta{
 	Name:        "tpcb",
 	Description: "TPC-B-like, pgbench compatible",
 	New:         func() workload.Workload { return New() },
+	PgConnOnly:  true, // the script engine's
 }
 
 // Workload is the tpcb benchmark. Its zero value is not ready: use New (or
