@@ -48,7 +48,9 @@ func lockTables(t *testing.T, ctx context.Context, dsn, results, tables string, 
 	waitIntervals(t, results, 1, time.Minute)
 	locker := connect(t, dsn)
 	exec(t, locker, "begin")
+	start := time.Now()
 	exec(t, locker, "lock table "+tables+" in access exclusive mode")
+	t.Logf("locked %s in %s", tables, time.Since(start).Round(time.Millisecond))
 	waitStuck(t, connect(t, dsn), stuck)
 	out := make(chan result, 1)
 	go func() {
@@ -65,11 +67,13 @@ func waitStuck(t *testing.T, conn *pgx.Conn, n int) {
 	t.Helper()
 	waittest.Until(t, fmt.Sprintf("%d sessions waiting for a lock", n), 30*time.Second, func() (bool, string) {
 		var got int
-		if err := conn.QueryRow(context.Background(),
-			"select count(*) from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid() and datname = current_database()").Scan(&got); err != nil {
+		var sessions string
+		if err := conn.QueryRow(context.Background(), `select count(*) filter (where wait_event_type = 'Lock'),
+			coalesce(string_agg(format('%s %s:%s %s', application_name, wait_event_type, wait_event, left(query, 40)), '; '), '')
+			from pg_stat_activity where pid <> pg_backend_pid() and datname = current_database()`).Scan(&got, &sessions); err != nil {
 			t.Fatal(err)
 		}
-		return got >= n, fmt.Sprintf("%d wait", got)
+		return got >= n, fmt.Sprintf("%d wait (%s)", got, sessions)
 	})
 }
 
