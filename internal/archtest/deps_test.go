@@ -77,6 +77,7 @@ var allowed = map[string][]string{
 	// test helpers: imported by _test.go files only (TestHelpersOnlyInTests)
 	"internal/pgtest":            {"internal/await", "internal/clock", "internal/pgerr", "internal/target", "internal/target/local", "internal/target/pooler", pgx},
 	"internal/golden":            {},
+	"internal/waittest":          {"internal/await", "internal/clock"},
 	"internal/loader/loadertest": {"internal/await", "internal/clock", "internal/loader", "internal/pgerr", "internal/pgtest", "internal/target", "internal/target/local", "internal/target/pooler", "internal/workload", pflag, pgx, xsync},
 	"internal/report/reporttest": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
 
@@ -111,4 +112,4 @@ const (
 // testHelpers are the packages that exist for tests: only _test.go files
 // (and other test helpers) may import them. A package named *test other
 // than archtest is one too.
-var testHelpers = []string{"internal/pgtest", "internal/golden", "internal/loader/loadertest", "internal/report/reporttest"}
+var testHelpers = []string{"internal/pgtest", "internal/golden", "internal/loader/loadertest", "internal/report/reporttest", "internal/waittest"}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/waittest"
 )
 
 // TestServerStoppedMidRun: the server goes away during a run; the run
@@ -216,19 +217,17 @@ func TestKilledRunIsReadable(t *testing.T) {
 // intervals and returns its intervals.jsonl.
 func waitIntervals(t *testing.T, results string, n int, timeout time.Duration) string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	var path string
+	waittest.Until(t, fmt.Sprintf("the run to record %d intervals", n), timeout, func() (bool, string) {
 		paths, _ := filepath.Glob(filepath.Join(results, "*", store.IntervalsFile))
-		if len(paths) == 1 {
-			if b, err := os.ReadFile(paths[0]); err == nil && strings.Count(string(b), "\n") >= n {
-				return paths[0]
-			}
+		if len(paths) != 1 {
+			return false, fmt.Sprintf("interval files %v", paths)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not record %d intervals within %s (found %v)", n, timeout, paths)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		path = paths[0]
+		b, err := os.ReadFile(path)
+		return err == nil && strings.Count(string(b), "\n") >= n, fmt.Sprintf("%d recorded", strings.Count(string(b), "\n"))
+	})
+	return path
 }
 
 // TestInterruptedRun: cancelling the context (Ctrl-C in cmd/pgarena) ends

@@ -19,19 +19,27 @@ import (
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/waittest"
 )
 
-// lockBranches starts a run of pgarena with args (results in results; it
-// must be a tpcb run of 4 clients on dsn) in the background and, once it
-// has recorded an interval, locks pgbench_branches in another session until
-// the run has ended: every client is stuck from then on. It returns the
-// run's result once pgarena has exited; cancel interrupts it (Ctrl-C).
-func lockBranches(t *testing.T, ctx context.Context, dsn, results string, args ...string) <-chan result {
+// lockTPCB starts a run of pgarena with args (results in results; it must
+// be a tpcb run of 4 clients on dsn) in the background and, once it has
+// recorded an interval, locks the tables a tpcb transaction updates in
+// another session until the run has ended: every client is stuck from then
+// on, at its transaction's first update. It returns the run's result once
+// pgarena has exited; cancel interrupts it (Ctrl-C).
+//
+// With pgbench_branches alone locked, a client could wait instead for
+// another one's row lock on a teller; cancelling that other one at the end
+// frees it, and the cancel request meant for it can then land between two
+// statements, where the server ignores it (the next statement waits for the
+// lock until the socket is cut, failing without the server's 57014).
+func lockTPCB(t *testing.T, ctx context.Context, dsn, results string, args ...string) <-chan result {
 	t.Helper()
-	return lockTables(t, ctx, dsn, results, "pgbench_branches", 4, args...)
+	return lockTables(t, ctx, dsn, results, "pgbench_accounts, pgbench_tellers, pgbench_branches", 4, args...)
 }
 
-// lockTables is lockBranches locking tables (a list) until the run has
+// lockTables is lockTPCB locking tables (a list) until the run has
 // ended, once it has stuck clients waiting for them.
 func lockTables(t *testing.T, ctx context.Context, dsn, results, tables string, stuck int, args ...string) <-chan result {
 	t.Helper()
@@ -40,7 +48,9 @@ func lockTables(t *testing.T, ctx context.Context, dsn, results, tables string, 
 	waitIntervals(t, results, 1, time.Minute)
 	locker := connect(t, dsn)
 	exec(t, locker, "begin")
+	start := time.Now()
 	exec(t, locker, "lock table "+tables+" in access exclusive mode")
+	t.Logf("locked %s in %s", tables, time.Since(start).Round(time.Millisecond))
 	waitStuck(t, connect(t, dsn), stuck)
 	out := make(chan result, 1)
 	go func() {
@@ -55,21 +65,16 @@ func lockTables(t *testing.T, ctx context.Context, dsn, results, tables string, 
 // lock.
 func waitStuck(t *testing.T, conn *pgx.Conn, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waittest.Until(t, fmt.Sprintf("%d sessions waiting for a lock", n), 30*time.Second, func() (bool, string) {
 		var got int
-		if err := conn.QueryRow(context.Background(),
-			"select count(*) from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid() and datname = current_database()").Scan(&got); err != nil {
+		var sessions string
+		if err := conn.QueryRow(context.Background(), `select count(*) filter (where wait_event_type = 'Lock'),
+			coalesce(string_agg(format('%s %s:%s %s', application_name, wait_event_type, wait_event, left(query, 40)), '; '), '')
+			from pg_stat_activity where pid <> pg_backend_pid() and datname = current_database()`).Scan(&got, &sessions); err != nil {
 			t.Fatal(err)
 		}
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions wait for the lock after 30 s, want %d", got, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got >= n, fmt.Sprintf("%d wait (%s)", got, sessions)
+	})
 }
 
 // drainOf is the summary's "drain" object.
@@ -105,7 +110,7 @@ func TestStuckEndIsCounted(t *testing.T) {
 			results := t.TempDir()
 			args := append([]string{"run", "tpcb", "-c", "4", "-T", "4s", "--interval", "200ms", "--max-error-rate", "0.01",
 				"--json", "--dsn", dsn, "--results", results}, tc.args...)
-			r := <-lockBranches(t, context.Background(), dsn, results, args...)
+			r := <-lockTPCB(t, context.Background(), dsn, results, args...)
 			if r.code != ExitFailed || !strings.Contains(r.stderr, "run degraded") {
 				t.Errorf("exit %d, want %d (degraded: the cancelled count as failed)\n%s", r.code, ExitFailed, r)
 			}
@@ -167,23 +172,18 @@ func TestInterruptDuringDrain(t *testing.T) {
 	results := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := lockBranches(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-T", "2s", "--interval", "200ms",
+	done := lockTPCB(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-T", "2s", "--interval", "200ms",
 		"--json", "--dsn", dsn, "--results", results)
 	// The drain has begun when an interval after the measured time is
 	// recorded.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waittest.Until(t, "a drain interval", time.Minute, func() (bool, string) {
 		paths, _ := filepath.Glob(filepath.Join(results, "*", store.IntervalsFile))
-		if len(paths) == 1 {
-			if b, err := os.ReadFile(paths[0]); err == nil && strings.Contains(string(b), `"drain":true`) {
-				break
-			}
+		if len(paths) != 1 {
+			return false, fmt.Sprintf("interval files %v", paths)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no drain interval recorded within a minute")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		b, err := os.ReadFile(paths[0])
+		return err == nil && strings.Contains(string(b), `"drain":true`), fmt.Sprintf("%d intervals", strings.Count(string(b), "\n"))
+	})
 	t0 := time.Now()
 	cancel()
 	r := <-done
@@ -215,7 +215,7 @@ func TestInterruptStuckTransactions(t *testing.T) {
 	results := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := lockBranches(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-t", "1000000", "--interval", "200ms",
+	done := lockTPCB(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-t", "1000000", "--interval", "200ms",
 		"--json", "--dsn", dsn, "--results", results)
 	cancel()
 	r := <-done
@@ -287,21 +287,14 @@ func TestInterruptDuringCheck(t *testing.T) {
 	results := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := lockBranches(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-T", "3s", "--interval", "200ms", "--check",
+	done := lockTPCB(t, ctx, dsn, results, "run", "tpcb", "-c", "4", "-T", "3s", "--interval", "200ms", "--check",
 		"--dsn", dsn, "--results", results)
 	// The summary is recorded before the checks run; the check then waits
 	// for the lock, the clients being gone.
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waittest.Until(t, "the run's summary", time.Minute, func() (bool, string) {
 		paths, _ := filepath.Glob(filepath.Join(results, "*", store.SummaryFile))
-		if len(paths) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no summary recorded within a minute")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(paths) == 1, fmt.Sprintf("summary files %v", paths)
+	})
 	waitStuck(t, connect(t, dsn), 1)
 	cancel()
 	r := <-done
@@ -319,20 +312,13 @@ func TestInterruptDuringInit(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- pgarenaCtx(t, ctx, nil, "init", "tpcb", "-s", "50", "--dsn", dsn) }()
 	conn := connect(t, dsn)
-	deadline := time.Now().Add(time.Minute)
-	for {
+	waittest.Until(t, "init to start loading (a COPY in pg_stat_progress_copy)", time.Minute, func() (bool, string) {
 		var n int
 		if err := conn.QueryRow(context.Background(), "select count(*) from pg_stat_progress_copy where datname = current_database()").Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("init did not start loading within a minute")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return n > 0, ""
+	})
 	cancel()
 	if r := <-done; r.code != ExitInterrupted || !strings.Contains(r.stderr, "pgarena: interrupted") {
 		t.Errorf("exit %d, want %d, saying it was interrupted\n%s", r.code, ExitInterrupted, r)
@@ -356,7 +342,7 @@ func TestDrainTimeout(t *testing.T) {
 		{"0", 0, 1.5},
 	} {
 		results := t.TempDir()
-		r := <-lockBranches(t, context.Background(), dsn, results, "run", "tpcb", "-c", "4", "-T", "2s", "--interval", "200ms",
+		r := <-lockTPCB(t, context.Background(), dsn, results, "run", "tpcb", "-c", "4", "-T", "2s", "--interval", "200ms",
 			"--drain-timeout", tc.timeout, "--json", "--dsn", dsn, "--results", results)
 		m := summaryJSON(t, r.stdout)
 		d := drainOf(t, m)
@@ -404,7 +390,7 @@ func TestStepsAndGroupsCountUnfinished(t *testing.T) {
 		results := t.TempDir()
 		// Locked in step 1 (2 clients stuck) until the run's end (4 in
 		// step 2).
-		r := <-lockBranches(t, context.Background(), dsn, results, "run", "tpcb", "-c", "2,4", "-T", "2s", "--interval", "200ms",
+		r := <-lockTPCB(t, context.Background(), dsn, results, "run", "tpcb", "-c", "2,4", "-T", "2s", "--interval", "200ms",
 			"--drain-timeout", "500ms", "--json", "--dsn", dsn, "--results", results)
 		m := summaryJSON(t, r.stdout)
 		steps, _ := m["steps"].([]any)

@@ -31,7 +31,10 @@ func TestViaPoolers(t *testing.T) {
 	} {
 		t.Run(c.via, func(t *testing.T) {
 			results := t.TempDir()
-			args := []string{"run", "tpcb", "-c", "4", "-T", "2s", "--via", c.via, "--dsn", dsn, "--json", "--results", results}
+			// Samples every 250 ms: a loaded host may serve the default
+			// 1 s sampler once only in a 2 s run, and a rate takes two.
+			args := []string{"run", "tpcb", "-c", "4", "-T", "2s", "--via", c.via, "--dsn", dsn, "--json", "--results", results,
+				"--sample-interval", "250ms"}
 			if c.pool != "" {
 				args = append(args, "--pool-size", c.pool)
 			}

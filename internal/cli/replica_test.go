@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -84,22 +83,10 @@ func TestReplicaBadInput(t *testing.T) {
 // catch-up are measured too.
 func TestReadDSN(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.DSN(t)
+	primary, dsn := privatePrimary(t)
 	mustRun(t, "init", "tpcc", "-w", "1", "--load-workers", "2", "--dsn", dsn)
-	c := pgtest.Cluster(t)
-	settings := c.Settings()
-	delete(settings, "port")
-	delete(settings, "unix_socket_directories")
-	db := strings.TrimPrefix(regexp.MustCompile(`dbname=\S+`).FindString(dsn), "dbname=")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	standby, err := local.Start(ctx, local.Options{Env: os.Environ(), BinDir: c.Binaries().Dir, Settings: settings,
-		BaseBackupFrom: c.TCPDSN(db)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer standby.Remove()
-	r := mustRun(t, "run", "tpcc", "-c", "4", "-T", "2s", "--json", "--dsn", dsn, "--read-dsn", standby.DSN(db), "--results", t.TempDir())
+	standby := standbyOf(t, primary, nil)
+	r := mustRun(t, "run", "tpcc", "-c", "4", "-T", "2s", "--json", "--dsn", dsn, "--read-dsn", standby.DSN("postgres"), "--results", t.TempDir())
 	m := summaryJSON(t, r.stdout)
 	groups, _ := m["groups"].([]any)
 	if len(groups) != 2 {
@@ -114,35 +101,44 @@ func TestReadDSN(t *testing.T) {
 	if _, ok := m["replication"].(map[string]any); !ok {
 		t.Errorf("no replication part: %v", m)
 	}
-	conn := connect(t, standby.DSN(db))
+	conn := connect(t, standby.DSN("postgres"))
 	var commits int64
-	if err := conn.QueryRow(ctx, `select xact_commit from pg_stat_database where datname = current_database()`).Scan(&commits); err != nil || commits < 10 {
+	if err := conn.QueryRow(context.Background(), `select xact_commit from pg_stat_database where datname = current_database()`).Scan(&commits); err != nil || commits < 10 {
 		t.Errorf("the standby committed %d transactions (%v): the read-only group did not run there", commits, err)
 	}
 }
 
-// standbyOf starts a streaming standby of pgtest's cluster with extra
-// settings, removed at the end of the test, and returns it with the test
-// database's name.
-func standbyOf(t *testing.T, dsn string, extra map[string]string) (*local.Cluster, string) {
+// privatePrimary starts a cluster of the test's own, removed at the end of
+// the test, and returns a DSN to its postgres database. A standby of
+// pgtest's shared cluster would replay the WAL of every test running beside
+// it (their loads, their databases created and dropped) in one process: on
+// a loaded host it falls behind by a minute or more, and a wait for it to
+// show pgarena's heartbeat runs out.
+func privatePrimary(t *testing.T) (*local.Cluster, string) {
 	t.Helper()
-	c := pgtest.Cluster(t)
-	settings := c.Settings()
+	c := pgtest.NewCluster(t, nil)
+	return c, c.DSN("postgres")
+}
+
+// standbyOf starts a streaming standby of primary (privatePrimary) with
+// extra settings, removed at the end of the test.
+func standbyOf(t *testing.T, primary *local.Cluster, extra map[string]string) *local.Cluster {
+	t.Helper()
+	settings := primary.Settings()
 	for k, v := range extra {
 		settings[k] = v
 	}
 	delete(settings, "port")
 	delete(settings, "unix_socket_directories")
-	db := strings.TrimPrefix(regexp.MustCompile(`dbname=\S+`).FindString(dsn), "dbname=")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	standby, err := local.Start(ctx, local.Options{Env: os.Environ(), BinDir: c.Binaries().Dir, Settings: settings,
-		BaseBackupFrom: c.TCPDSN(db)})
+	standby, err := local.Start(ctx, local.Options{Env: os.Environ(), BinDir: primary.Binaries().Dir, Settings: settings,
+		BaseBackupFrom: primary.TCPDSN("postgres")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { standby.Remove() })
-	return standby, db
+	return standby
 }
 
 // TestReplicaStoppedDegradesRun: a --replica-dsn standby stopped while the
@@ -153,9 +149,9 @@ func standbyOf(t *testing.T, dsn string, extra map[string]string) (*local.Cluste
 // error in the summary), not after --catch-up-timeout (5 minutes here).
 func TestReplicaStoppedDegradesRun(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.DSN(t)
+	primary, dsn := privatePrimary(t)
 	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
-	standby, db := standbyOf(t, dsn, nil)
+	standby := standbyOf(t, primary, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	stopped := make(chan error, 1)
@@ -175,7 +171,7 @@ func TestReplicaStoppedDegradesRun(t *testing.T) {
 		stopped <- ctx.Err()
 	}()
 	results := t.TempDir()
-	r := pgarena(t, nil, "run", "tpcb", "-c", "2", "-T", "3s", "--dsn", dsn, "--replica-dsn", standby.DSN(db),
+	r := pgarena(t, nil, "run", "tpcb", "-c", "2", "-T", "3s", "--dsn", dsn, "--replica-dsn", standby.DSN("postgres"),
 		"--catch-up-timeout", "5m", "--json", "--results", results)
 	if err := <-stopped; err != nil {
 		t.Fatalf("stopping the standby: %v", err)
@@ -259,10 +255,10 @@ func TestReplicaDSNChecked(t *testing.T) {
 // lag is measured.
 func TestReplicaDSNBehindIsWaitedFor(t *testing.T) {
 	t.Parallel()
-	dsn := pgtest.DSN(t)
+	primary, dsn := privatePrimary(t)
 	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
-	standby, db := standbyOf(t, dsn, map[string]string{"recovery_min_apply_delay": "13s"})
-	r := mustRun(t, "run", "tpcb", "-c", "1", "-T", "2s", "--dsn", dsn, "--replica-dsn", standby.DSN(db),
+	standby := standbyOf(t, primary, map[string]string{"recovery_min_apply_delay": "13s"})
+	r := mustRun(t, "run", "tpcb", "-c", "1", "-T", "2s", "--dsn", dsn, "--replica-dsn", standby.DSN("postgres"),
 		"--catch-up-timeout", "60s", "--json", "--results", t.TempDir())
 	rep, _ := summaryJSON(t, r.stdout)["replication"].(map[string]any)
 	if rep == nil || rep["caught_up"] != true || num(t, rep, "catch_up_s") < 10 {

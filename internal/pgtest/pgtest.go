@@ -190,11 +190,63 @@ func DSN(t testing.TB) string {
 		t.Fatalf("pgtest: creating database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		if err := admin(c, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: dropping database %s: %v", name, err)
+		start := time.Now()
+		if err := dropDatabase(c, name); err != nil {
+			t.Errorf("pgtest: dropping database %s (%s): %v", name, time.Since(start).Round(time.Second), err)
+		} else if took := time.Since(start); took > 10*time.Second {
+			t.Logf("pgtest: dropping database %s took %s", name, took.Round(time.Second))
 		}
 	})
 	return c.DSN(name)
+}
+
+// dropTimeout bounds dropping a test's database. DROP DATABASE makes the
+// server checkpoint and waits for it (PostgreSQL 15's dropdb:
+// RequestCheckpoint with CHECKPOINT_WAIT), then for every process of the
+// cluster to close the database's files (a ProcSignalBarrier): with every
+// running test's writes in shared buffers, on a loaded host, that can take
+// longer than adminTimeout.
+const dropTimeout = 3 * time.Minute
+
+// dropDatabase drops database name WITH (FORCE) (its sessions are
+// terminated). Its error lists what the cluster's processes were waiting
+// for then, and the sessions still in that database.
+func dropDatabase(c *local.Cluster, name string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	if err != nil {
+		return fmt.Errorf("%w; %s", err, waiting(c, name))
+	}
+	return nil
+}
+
+// waiting describes the processes of c that wait for something, or are in
+// database name, one "pid type [database] wait_event (state: query)" each.
+func waiting(c *local.Cluster, name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+	if err != nil {
+		return "pg_stat_activity: " + err.Error()
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, `select format('%s %s [%s] %s:%s (%s: %s)', pid, backend_type, datname, wait_event_type, wait_event, state, left(query, 60))
+		from pg_stat_activity
+		where pid <> pg_backend_pid() and (datname = $1 or wait_event_type in ('Lock', 'IPC', 'IO', 'Client'))`, name)
+	if err != nil {
+		return "pg_stat_activity: " + err.Error()
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "pg_stat_activity: " + err.Error()
+	}
+	return fmt.Sprintf("processes waiting or in the database: %d: %s", len(lines), strings.Join(lines, "; "))
 }
 
 // admin runs one statement in the postgres database.

@@ -126,3 +126,15 @@ func TestDBName(t *testing.T) {
 		t.Errorf("long name -> %q (%d bytes)", got, len(got))
 	}
 }
+
+// TestDropFailureSaysWhatWaits: when dropping a test's database fails, the
+// error names the sessions still in it and what they wait for.
+func TestDropFailureSaysWhatWaits(t *testing.T) {
+	dsn := DSN(t)
+	conn := Connect(t, dsn, pgx.QueryExecModeSimpleProtocol)
+	name := conn.Config().Database
+	got := waiting(Cluster(t), name)
+	if !strings.Contains(got, "client backend ["+name+"] Client:ClientRead (idle: ") {
+		t.Errorf("waiting: %s", got)
+	}
+}
