@@ -16,16 +16,17 @@ var allowed = map[string][]string{
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
-	"internal/driver":  {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
-	"internal/loader":  {"internal/await", "internal/clock", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, xsync},
-	"internal/sampler": {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys},
+	"internal/driver":  {"internal/await", "internal/clock", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
+	"internal/loader":  {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, xsync},
+	"internal/sampler": {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys},
 	"internal/sampled": {},
 	"internal/netio":   {pgx, xsys},
 	// the one-round-trip statements that read behind pgconn's back
 	"internal/roundtrip": {pgx},
 	"internal/clock":     {},
 	"internal/await":     {"internal/clock"},
-	"internal/metrics":   {"internal/pgerr", pgx, hdr},
+	"internal/lazy":      {},
+	"internal/metrics":   {"internal/lazy", "internal/pgerr", pgx, hdr},
 	"internal/pgerr":     {pgx},
 
 	// --out: outputs of a run beside its results directory (the registry and one package per kind)
@@ -37,35 +38,35 @@ var allowed = map[string][]string{
 	"internal/output/postgres":   with(sessionReach, "internal/output", "internal/session"),
 
 	// targets: a target knows nothing of workloads, the driver or the store
-	"internal/target":         {"internal/await", "internal/clock", "internal/pgerr", pgx},
-	"internal/target/local":   {"internal/await", "internal/clock", "internal/pgerr", "internal/target", pgx},
-	"internal/target/pooler":  {"internal/await", "internal/clock", "internal/pgerr", "internal/target", "internal/target/local", pgx},
-	"internal/target/replica": {"internal/await", "internal/clock", "internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", pgx, hdr},
+	"internal/target":         {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", pgx},
+	"internal/target/local":   {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", pgx},
+	"internal/target/pooler":  {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/target/local", pgx},
+	"internal/target/replica": {"internal/await", "internal/clock", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", pgx, hdr},
 
 	// workloads own SQL, never time, measurement or storage
 	"internal/workload":            {pflag, pgx},
-	"internal/workload/all":        {"internal/workload/...", "internal/randgen", "internal/roundtrip", pflag, pgx},
+	"internal/workload/all":        {"internal/lazy", "internal/workload/...", "internal/randgen", "internal/roundtrip", pflag, pgx},
 	"internal/workload/analytic":   {"internal/workload", pflag, pgx},
-	"internal/workload/chbench":    {"internal/workload", "internal/workload/analytic", "internal/workload/tpcc", "internal/randgen", pflag, pgx},
-	"internal/workload/script":     {"internal/workload", "internal/roundtrip", pflag, pgx},
+	"internal/workload/chbench":    {"internal/lazy", "internal/workload", "internal/workload/analytic", "internal/workload/tpcc", "internal/randgen", pflag, pgx},
+	"internal/workload/script":     {"internal/lazy", "internal/workload", "internal/roundtrip", pflag, pgx},
 	"internal/workload/sysbench":   {"internal/workload", "internal/roundtrip", pflag, pgx},
-	"internal/workload/tpcb":       {"internal/workload", "internal/workload/script", "internal/roundtrip", pflag, pgx},
-	"internal/workload/tpcc":       {"internal/workload", "internal/randgen", pflag, pgx},
-	"internal/workload/tpch":       {"internal/workload", "internal/workload/analytic", "internal/workload/tpch/dbgen", "internal/workload/tpch/qgen", pflag, pgx},
-	"internal/workload/tpch/dbgen": {},
-	"internal/workload/tpch/qgen":  {"internal/workload/tpch/dbgen"},
-	"internal/workload/ycsb":       {"internal/workload", pflag, pgx},
+	"internal/workload/tpcb":       {"internal/lazy", "internal/workload", "internal/workload/script", "internal/roundtrip", pflag, pgx},
+	"internal/workload/tpcc":       {"internal/lazy", "internal/workload", "internal/randgen", pflag, pgx},
+	"internal/workload/tpch":       {"internal/lazy", "internal/workload", "internal/workload/analytic", "internal/workload/tpch/dbgen", "internal/workload/tpch/qgen", pflag, pgx},
+	"internal/workload/tpch/dbgen": {"internal/lazy"},
+	"internal/workload/tpch/qgen":  {"internal/lazy", "internal/workload/tpch/dbgen"},
+	"internal/workload/ycsb":       {"internal/lazy", "internal/workload", pflag, pgx},
 	"internal/randgen":             {},
 
 	// results: files on disk, never a database (they reach pgx only
 	// through pgerr, whose error classes the results are counted by)
-	"internal/store":     {"internal/metrics", "internal/pgerr", pgx, hdr, xsys},
-	"internal/merge":     {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
-	"internal/report":    {"internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, ximage},
-	"internal/serve":     {"internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, ximage, yaml},
+	"internal/store":     {"internal/lazy", "internal/metrics", "internal/pgerr", pgx, hdr, xsys},
+	"internal/merge":     {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
+	"internal/report":    {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys, ximage},
+	"internal/serve":     {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/plan", "internal/report", "internal/sampled", "internal/store", pgx, hdr, xsys, ximage, yaml},
 	"internal/runconfig": with(sessionReach, "internal/output", "internal/session", "internal/target/pooler", yaml),
-	"internal/plan":      {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys, yaml},
-	"internal/k8sjob":    {yaml},
+	"internal/plan":      {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys, yaml},
+	"internal/k8sjob":    {"internal/lazy", yaml},
 
 	// the container image (make image): its own program and builder
 	"internal/ociimage": {ggcr},
@@ -75,18 +76,18 @@ var allowed = map[string][]string{
 	"internal/archtest": {},
 
 	// test helpers: imported by _test.go files only (TestHelpersOnlyInTests)
-	"internal/pgtest":            {"internal/await", "internal/clock", "internal/pgerr", "internal/target", "internal/target/local", "internal/target/pooler", pgx},
+	"internal/pgtest":            {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/target/local", "internal/target/pooler", pgx},
 	"internal/golden":            {},
 	"internal/waittest":          {"internal/await", "internal/clock"},
-	"internal/loader/loadertest": {"internal/await", "internal/clock", "internal/loader", "internal/pgerr", "internal/pgtest", "internal/target", "internal/target/local", "internal/target/pooler", "internal/workload", pflag, pgx, xsync},
-	"internal/report/reporttest": {"internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
+	"internal/loader/loadertest": {"internal/await", "internal/clock", "internal/lazy", "internal/loader", "internal/pgerr", "internal/pgtest", "internal/target", "internal/target/local", "internal/target/pooler", "internal/workload", pflag, pgx, xsync},
+	"internal/report/reporttest": {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
 
 	// the benchmarks' own programs (not parts of pgarena)
 	"bench/floor": {pgx},
 }
 
 // sessionReach is what internal/session may reach: one run end to end.
-var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/loader", "internal/metrics", "internal/netio",
+var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/lazy", "internal/loader", "internal/metrics", "internal/netio",
 	"internal/pgerr", "internal/sampled", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
 	"internal/target/replica", "internal/workload", pflag, pgx, hdr, xsync, xsys}
 

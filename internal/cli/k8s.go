@@ -6,13 +6,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/k8sjob"
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/runconfig"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -149,7 +149,7 @@ func (a *app) addK8sInit(k8s *cobra.Command) {
 			RunArgs: k8sInitArgs(a.args, workers), Agents: agents, DSN: dsn, DSNSecret: k.dsnSecret, EnvSecret: k.envSecret,
 			CPU: k.cpu, Memory: k.memory, LegacyBackoff: k.legacyBackoff}
 		if s.Name == "" {
-			s.Name = "pgarena-load-" + nonLabel().ReplaceAllString(strings.ToLower(name), "-") + "-" + time.Now().UTC().Format("20060102-150405")
+			s.Name = "pgarena-load-" + nonLabel.Get().ReplaceAllString(strings.ToLower(name), "-") + "-" + time.Now().UTC().Format("20060102-150405")
 		}
 		if s.CPU == "" {
 			s.CPU = fmt.Sprintf("%dm", 250+250*workers)
@@ -220,7 +220,7 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 		s.StartMargin = margin
 	}
 	if s.Name == "" {
-		s.Name = "pgarena-" + nonLabel().ReplaceAllString(strings.ToLower(s.Workload), "-") + "-" + startAt.UTC().Format("20060102-150405")
+		s.Name = "pgarena-" + nonLabel.Get().ReplaceAllString(strings.ToLower(s.Workload), "-") + "-" + startAt.UTC().Format("20060102-150405")
 	}
 	cpu, mem := k8sjob.Requests(k8sjob.PerAgent(maxClients(f.run.Steps), s.Agents))
 	if s.CPU == "" {
@@ -241,15 +241,7 @@ func (a *app) writeK8s(cmd *cobra.Command, w workload.Workload, f *runFlags, k *
 	return nil
 }
 
-var lazyNonLabel struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func nonLabel() *regexp.Regexp {
-	lazyNonLabel.Do(func() { lazyNonLabel.v = regexp.MustCompile(`[^a-z0-9-]+`) })
-	return lazyNonLabel.v
-}
+var nonLabel = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9-]+`) }}
 
 // noPassword refuses a password in the command line, which the manifest
 // would carry in plain text.

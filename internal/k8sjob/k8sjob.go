@@ -18,10 +18,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // ResultsMount is where the results volume is mounted in each pod.
@@ -101,19 +102,11 @@ func Requests(clients int) (cpu, memory string) {
 // PerAgent is the largest segment's share of clients split over agents.
 func PerAgent(clients, agents int) int { return (clients + agents - 1) / agents }
 
-var lazyDnsLabel struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func dnsLabel() *regexp.Regexp {
-	lazyDnsLabel.Do(func() { lazyDnsLabel.v = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`) })
-	return lazyDnsLabel.v
-}
+var dnsLabel = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`) }}
 
 // CheckName checks a Kubernetes object name used as a DNS label.
 func CheckName(what, s string) error {
-	if len(s) > 63 || !dnsLabel().MatchString(s) {
+	if len(s) > 63 || !dnsLabel.Get().MatchString(s) {
 		return fmt.Errorf("%s %q: use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit", what, s)
 	}
 	return nil

@@ -6,11 +6,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -36,35 +36,11 @@ import (
 // they create tables or build keys.
 const sliceLockTimeout = 2 * time.Hour
 
-var lazySlicesRe struct {
-	sync.Once
-	v *regexp.Regexp
-}
+var slicesRe = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`; slices ([A-Za-z0-9 -]*)`) }}
 
-func slicesRe() *regexp.Regexp {
-	lazySlicesRe.Do(func() { lazySlicesRe.v = regexp.MustCompile(`; slices ([A-Za-z0-9 -]*)`) })
-	return lazySlicesRe.v
-}
+var keysBuiltRe = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`; keys built`) }}
 
-var lazyKeysBuiltRe struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func keysBuiltRe() *regexp.Regexp {
-	lazyKeysBuiltRe.Do(func() { lazyKeysBuiltRe.v = regexp.MustCompile(`; keys built`) })
-	return lazyKeysBuiltRe.v
-}
-
-var lazySliceNameRe struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func sliceNameRe() *regexp.Regexp {
-	lazySliceNameRe.Do(func() { lazySliceNameRe.v = regexp.MustCompile(`^[A-Za-z0-9-]+$`) })
-	return lazySliceNameRe.v
-}
+var sliceNameRe = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9-]+$`) }}
 
 // sliceState is what the mark of the first table records.
 type sliceState struct {
@@ -74,8 +50,8 @@ type sliceState struct {
 }
 
 func parseSliceState(comment string) sliceState {
-	st := sliceState{comment: comment, keysBuilt: keysBuiltRe().MatchString(comment)}
-	if m := slicesRe().FindStringSubmatch(comment); m != nil {
+	st := sliceState{comment: comment, keysBuilt: keysBuiltRe.Get().MatchString(comment)}
+	if m := slicesRe.Get().FindStringSubmatch(comment); m != nil {
 		st.slices = strings.Fields(m[1])
 	}
 	return st
@@ -96,7 +72,7 @@ func (st sliceState) text(workloadName string) string {
 func initSlice(ctx context.Context, dial target.Dialer, w workload.Workload, s workload.Slice, opts Options) (Stats, error) {
 	start := time.Now()
 	var st Stats
-	if !sliceNameRe().MatchString(s.Name) {
+	if !sliceNameRe.Get().MatchString(s.Name) {
 		return st, fmt.Errorf("slice name %q: letters, digits and '-' only", s.Name)
 	}
 	conn, err := dial(ctx)

@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
@@ -33,15 +33,7 @@ type Rule struct {
 	Sampled bool
 }
 
-var lazyRuleRE struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func ruleRE() *regexp.Regexp {
-	lazyRuleRE.Do(func() { lazyRuleRE.v = buildRuleRE() })
-	return lazyRuleRE.v
-}
+var ruleRE = lazy.Value[*regexp.Regexp]{New: buildRuleRE}
 
 func buildRuleRE() *regexp.Regexp {
 	return regexp.MustCompile(`^\s*([A-Za-z0-9_.:]+)\s*(>=|<=|>|<)\s*([0-9.]+)\s*(ms|s|/s|%)?\s+for\s+(\S+)\s*$`)
@@ -50,7 +42,7 @@ func buildRuleRE() *regexp.Regexp {
 // ParseRule parses an autostop rule; the error names the token at fault
 // and what is expected.
 func ParseRule(s string) (Rule, error) {
-	m := ruleRE().FindStringSubmatch(s)
+	m := ruleRE.Get().FindStringSubmatch(s)
 	if m == nil {
 		return Rule{}, fmt.Errorf("autostop %q: expected METRIC OP VALUE for DURATION, e.g. 'errors>25/s for 10s', 'p95>500ms for 10s', 'tps<10 for 30s'", s)
 	}

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/store"
@@ -31,17 +31,9 @@ var (
 	reportTmpl string
 )
 
-var lazyHtmlTemplate struct {
-	sync.Once
-	v *template.Template
-}
-
 // htmlTemplate is parsed on first use, not at start-up: every pgarena
 // command would otherwise pay for it (~2 M instructions).
-func htmlTemplate() *template.Template {
-	lazyHtmlTemplate.Do(func() { lazyHtmlTemplate.v = buildHtmlTemplate() })
-	return lazyHtmlTemplate.v
-}
+var htmlTemplate = lazy.Value[*template.Template]{New: buildHtmlTemplate}
 
 func buildHtmlTemplate() *template.Template {
 	return template.Must(template.New("report").Funcs(template.FuncMap{
@@ -64,7 +56,7 @@ func HTML(w io.Writer, runs []*store.Run) error {
 		return fmt.Errorf("report: no runs")
 	}
 	page := buildPage(runs)
-	return htmlTemplate().Execute(w, page)
+	return htmlTemplate.Get().Execute(w, page)
 }
 
 // page is what the template renders.

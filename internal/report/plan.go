@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -304,16 +304,8 @@ func planCells(d *PlanData, figure string) []planCell {
 //go:embed assets/plan.html.tmpl
 var planTemplateText string
 
-var lazyPlanTemplate struct {
-	sync.Once
-	v *template.Template
-}
-
 // planTemplate is parsed on first use, not when any pgarena command starts.
-func planTemplate() *template.Template {
-	lazyPlanTemplate.Do(func() { lazyPlanTemplate.v = buildPlanTemplate() })
-	return lazyPlanTemplate.v
-}
+var planTemplate = lazy.Value[*template.Template]{New: buildPlanTemplate}
 
 func buildPlanTemplate() *template.Template {
 	return template.Must(template.New("plan").Funcs(template.FuncMap{
@@ -362,7 +354,7 @@ func PlanHTML(w io.Writer, d *PlanData) error {
 	for _, r := range d.Rows {
 		pg.Counts[r.State]++
 	}
-	return planTemplate().Execute(w, pg)
+	return planTemplate.Get().Execute(w, pg)
 }
 
 // planEnvironment lists what the campaign ran on: pgarena versions, client

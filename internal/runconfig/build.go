@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pgarena/pgarena/internal/driver"
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/netio"
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -209,17 +209,9 @@ func splitReads(spec *session.Spec, readDSN string) error {
 	return nil
 }
 
-var lazySettingName struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
 // settingName is a configuration parameter's name, custom ones
 // (citus.enable_repartition_joins) included.
-func settingName() *regexp.Regexp {
-	lazySettingName.Do(func() { lazySettingName.v = buildSettingName() })
-	return lazySettingName.v
-}
+var settingName = lazy.Value[*regexp.Regexp]{New: buildSettingName}
 
 func buildSettingName() *regexp.Regexp {
 	return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$`)
@@ -245,7 +237,7 @@ func applySessionSets(spec *session.Spec, sets []string) error {
 			group, key = "", kv
 		}
 		switch {
-		case !ok || !settingName().MatchString(key):
+		case !ok || !settingName.Get().MatchString(key):
 			return fmt.Errorf("--session-set %q: want key=value or group:key=value (a configuration parameter's name, e.g. work_mem=64MB)", s)
 		case grouped && !names[group]:
 			known := "this run has one client group: leave out the group"

@@ -7,12 +7,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -264,17 +264,9 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-var lazyRedactedPassword struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
 // redactedPassword matches a password Redacted masked, in a URL or a
 // keyword string.
-func redactedPassword() *regexp.Regexp {
-	lazyRedactedPassword.Do(func() { lazyRedactedPassword.v = regexp.MustCompile(`:xxxxx@|\bpassword=xxxxx\b`) })
-	return lazyRedactedPassword.v
-}
+var redactedPassword = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`:xxxxx@|\bpassword=xxxxx\b`) }}
 
 // Unmasked is c with the passwords Redacted masked left out, so that a
 // recorded run connects with PGPASSWORD or ~/.pgpass; masked reports
@@ -282,11 +274,11 @@ func redactedPassword() *regexp.Regexp {
 func (c *Config) Unmasked() (r *Config, masked bool) {
 	r = c.Clone()
 	fix := func(s string) string {
-		if !redactedPassword().MatchString(s) {
+		if !redactedPassword.Get().MatchString(s) {
 			return s
 		}
 		masked = true
-		return redactedPassword().ReplaceAllStringFunc(s, func(m string) string {
+		return redactedPassword.Get().ReplaceAllStringFunc(s, func(m string) string {
 			if strings.HasPrefix(m, ":") {
 				return "@"
 			}

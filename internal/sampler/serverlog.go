@@ -6,9 +6,9 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/sampled"
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -60,16 +60,8 @@ func (l *logScanner) close() {
 	}
 }
 
-var lazyLogLevel struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
 // logLevel finds the level of a log line: "... [pid] ERROR:  message".
-func logLevel() *regexp.Regexp {
-	lazyLogLevel.Do(func() { lazyLogLevel.v = regexp.MustCompile(`\b(ERROR|FATAL|PANIC):\s+(.*)$`) })
-	return lazyLogLevel.v
-}
+var logLevel = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`\b(ERROR|FATAL|PANIC):\s+(.*)$`) }}
 
 // logKinds classify messages by a piece of their text, first match wins.
 var logKinds = []struct{ kind, text string }{
@@ -144,7 +136,7 @@ func (l *logScanner) sample(now time.Time) []store.Sample {
 }
 
 func (l *logScanner) count(line []byte, counts map[string]float64) {
-	m := logLevel().FindSubmatch(line)
+	m := logLevel.Get().FindSubmatch(line)
 	if m == nil {
 		return
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -147,17 +147,9 @@ func fmtValue(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-var lazyAutostopSection struct {
-	sync.Once
-	v *template.Template
-}
-
 // autostopSection is the run page's section of its autostop rules; the
 // live page replaces it on each update (live.js swaps sections by id).
-func autostopSection() *template.Template {
-	lazyAutostopSection.Do(func() { lazyAutostopSection.v = buildAutostopSection() })
-	return lazyAutostopSection.v
-}
+var autostopSection = lazy.Value[*template.Template]{New: buildAutostopSection}
 
 func buildAutostopSection() *template.Template {
 	return template.Must(template.New("autostop").Parse(
@@ -173,6 +165,6 @@ func autostopHTML(r *store.Run) ([]byte, error) {
 		return nil, nil
 	}
 	var b bytes.Buffer
-	err := autostopSection().Execute(&b, rules)
+	err := autostopSection.Get().Execute(&b, rules)
 	return b.Bytes(), err
 }

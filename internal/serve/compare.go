@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -46,15 +46,7 @@ func selectionQuery(runs []*store.Run) string {
 	return v.Encode()
 }
 
-var lazyCompareTop struct {
-	sync.Once
-	v *template.Template
-}
-
-func compareTop() *template.Template {
-	lazyCompareTop.Do(func() { lazyCompareTop.v = buildCompareTop() })
-	return lazyCompareTop.v
-}
+var compareTop = lazy.Value[*template.Template]{New: buildCompareTop}
 
 func buildCompareTop() *template.Template {
 	return template.Must(template.New("top").Parse(`<section class="serve-compare" style="padding:0 1em">
@@ -106,7 +98,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 	}
 	q := selectionQuery(runs)
 	var top bytes.Buffer
-	err = compareTop().Execute(&top, map[string]any{"Refuse": strings.TrimSuffix(refuse, " (use --force to compare anyway)"),
+	err = compareTop.Get().Execute(&top, map[string]any{"Refuse": strings.TrimSuffix(refuse, " (use --force to compare anyway)"),
 		"Warnings": warnings, "Metrics": keys, "Query": template.URL(q), "Text": text.String()})
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

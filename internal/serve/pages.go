@@ -7,8 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 var (
@@ -18,16 +19,8 @@ var (
 	liveJS []byte
 )
 
-var lazyTemplates struct {
-	sync.Once
-	v *template.Template
-}
-
 // templates are parsed on first use, not when pgarena starts.
-func templates() *template.Template {
-	lazyTemplates.Do(func() { lazyTemplates.v = buildTemplates() })
-	return lazyTemplates.v
-}
+var templates = lazy.Value[*template.Template]{New: buildTemplates}
 
 func buildTemplates() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
@@ -44,7 +37,7 @@ func buildTemplates() *template.Template {
 // failure is an error page rather than half a page.
 func render(w http.ResponseWriter, name string, data any) {
 	var buf bytes.Buffer
-	if err := templates().ExecuteTemplate(&buf, name, data); err != nil {
+	if err := templates.Get().ExecuteTemplate(&buf, name, data); err != nil {
 		http.Error(w, "render "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}

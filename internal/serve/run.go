@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/store"
@@ -79,16 +80,8 @@ func runError(w http.ResponseWriter, err error) {
 	http.Error(w, err.Error(), code)
 }
 
-var lazyServeBar struct {
-	sync.Once
-	v *template.Template
-}
-
 // serveBar is put at the top of report pages served here.
-func serveBar() *template.Template {
-	lazyServeBar.Do(func() { lazyServeBar.v = buildServeBar() })
-	return lazyServeBar.v
-}
+var serveBar = lazy.Value[*template.Template]{New: buildServeBar}
 
 func buildServeBar() *template.Template {
 	return template.Must(template.New("bar").Parse(
@@ -134,7 +127,7 @@ func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query str
 		return
 	}
 	var bar bytes.Buffer
-	if err := serveBar().Execute(&bar, map[string]any{"Query": template.URL(query), "Run": parts.run}); err != nil {
+	if err := serveBar.Get().Execute(&bar, map[string]any{"Query": template.URL(query), "Run": parts.run}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -15,12 +15,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/await"
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
@@ -118,15 +118,7 @@ func scrub(msg, dsn string) string {
 	return msg
 }
 
-var lazyKwPassword struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func kwPassword() *regexp.Regexp {
-	lazyKwPassword.Do(func() { lazyKwPassword.v = regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`) })
-	return lazyKwPassword.v
-}
+var kwPassword = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(?i)password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)`) }}
 
 func passwordsIn(dsn string) []string {
 	var out []string
@@ -140,7 +132,7 @@ func passwordsIn(dsn string) []string {
 			out = append(out, pw)
 		}
 	}
-	for _, m := range kwPassword().FindAllStringSubmatch(dsn, -1) {
+	for _, m := range kwPassword.Get().FindAllStringSubmatch(dsn, -1) {
 		out = append(out, strings.Trim(m[1], "'"))
 	}
 	return out
@@ -163,19 +155,11 @@ func RedactDSN(dsn string) string {
 		return u.String()
 	}
 	// Not a parseable URL: mask "user:password@" and password= by pattern.
-	dsn = urlPassword().ReplaceAllString(dsn, "${1}xxxxx@")
-	return kwPassword().ReplaceAllString(dsn, "password=xxxxx")
+	dsn = urlPassword.Get().ReplaceAllString(dsn, "${1}xxxxx@")
+	return kwPassword.Get().ReplaceAllString(dsn, "password=xxxxx")
 }
 
-var lazyUrlPassword struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func urlPassword() *regexp.Regexp {
-	lazyUrlPassword.Do(func() { lazyUrlPassword.v = regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`) })
-	return lazyUrlPassword.v
-}
+var urlPassword = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`) }}
 
 // Redacted describes cfg as a keyword string without the password.
 func Redacted(cfg *pgx.ConnConfig) string {

@@ -39,6 +39,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/output"
 	"github.com/pgarena/pgarena/internal/pgerr"
@@ -57,18 +58,12 @@ var Kind = output.Kind{Name: "prometheus", Usage: "prometheus[=ADDR]",
 	Help: "serve /metrics during the run (default " + DefaultAddr + "; not loopback: a token)",
 	New:  New}
 
-var lazyLatencyBuckets struct {
-	sync.Once
-	v []float64
-}
-
 // LatencyBuckets are the histogram's upper bounds, in seconds: 50 µs to
 // 30 s, each about 1.6 times the one before (as client_golang's
 // ExponentialBucketsRange(50e-6, 30, 30) computes them).
-func LatencyBuckets() []float64 {
-	lazyLatencyBuckets.Do(func() { lazyLatencyBuckets.v = buildLatencyBuckets() })
-	return lazyLatencyBuckets.v
-}
+func LatencyBuckets() []float64 { return latencyBuckets.Get() }
+
+var latencyBuckets = lazy.Value[[]float64]{New: buildLatencyBuckets}
 
 func buildLatencyBuckets() []float64 {
 	const lo, hi, n = 50e-6, 30, 30
@@ -340,7 +335,7 @@ func sample(name string, v float64, labels ...string) string {
 		} else {
 			b.WriteByte(',')
 		}
-		b.WriteString(labels[i] + `="` + labelEscaper().Replace(labels[i+1]) + `"`)
+		b.WriteString(labels[i] + `="` + labelEscaper.Get().Replace(labels[i+1]) + `"`)
 	}
 	if len(labels) > 0 {
 		b.WriteByte('}')
@@ -349,16 +344,8 @@ func sample(name string, v float64, labels ...string) string {
 	return b.String()
 }
 
-var lazyLabelEscaper struct {
-	sync.Once
-	v *strings.Replacer
-}
-
 // labelEscaper escapes a label value: backslash, double quote, line feed.
-func labelEscaper() *strings.Replacer {
-	lazyLabelEscaper.Do(func() { lazyLabelEscaper.v = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`) })
-	return lazyLabelEscaper.v
-}
+var labelEscaper = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer { return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`) }}
 
 // formatFloat writes a value as the exposition format does.
 func formatFloat(v float64) string {

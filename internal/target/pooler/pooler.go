@@ -12,12 +12,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/target"
 )
 
@@ -298,18 +298,10 @@ func programVersion(ctx context.Context, bin, arg string) string {
 	cmd := exec.CommandContext(vctx, bin, arg)
 	cmd.WaitDelay = time.Second
 	out, _ := cmd.CombinedOutput()
-	return versionRE().FindString(string(out))
+	return versionRE.Get().FindString(string(out))
 }
 
-var lazyVersionRE struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func versionRE() *regexp.Regexp {
-	lazyVersionRE.Do(func() { lazyVersionRE.v = regexp.MustCompile(`\d+\.\d+(\.\d+)?`) })
-	return lazyVersionRE.v
-}
+var versionRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+(\.\d+)?`) }}
 
 // account is who the pooler runs as: ourselves, or as root (pgbouncer
 // refuses root) the owner of the server's data directory, else postgres,

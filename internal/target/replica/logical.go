@@ -9,12 +9,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/await"
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/target"
 )
 
@@ -122,7 +122,7 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 		if strings.HasPrefix(line, `\`) { // psql meta-commands (\restrict)
 			continue
 		}
-		if m := dumpSet().FindStringSubmatch(line); m != nil && !slices.Contains(known, m[1]) {
+		if m := dumpSet.Get().FindStringSubmatch(line); m != nil && !slices.Contains(known, m[1]) {
 			continue
 		}
 		sql.WriteString(line + "\n")
@@ -138,16 +138,8 @@ func (l *logical) copySchema(ctx context.Context, tables []string) error {
 	return nil
 }
 
-var lazyDumpSet struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
 // dumpSet is a SET line of pg_dump's preamble.
-func dumpSet() *regexp.Regexp {
-	lazyDumpSet.Do(func() { lazyDumpSet.v = regexp.MustCompile(`^SET ([a-z_]+) = .*;$`) })
-	return lazyDumpSet.v
-}
+var dumpSet = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^SET ([a-z_]+) = .*;$`) }}
 
 // subscribe publishes the tables (built-in logical replication) and
 // subscribes, copying their data.

@@ -6,12 +6,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/await"
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/target"
 )
 
@@ -73,7 +73,7 @@ func allowedPlugins(ctx context.Context, conn *pgx.Conn) (list []string, raw str
 // separated by commas, double quotes keep a name whole).
 func splitList(raw string) []string {
 	var out []string
-	for _, f := range listItem().FindAllString(raw, -1) {
+	for _, f := range listItem.Get().FindAllString(raw, -1) {
 		f = strings.TrimSpace(f)
 		if strings.HasPrefix(f, `"`) {
 			f = strings.ReplaceAll(strings.Trim(f, `"`), `""`, `"`)
@@ -144,7 +144,7 @@ func refusedPlugin(ctx context.Context, conn *pgx.Conn, log *logTail) (*PluginRe
 		return nil, err
 	}
 	if log != nil {
-		if m := log.find(refusalLine()); m != nil {
+		if m := log.find(refusalLine.Get()); m != nil {
 			return &PluginRefusedError{Plugin: m[1], Allowed: raw, Seen: "the primary's server log: " + m[0], Now: true}, nil
 		}
 	}
@@ -163,26 +163,10 @@ func refusedPlugin(ctx context.Context, conn *pgx.Conn, log *logTail) (*PluginRe
 	return out, err
 }
 
-var lazyListItem struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func listItem() *regexp.Regexp {
-	lazyListItem.Do(func() { lazyListItem.v = regexp.MustCompile(`"(?:[^"]|"")*"|[^,]+`) })
-	return lazyListItem.v
-}
-
-var lazyRefusalLine struct {
-	sync.Once
-	v *regexp.Regexp
-}
+var listItem = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"]|"")*"|[^,]+`) }}
 
 // refusalLine is the server's message when it refuses an output plugin.
-func refusalLine() *regexp.Regexp {
-	lazyRefusalLine.Do(func() { lazyRefusalLine.v = buildRefusalLine() })
-	return lazyRefusalLine.v
-}
+var refusalLine = lazy.Value[*regexp.Regexp]{New: buildRefusalLine}
 
 func buildRefusalLine() *regexp.Regexp {
 	return regexp.MustCompile(`library "([^"]+)" may not be used as an output plugin`)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // logTail follows a server's log for the server's own words about why a
@@ -44,17 +46,9 @@ func tailFromNow(path string) *logTail {
 // tailWindow bounds how much of the log is read at a time (its end).
 const tailWindow = 256 << 10
 
-var lazyErrorLine struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
 // errorLine matches a logged error: its severity and message, without the
 // line's prefix (time, process).
-func errorLine() *regexp.Regexp {
-	lazyErrorLine.Do(func() { lazyErrorLine.v = regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`) })
-	return lazyErrorLine.v
-}
+var errorLine = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(?m)\b(?:ERROR|FATAL|PANIC):\s+.*$`) }}
 
 // errors returns the errors logged recently (read within keepErrors),
 // oldest first, as "ERROR: message".
@@ -65,7 +59,7 @@ func (l *logTail) errors() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
-	for _, line := range errorLine().FindAllString(l.read(), -1) {
+	for _, line := range errorLine.Get().FindAllString(l.read(), -1) {
 		l.seen = append(l.seen, logged{at: now, line: strings.TrimSpace(line)})
 	}
 	i := 0

@@ -2,8 +2,8 @@ package chbench
 
 import (
 	"strings"
-	"sync"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/workload/analytic"
 )
 
@@ -21,20 +21,14 @@ const (
 // supplierOfStock is the paper's stock-to-supplier key.
 const supplierOfStock = "mod((s_w_id * s_i_id), 10000)"
 
-var lazyQueries struct {
-	sync.Once
-	v analytic.Set
-}
-
 // Queries returns CH-benCHmark's 22 analytic queries (Cole et al. 2011,
 // appendix), each TPC-H query of the same number rewritten over TPC-C's
 // tables and supplier, nation and region, written here over tpcc's column
 // names (HammerDB's). A customer's nation is ascii(substr(c_state,1,1)).
 // Built on first use, not when any pgarena command starts.
-func Queries() analytic.Set {
-	lazyQueries.Do(func() { lazyQueries.v = buildQueries() })
-	return lazyQueries.v
-}
+func Queries() analytic.Set { return queries.Get() }
+
+var queries = lazy.Value[analytic.Set]{New: buildQueries}
 
 func buildQueries() analytic.Set {
 	return expand(analytic.Set{

@@ -5,7 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // op is an expression node's operation.
@@ -69,18 +70,10 @@ type function struct {
 	min, max int
 }
 
-var lazyFunctions struct {
-	sync.Once
-	v map[string]function
-}
-
 // functions are pgbench's (PostgreSQL 17 documentation, "Built-in
 // Functions"). hash, hash_* and permute take an optional seed, by default
 // :default_seed.
-func functions() map[string]function {
-	lazyFunctions.Do(func() { lazyFunctions.v = buildFunctions() })
-	return lazyFunctions.v
-}
+var functions = lazy.Value[map[string]function]{New: buildFunctions}
 
 func buildFunctions() map[string]function {
 	return map[string]function{
@@ -565,7 +558,7 @@ func (p *exprParser) caseExpr() (*node, error) {
 }
 
 func (p *exprParser) call(name token) (*node, error) {
-	f, ok := functions()[strings.ToLower(name.text)]
+	f, ok := functions.Get()[strings.ToLower(name.text)]
 	if !ok {
 		return nil, &exprError{name.pos, fmt.Sprintf("unexpected function name %q", name.text)}
 	}

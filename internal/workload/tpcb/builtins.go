@@ -4,26 +4,18 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sync"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/script"
 )
-
-var lazyBuiltinScripts struct {
-	sync.Once
-	v map[string]string
-}
 
 // builtinScripts are pgbench 15's builtin scripts (builtin_script[] in
 // pgbench.c), run by the script engine like any -f file. Note that, as in
 // pgbench, the teller of tpcb-like need not belong to the branch; and
 // simple-update ("skip some updates", -N) leaves tellers and branches
 // behind the history (see SkippedUpdatesError).
-func builtinScripts() map[string]string {
-	lazyBuiltinScripts.Do(func() { lazyBuiltinScripts.v = buildBuiltinScripts() })
-	return lazyBuiltinScripts.v
-}
+var builtinScripts = lazy.Value[map[string]string]{New: buildBuiltinScripts}
 
 func buildBuiltinScripts() map[string]string {
 	return map[string]string{
@@ -88,7 +80,7 @@ func (w *Workload) program() (p *script.Program, names []string, err error) {
 		weights[name] += weight // a builtin named twice is one script, its weights summed
 	}
 	for _, name := range names {
-		if _, err := p.Add(name, builtinScripts()[name], weights[name]); err != nil {
+		if _, err := p.Add(name, builtinScripts.Get()[name], weights[name]); err != nil {
 			return nil, nil, fmt.Errorf("builtin %s: %w", name, err) // a bug
 		}
 	}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // Distribution on a Citus coordinator (Citus 11 and 12).
@@ -84,11 +85,6 @@ var citusTables = []citusTable{
 	{"item", ""},
 }
 
-var lazyCitusProcWarehouseArg struct {
-	sync.Once
-	v map[string]int
-}
-
 // citusProcWarehouseArg is, for each function of procs.go, the 1-based
 // position of its home-warehouse argument (p_w in every one), named '$n'
 // as in Citus's own example for a TPC-C delivery function,
@@ -100,10 +96,7 @@ var lazyCitusProcWarehouseArg struct {
 // new-order's remote supplying warehouses make the worker run a
 // distributed transaction; those are the specification's cross-warehouse
 // transactions.
-func citusProcWarehouseArg() map[string]int {
-	lazyCitusProcWarehouseArg.Do(func() { lazyCitusProcWarehouseArg.v = buildCitusProcWarehouseArg() })
-	return lazyCitusProcWarehouseArg.v
-}
+var citusProcWarehouseArg = lazy.Value[map[string]int]{New: buildCitusProcWarehouseArg}
 
 func buildCitusProcWarehouseArg() map[string]int {
 	return map[string]int{
@@ -160,7 +153,7 @@ func citusDDL(o citusOptions) []string {
 func citusFunctionDDL() []string {
 	stmts := make([]string, 0, len(procSignatures))
 	for _, sig := range procSignatures {
-		arg, ok := citusProcWarehouseArg()[citusProcName(sig)]
+		arg, ok := citusProcWarehouseArg.Get()[citusProcName(sig)]
 		if !ok {
 			panic("tpcc: no Citus distribution argument for " + sig) // caught by TestCitusFunctions
 		}

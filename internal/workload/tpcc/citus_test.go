@@ -163,7 +163,7 @@ func TestCitusFunctions(t *testing.T) {
 	}
 	for i, sig := range procSignatures {
 		name := citusProcName(sig)
-		arg, ok := citusProcWarehouseArg()[name]
+		arg, ok := citusProcWarehouseArg.Get()[name]
 		if !ok {
 			t.Errorf("%s has no entry in citusProcWarehouseArg", sig)
 			continue
@@ -181,8 +181,8 @@ func TestCitusFunctions(t *testing.T) {
 			t.Errorf("statement %d = %q, want %q", i, stmts[i], want)
 		}
 	}
-	if len(citusProcWarehouseArg()) != len(procSignatures) {
-		t.Errorf("citusProcWarehouseArg has %d entries for %d functions", len(citusProcWarehouseArg()), len(procSignatures))
+	if len(citusProcWarehouseArg.Get()) != len(procSignatures) {
+		t.Errorf("citusProcWarehouseArg has %d entries for %d functions", len(citusProcWarehouseArg.Get()), len(procSignatures))
 	}
 	// with storedProcs the function statements follow the tables
 	all := citusDDL(citusOptions{storedProcs: true})

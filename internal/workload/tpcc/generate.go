@@ -3,27 +3,19 @@ package tpcc
 import (
 	"math/big"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/randgen"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
-var lazyLoadTime struct {
-	sync.Once
-	v time.Time
-}
-
 // loadTime is the "current date and time" of the initial data (clause
 // 4.3.3.1: C_SINCE, H_DATE, O_ENTRY_D): a fixed instant, so that the data
 // is a pure function of the seed.
-func loadTime() time.Time {
-	lazyLoadTime.Do(func() { lazyLoadTime.v = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) })
-	return lazyLoadTime.v
-}
+var loadTime = lazy.Value[time.Time]{New: func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }}
 
 // itemsPerBatch splits item and each warehouse's stock into batches.
 const itemsPerBatch = 10000
@@ -154,7 +146,7 @@ func (g *generator) customerRows() workload.Batches {
 			}
 			r[6], r[7], r[8] = aString(rng, 10, 20), aString(rng, 10, 20), aString(rng, 10, 20)
 			r[9], r[10], r[11] = state(rng), zip(rng), nString(rng, 16)
-			r[12] = loadTime()
+			r[12] = loadTime.Get()
 			r[13] = "GC"
 			if rng.IntN(10) == 0 {
 				r[13] = "BC"
@@ -177,7 +169,7 @@ func (g *generator) historyRows() workload.Batches {
 		dst = rows(dst, customersPerDistrict, 8)
 		for i, r := range dst {
 			r[0], r[1], r[2], r[3], r[4] = int32(i+1), int16(d), int32(w), int16(d), int32(w)
-			r[5] = loadTime()
+			r[5] = loadTime.Get()
 			r[6] = numeric(1000, -2) // H_AMOUNT = 10.00
 			r[7] = aString(rng, 12, 24)
 		}
@@ -213,7 +205,7 @@ func (g *generator) orderRows() workload.Batches {
 			if oid < firstNewOrder {
 				r[4] = int16(1 + rng.IntN(10))
 			}
-			r[5], r[6], r[7] = int16(cnt[i]), int16(1), loadTime()
+			r[5], r[6], r[7] = int16(cnt[i]), int16(1), loadTime.Get()
 		}
 		return dst
 	})
@@ -242,7 +234,7 @@ func (g *generator) orderLineRows() workload.Batches {
 				r[0], r[1], r[2], r[3] = int32(w), int16(d), int32(oid), int16(n)
 				r[4] = int32(1 + rng.IntN(numItems))
 				if oid < firstNewOrder {
-					r[5], r[6] = loadTime(), zero
+					r[5], r[6] = loadTime.Get(), zero
 				} else {
 					r[5], r[6] = nil, numeric(randgen.Uniform(rng, 1, 999999), -2)
 				}

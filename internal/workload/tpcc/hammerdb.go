@@ -3,7 +3,8 @@ package tpcc
 import (
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // HammerDB's interface on PostgreSQL: the routines its TPROC-C driver
@@ -66,18 +67,10 @@ var hammerdbSignatures = []string{
 	"slev(int,int,int,int)",
 }
 
-var lazyHammerdbDDL struct {
-	sync.Once
-	v []string
-}
-
 // hammerdbDDL creates the routines of hammerdbSignatures, in that order
 // (built on first use: pasting the bodies costs ~70 k instructions that a
 // command other than tpcc's init and check would pay at start).
-func hammerdbDDL() []string {
-	lazyHammerdbDDL.Do(func() { lazyHammerdbDDL.v = buildHammerdbDDL() })
-	return lazyHammerdbDDL.v
-}
+var hammerdbDDL = lazy.Value[[]string]{New: buildHammerdbDDL}
 
 func buildHammerdbDDL() []string {
 	newOrderBody := strings.NewReplacer("ERRCODE", errcodeRollback, "NURAND_C", strconv.Itoa(hammerdbNURandC)).Replace(newOrderBody)

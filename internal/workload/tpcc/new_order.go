@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/randgen"
 )
 
@@ -54,16 +54,8 @@ const newOrderStock = `update stock set
 where s_i_id = $1 and s_w_id = $2
 returning s_quantity, s_data, s_dist_%02d`
 
-var lazyNewOrderStockByDistrict struct {
-	sync.Once
-	v [districtsPerWH + 1]string
-}
-
 // newOrderStockByDistrict is newOrderStock per district (built on first use).
-func newOrderStockByDistrict() [districtsPerWH + 1]string {
-	lazyNewOrderStockByDistrict.Do(func() { lazyNewOrderStockByDistrict.v = buildNewOrderStockByDistrict() })
-	return lazyNewOrderStockByDistrict.v
-}
+var newOrderStockByDistrict = lazy.Value[[districtsPerWH + 1]string]{New: buildNewOrderStockByDistrict}
 
 func buildNewOrderStockByDistrict() (s [districtsPerWH + 1]string) {
 	for d := 1; d <= districtsPerWH; d++ {
@@ -159,7 +151,7 @@ func (wk *worker) newOrder(ctx context.Context, conn *pgx.Conn) error {
 		if int(l.supply) != w {
 			remote = 1
 		}
-		b.Queue(newOrderStockByDistrict()[d], l.item, l.supply, l.qty, remote)
+		b.Queue(newOrderStockByDistrict.Get()[d], l.item, l.supply, l.qty, remote)
 	}
 	br := conn.SendBatch(ctx, &b)
 	var (

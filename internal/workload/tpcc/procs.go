@@ -40,7 +40,7 @@ func (w *Workload) Functions() []workload.Function {
 		fns = append(fns, workload.Function{Signature: sig, Create: procDDL[i]})
 	}
 	for i, sig := range hammerdbSignatures {
-		fns = append(fns, workload.Function{Signature: sig, Create: hammerdbDDL()[i]})
+		fns = append(fns, workload.Function{Signature: sig, Create: hammerdbDDL.Get()[i]})
 	}
 	return fns
 }

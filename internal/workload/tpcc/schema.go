@@ -47,7 +47,7 @@ func (w *Workload) Tables() []workload.Table {
 			Rows:    g.warehouseRows(),
 			// the functions of --stored-procs and HammerDB's are created with the keys
 			PostLoad: append(append([]string{"alter table warehouse add constraint warehouse_i1 primary key (w_id)"},
-				procDDL...), hammerdbDDL()...),
+				procDDL...), hammerdbDDL.Get()...),
 		},
 		{
 			Name: "district",

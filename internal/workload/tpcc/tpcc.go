@@ -52,12 +52,12 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -191,16 +191,8 @@ func (w *Workload) Validate() error {
 	return nil
 }
 
-var lazyWarehouseColumn struct {
-	sync.Once
-	v map[string]string
-}
-
 // warehouseColumn names each table's warehouse column (item has none).
-func warehouseColumn() map[string]string {
-	lazyWarehouseColumn.Do(func() { lazyWarehouseColumn.v = buildWarehouseColumn() })
-	return lazyWarehouseColumn.v
-}
+var warehouseColumn = lazy.Value[map[string]string]{New: buildWarehouseColumn}
 
 func buildWarehouseColumn() map[string]string {
 	return map[string]string{
@@ -234,7 +226,7 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 	return workload.Slice{
 		Name: fmt.Sprintf("%d-%d", first, last),
 		Clear: func(table string) string {
-			if col, ok := warehouseColumn()[table]; ok {
+			if col, ok := warehouseColumn.Get()[table]; ok {
 				return fmt.Sprintf("delete from %s where %s between %d and %d", table, col, first, last)
 			}
 			if table == "item" && first == 1 {

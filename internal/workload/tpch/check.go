@@ -167,7 +167,7 @@ func textRows(ctx context.Context, conn *pgx.Conn, sql string) ([][]string, erro
 func Fingerprint(ctx context.Context, conn *pgx.Conn) (map[string]string, error) {
 	out := map[string]string{}
 	for _, t := range dbgen.Tables {
-		pk := primaryKeys()[t]
+		pk := primaryKeys.Get()[t]
 		var n int64
 		var sum string
 		err := conn.QueryRow(ctx, "select count(*), coalesce(md5(string_agg(x::text, '\n' order by "+pk+")), '') from "+t.String()+" x").Scan(&n, &sum)

@@ -50,13 +50,13 @@ func (w *Workload) Figures(win workload.FigureWindow) []workload.Figure {
 	}
 	var figs []workload.Figure
 	var qs []float64
-	for _, q := range queryNames() {
+	for _, q := range queryNames.Get() {
 		if s, ok := mean(q); ok {
 			qs = append(qs, s)
 		}
 	}
 	var done int64
-	for _, q := range queryNames() {
+	for _, q := range queryNames.Get() {
 		done += count[q]
 	}
 	figs = append(figs, w.testFigures(elapsed, committed, times)...)
@@ -140,7 +140,7 @@ func (w *Workload) testFigures(elapsed time.Duration, committed map[string]int64
 func (w *Workload) powerFigure(count map[string]int64, mean func(string) (float64, bool)) workload.Figure {
 	f := workload.Figure{Name: "power_at_size", Unit: "queries/hour × SF"}
 	var ts []float64
-	for _, name := range append(queryNames(), "rf1", "rf2") {
+	for _, name := range append(queryNames.Get(), "rf1", "rf2") {
 		s, ok := mean(name)
 		if !ok || count[name] != 1 {
 			f.Note = fmt.Sprintf("not computed: %s completed %d times, not once (a failure, or the run ended early); %s", name, count[name], notAudited)
@@ -165,7 +165,7 @@ func (w *Workload) powerFigure(count map[string]int64, mean func(string) (float6
 func (w *Workload) throughputFigure(count map[string]int64, elapsed time.Duration) workload.Figure {
 	f := workload.Figure{Name: "throughput_at_size", Unit: "queries/hour × SF"}
 	s := int64(w.streams)
-	for _, name := range append(queryNames(), "rf1", "rf2") {
+	for _, name := range append(queryNames.Get(), "rf1", "rf2") {
 		if count[name] != s {
 			f.Note = fmt.Sprintf("not computed: %s completed %d times, not %d (a failure, or the run ended early); %s", name, count[name], s, notAudited)
 			return f

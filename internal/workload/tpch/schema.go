@@ -2,24 +2,16 @@ package tpch
 
 import (
 	"fmt"
-	"sync"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 )
 
-var lazyColumns struct {
-	sync.Once
-	v map[dbgen.Table][][2]string
-}
-
 // columns are the eight tables' columns per Clause 1.4.1, in dbgen's
 // order, with PostgreSQL types: identifiers integer (orderkey bigint: at
 // scale 1000 order keys reach 6 billion), decimal(15,2) as numeric(15,2).
-func columns() map[dbgen.Table][][2]string {
-	lazyColumns.Do(func() { lazyColumns.v = buildColumns() })
-	return lazyColumns.v
-}
+var columns = lazy.Value[map[dbgen.Table][][2]string]{New: buildColumns}
 
 func buildColumns() map[dbgen.Table][][2]string {
 	return map[dbgen.Table][][2]string{
@@ -34,16 +26,8 @@ func buildColumns() map[dbgen.Table][][2]string {
 	}
 }
 
-var lazyPrimaryKeys struct {
-	sync.Once
-	v map[dbgen.Table]string
-}
-
 // primaryKeys per Clause 1.4.2.2.
-func primaryKeys() map[dbgen.Table]string {
-	lazyPrimaryKeys.Do(func() { lazyPrimaryKeys.v = buildPrimaryKeys() })
-	return lazyPrimaryKeys.v
-}
+var primaryKeys = lazy.Value[map[dbgen.Table]string]{New: buildPrimaryKeys}
 
 func buildPrimaryKeys() map[dbgen.Table]string {
 	return map[dbgen.Table]string{
@@ -63,15 +47,7 @@ type foreignKey struct {
 	colocated bool
 }
 
-var lazyForeignKeys struct {
-	sync.Once
-	v map[dbgen.Table][]foreignKey
-}
-
-func foreignKeys() map[dbgen.Table][]foreignKey {
-	lazyForeignKeys.Do(func() { lazyForeignKeys.v = buildForeignKeys() })
-	return lazyForeignKeys.v
-}
+var foreignKeys = lazy.Value[map[dbgen.Table][]foreignKey]{New: buildForeignKeys}
 
 func buildForeignKeys() map[dbgen.Table][]foreignKey {
 	return map[dbgen.Table][]foreignKey{
@@ -84,18 +60,10 @@ func buildForeignKeys() map[dbgen.Table][]foreignKey {
 	}
 }
 
-var lazyIndexes struct {
-	sync.Once
-	v map[dbgen.Table][]string
-}
-
 // indexes are the ordinary indexes PostgreSQL TPC-H setups commonly add:
 // the foreign keys' columns (joins, and RF2's deletes) and the date
 // columns the queries restrict.
-func indexes() map[dbgen.Table][]string {
-	lazyIndexes.Do(func() { lazyIndexes.v = buildIndexes() })
-	return lazyIndexes.v
-}
+var indexes = lazy.Value[map[dbgen.Table][]string]{New: buildIndexes}
 
 func buildIndexes() map[dbgen.Table][]string {
 	return map[dbgen.Table][]string{
@@ -122,7 +90,7 @@ const chunkRows = 1000
 func tables(g *dbgen.Generator, citus, allKeys bool) []workload.Table {
 	var out []workload.Table
 	for _, t := range dbgen.Tables {
-		cols := columns()[t]
+		cols := columns.Get()[t]
 		ddl := "create table " + t.String() + " ("
 		names := make([]string, len(cols))
 		for i, c := range cols {
@@ -167,17 +135,17 @@ func tables(g *dbgen.Generator, citus, allKeys bool) []workload.Table {
 // the key (the columns are NOT NULL: no scan); Citus gets the plain form.
 func postLoad(t dbgen.Table, citus, allKeys bool) []string {
 	name := t.String()
-	stmts := []string{fmt.Sprintf("create unique index %s_pkey on %s (%s)", name, name, primaryKeys()[t])}
+	stmts := []string{fmt.Sprintf("create unique index %s_pkey on %s (%s)", name, name, primaryKeys.Get()[t])}
 	if citus {
-		stmts = []string{fmt.Sprintf("alter table %s add primary key (%s)", name, primaryKeys()[t])}
+		stmts = []string{fmt.Sprintf("alter table %s add primary key (%s)", name, primaryKeys.Get()[t])}
 	}
-	for i, cols := range indexes()[t] {
+	for i, cols := range indexes.Get()[t] {
 		stmts = append(stmts, fmt.Sprintf("create index %s_i%d on %s (%s)", name, i+1, name, cols))
 	}
 	if !citus {
 		stmts = append(stmts, fmt.Sprintf("alter table %s add constraint %s_pkey primary key using index %s_pkey", name, name, name))
 	}
-	for _, fk := range foreignKeys()[t] {
+	for _, fk := range foreignKeys.Get()[t] {
 		if citus && !fk.colocated && !allKeys {
 			continue
 		}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"sync"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 )
@@ -75,21 +75,13 @@ func (w *Workload) Slice() (workload.Slice, bool) {
 				return ""
 			}
 			first, last := g.Keys(t, from, to)
-			return fmt.Sprintf("delete from %s where %s between %d and %d", table, columns()[t][0][0], first, last)
+			return fmt.Sprintf("delete from %s where %s between %d and %d", table, columns.Get()[t][0][0], first, last)
 		},
 		Complete: func(names []string) bool { return coversChunks(g, names) },
 	}, true
 }
 
-var lazySliceNameRe struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
-func sliceNameRe() *regexp.Regexp {
-	lazySliceNameRe.Do(func() { lazySliceNameRe.v = regexp.MustCompile(`^(\d+)of(\d+)$`) })
-	return lazySliceNameRe.v
-}
+var sliceNameRe = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)of(\d+)$`) }}
 
 // coversChunks reports whether the slices named "IofN" cover every chunk
 // of every table (slices of different splits may overlap).
@@ -97,7 +89,7 @@ func coversChunks(g *dbgen.Generator, names []string) bool {
 	type slice struct{ i, n int }
 	var got []slice
 	for _, name := range names {
-		m := sliceNameRe().FindStringSubmatch(name)
+		m := sliceNameRe.Get().FindStringSubmatch(name)
 		if m == nil {
 			continue
 		}

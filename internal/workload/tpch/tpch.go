@@ -45,6 +45,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/analytic"
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
@@ -256,16 +257,8 @@ func (w *Workload) Tables() []workload.Table {
 	return w.narrow(tables(w.generator(), w.citus, w.citusLayout == layoutReference))
 }
 
-var lazyQueryNames struct {
-	sync.Once
-	v []string
-}
-
 // queryNames are q1..q22; TxTypes are they, then rf1 and rf2.
-func queryNames() []string {
-	lazyQueryNames.Do(func() { lazyQueryNames.v = buildQueryNames() })
-	return lazyQueryNames.v
-}
+var queryNames = lazy.Value[[]string]{New: buildQueryNames}
 
 func buildQueryNames() []string {
 	out := make([]string, 22)
@@ -286,17 +279,17 @@ const (
 func (w *Workload) TxTypes() []string {
 	switch w.mode() {
 	case modeLoop:
-		return slices.Clone(queryNames())
+		return slices.Clone(queryNames.Get())
 	case modeQueries:
 		var out []string
 		for _, n := range w.queries {
-			if !slices.Contains(out, queryNames()[n-1]) {
-				out = append(out, queryNames()[n-1])
+			if !slices.Contains(out, queryNames.Get()[n-1]) {
+				out = append(out, queryNames.Get()[n-1])
 			}
 		}
 		return out
 	}
-	return append(slices.Clone(queryNames()), "rf1", "rf2")
+	return append(slices.Clone(queryNames.Get()), "rf1", "rf2")
 }
 
 // streamSet is query stream s's queries with its parameters, as a set in
@@ -305,7 +298,7 @@ func (w *Workload) streamSet(s int) (analytic.Set, []int) {
 	set := make(analytic.Set, 22)
 	var order []int
 	for _, q := range qgen.Stream(s, int64(w.seed), w.scale) {
-		set[q.Number-1] = analytic.Query{Name: queryNames()[q.Number-1], SQL: w.querySQL(q)}
+		set[q.Number-1] = analytic.Query{Name: queryNames.Get()[q.Number-1], SQL: w.querySQL(q)}
 		order = append(order, q.Number-1)
 	}
 	return set, order
@@ -333,11 +326,11 @@ func (w *Workload) NewWorker(id int, _ *rand.Rand) workload.Worker {
 		types := w.TxTypes()
 		set := make(analytic.Set, len(types))
 		for i, name := range types {
-			set[i] = all[slices.Index(queryNames(), name)]
+			set[i] = all[slices.Index(queryNames.Get(), name)]
 		}
 		order := make([]int, len(w.queries))
 		for i, n := range w.queries {
-			order[i] = slices.Index(types, queryNames()[n-1])
+			order[i] = slices.Index(types, queryNames.Get()[n-1])
 		}
 		return analytic.NewOrderedStream(set, 0, order, w.repeat)
 	}
@@ -381,7 +374,7 @@ func (w *Workload) Groups() []workload.Part {
 	}
 	if w.throughput {
 		parts = append(parts,
-			workload.Part{Name: GroupStreams, Clients: w.streams, After: after, Workload: &part{w, slices.Clone(queryNames()),
+			workload.Part{Name: GroupStreams, Clients: w.streams, After: after, Workload: &part{w, slices.Clone(queryNames.Get()),
 				func(id int, _ *rand.Rand) workload.Worker { return w.streamWorker(id-first+1, 1) }}},
 			workload.Part{Name: GroupRefresh, Clients: 1, After: after, Workload: &part{w, []string{"rf1", "rf2"},
 				func(int, *rand.Rand) workload.Worker { return w.refreshWorker(0, 1) }}})
@@ -452,7 +445,7 @@ func (w *Workload) ExplainSlowest() bool { return w.explain }
 // query txType ("q5", "streams/q5") with the parameters of the stream it
 // ran in (explainStream); "" for the refresh functions.
 func (w *Workload) Explain(ctx context.Context, conn *pgx.Conn, txType string) (string, error) {
-	n := slices.Index(queryNames(), analytic.BaseName(txType)) + 1
+	n := slices.Index(queryNames.Get(), analytic.BaseName(txType)) + 1
 	if n == 0 {
 		return "", nil
 	}

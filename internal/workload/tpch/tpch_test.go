@@ -141,7 +141,7 @@ func TestCitusDDL(t *testing.T) {
 func TestFigures(t *testing.T) {
 	committed := map[string]int64{}
 	times := map[string]workload.TxTimes{}
-	for _, n := range append(queryNames(), "rf1", "rf2") {
+	for _, n := range append(queryNames.Get(), "rf1", "rf2") {
 		committed["power/"+n] = 1
 		times["power/"+n] = workload.TxTimes{Total: 2 * time.Second, Min: 2 * time.Second}
 	}
@@ -159,7 +159,7 @@ func TestFigures(t *testing.T) {
 	// is the run less the power test's 24 × 2 s
 	w = newWorkload(t, "--power", "--throughput", "--streams", "3")
 	w.scale = 1
-	for _, n := range append(queryNames(), "rf1", "rf2") {
+	for _, n := range append(queryNames.Get(), "rf1", "rf2") {
 		committed["streams/"+n] = 3
 		times["streams/"+n] = workload.TxTimes{Total: time.Hour}
 	}
@@ -173,7 +173,7 @@ func TestFigures(t *testing.T) {
 	w = newWorkload(t, "--throughput", "--streams", "3")
 	w.scale = 1
 	committed = map[string]int64{}
-	for _, n := range append(queryNames(), "rf1", "rf2") {
+	for _, n := range append(queryNames.Get(), "rf1", "rf2") {
 		committed[n] = 3
 	}
 	figs = w.Figures(workload.FigureWindow{Elapsed: 3600 * time.Second, Committed: committed})

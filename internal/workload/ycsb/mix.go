@@ -5,7 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"sync"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // op is one of CoreWorkload's operations.
@@ -61,19 +62,11 @@ type mix struct {
 	workloadName           string // the letter
 }
 
-var lazyCoreWorkloads struct {
-	sync.Once
-	v map[string]mix
-}
-
 // coreWorkloads are the property files workloads/workloada..f shipped with
 // YCSB: the proportions and request distribution of each letter. Every
 // letter reads all fields; only E scans, with maxscanlength 100 and a
 // uniform scan length (CoreWorkload's default maxscanlength is 1000).
-func coreWorkloads() map[string]mix {
-	lazyCoreWorkloads.Do(func() { lazyCoreWorkloads.v = buildCoreWorkloads() })
-	return lazyCoreWorkloads.v
-}
+var coreWorkloads = lazy.Value[map[string]mix]{New: buildCoreWorkloads}
 
 func buildCoreWorkloads() map[string]mix {
 	return map[string]mix{
@@ -91,7 +84,7 @@ func buildCoreWorkloads() map[string]mix {
 const defaultMaxScan = 1000
 
 func letterMix(letter string) (mix, error) {
-	m, ok := coreWorkloads()[strings.ToLower(letter)]
+	m, ok := coreWorkloads.Get()[strings.ToLower(letter)]
 	if !ok {
 		return mix{}, fmt.Errorf("--workload %q: want one of a, b, c, d, e, f (YCSB's core workloads)", letter)
 	}

@@ -66,4 +66,4 @@ func New(sf float64) *Generator { return &Generator{sf: sf} }
 // Scale is the scale factor.
 func (g *Generator) Scale() float64 { return g.sf }
 
-func (g *Generator) textPool() *textPool { return sharedPool() }
+func (g *Generator) textPool() *textPool { return sharedPool.Get() }

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // dists.dss is the TPC-H distribution file shipped with dbgen (the spec's word lists and
@@ -23,17 +24,9 @@ type dist struct {
 	pick []uint16
 }
 
-var lazyDists struct {
-	sync.Once
-	v map[string]*dist
-}
-
 // dists are the distributions of dists.dss, parsed on first use (not at package
 // initialisation: every pgarena command links this package, few generate data); read-only.
-func dists() map[string]*dist {
-	lazyDists.Do(func() { lazyDists.v = parseDists(distsFile) })
-	return lazyDists.v
-}
+var dists = lazy.Value[map[string]*dist]{New: func() map[string]*dist { return parseDists(distsFile) }}
 
 func parseDists(text string) map[string]*dist {
 	out := map[string]*dist{}
@@ -84,7 +77,7 @@ func parseDists(text string) map[string]*dist {
 // order and their weights, for qgen's substitution parameters (Clause 2.4),
 // which draw from the same file; false if the file has no such distribution.
 func Distribution(name string) (values []string, weights []int64, ok bool) {
-	d, ok := dists()[name]
+	d, ok := dists.Get()[name]
 	if !ok {
 		return nil, nil, false
 	}
@@ -97,7 +90,7 @@ func Distribution(name string) (values []string, weights []int64, ok bool) {
 }
 
 func mustDist(name string) *dist {
-	d, ok := dists()[name]
+	d, ok := dists.Get()[name]
 	if !ok {
 		panic("dists.dss: no distribution " + name)
 	}
@@ -110,16 +103,8 @@ type namedDists struct {
 	priorities, flags, instruct, modes                    *dist
 }
 
-var lazyDistsByUse struct {
-	sync.Once
-	v *namedDists
-}
-
 // distsByUse is namedDists, looked up on first use; read-only.
-func distsByUse() *namedDists {
-	lazyDistsByUse.Do(func() { lazyDistsByUse.v = buildDistsByUse() })
-	return lazyDistsByUse.v
-}
+var distsByUse = lazy.Value[*namedDists]{New: buildDistsByUse}
 
 func buildDistsByUse() *namedDists {
 	return &namedDists{

@@ -3,8 +3,9 @@ package dbgen
 import (
 	"io"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // lineWriter accumulates lines and flushes them to w in large writes.
@@ -20,7 +21,7 @@ type lineWriter struct {
 const flushAt = 256 << 10
 
 func newLineWriter(w io.Writer, f Format) *lineWriter {
-	return &lineWriter{w: w, f: f, buf: make([]byte, 0, flushAt+4096), dates: dates()}
+	return &lineWriter{w: w, f: f, buf: make([]byte, 0, flushAt+4096), dates: dates.Get()}
 }
 
 func (lw *lineWriter) str(s string) { lw.buf = append(append(lw.buf, s...), '|') }
@@ -78,17 +79,9 @@ const (
 	pastDate   = minDate + 1263 // 1995-06-17
 )
 
-var lazyDates struct {
-	sync.Once
-	v *[totalDates][10]byte
-}
-
 // dates are the days' texts, built on first use (not at package initialisation: ~2 M
 // instructions that every pgarena command would pay).
-func dates() *[totalDates][10]byte {
-	lazyDates.Do(func() { lazyDates.v = buildDates() })
-	return lazyDates.v
-}
+var dates = lazy.Value[*[totalDates][10]byte]{New: buildDates}
 
 func buildDates() *[totalDates][10]byte {
 	out := new([totalDates][10]byte)

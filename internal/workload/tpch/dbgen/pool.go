@@ -2,7 +2,8 @@ package dbgen
 
 import (
 	"strings"
-	"sync"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // The text pool (Clause 4.2.2.10, 4.2.3): dbgen fills 300 MB with sentences of its grammar,
@@ -37,17 +38,9 @@ type textPool struct {
 	lens        [len(seps)][256]uint8 // len(pieces[k][w])
 }
 
-var lazySharedPool struct {
-	sync.Once
-	v *textPool
-}
-
 // sharedPool builds the pool once per process: it does not depend on the scale factor and
 // is never written after it is built.
-func sharedPool() *textPool {
-	lazySharedPool.Do(func() { lazySharedPool.v = buildPool() })
-	return lazySharedPool.v
-}
+var sharedPool = lazy.Value[*textPool]{New: buildPool}
 
 // grammar is the vocabulary and the phrase distributions used to build the pool.
 type grammar struct {

@@ -46,7 +46,7 @@ const (
 // BaseRows is the number of base rows of t: its row count, except PartSupp (Part's count;
 // 4 lines each) and LineItem (Orders' count; 1-7 lines each).
 func (g *Generator) BaseRows(t Table) int64 {
-	d := distsByUse()
+	d := distsByUse.Get()
 	switch t {
 	case Nation:
 		return int64(len(d.nations.values))
@@ -150,7 +150,7 @@ func (g *Generator) Keys(t Table, from, to int64) (first, last int64) {
 }
 
 func (g *Generator) writeNation(lw *lineWriter, from, to int64) {
-	d := distsByUse()
+	d := distsByUse.Get()
 	p := g.textPool()
 	c := newComment(seedNationComment, 72, 1)
 	c.s.skipRows(from)
@@ -165,7 +165,7 @@ func (g *Generator) writeNation(lw *lineWriter, from, to int64) {
 }
 
 func (g *Generator) writeRegion(lw *lineWriter, from, to int64) {
-	d := distsByUse()
+	d := distsByUse.Get()
 	p := g.textPool()
 	c := newComment(seedRegionComment, 72, 1)
 	c.s.skipRows(from)
@@ -179,7 +179,7 @@ func (g *Generator) writeRegion(lw *lineWriter, from, to int64) {
 }
 
 func (g *Generator) writePart(lw *lineWriter, from, to int64) {
-	d := distsByUse()
+	d := distsByUse.Get()
 	p := g.textPool()
 	colors := d.colors.values
 	name := newStream(seedPartName, int32(len(colors)))
@@ -251,7 +251,7 @@ func (g *Generator) writePartSupp(lw *lineWriter, from, to int64) {
 }
 
 func (g *Generator) writeSupplier(lw *lineWriter, from, to int64) {
-	d := distsByUse()
+	d := distsByUse.Get()
 	p := g.textPool()
 	address := newStream(seedSuppAddress, 9)
 	nation := newStream(seedSuppNation, 1)
@@ -296,7 +296,7 @@ func (g *Generator) writeSupplier(lw *lineWriter, from, to int64) {
 }
 
 func (g *Generator) writeCustomer(lw *lineWriter, from, to int64) {
-	d := distsByUse()
+	d := distsByUse.Get()
 	p := g.textPool()
 	address := newStream(seedCustAddress, 9)
 	nation := newStream(seedCustNation, 1)
@@ -378,7 +378,7 @@ func baseOrders(from, to int64) orderRange {
 // writeOrders writes the orders of r; their totals and status come from their lines, which
 // are drawn but not written.
 func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
-	d := distsByUse()
+	d := distsByUse.Get()
 	p := g.textPool()
 	o := newOrderStreams()
 	o.skipRows(r.at)
@@ -427,7 +427,7 @@ func (g *Generator) writeOrders(lw *lineWriter, r orderRange) {
 
 // writeLineItems writes the lines of the orders of r.
 func (g *Generator) writeLineItems(lw *lineWriter, r orderRange) {
-	d := distsByUse()
+	d := distsByUse.Get()
 	p := g.textPool()
 	o := newOrderStreams()
 	o.skipRows(r.at)

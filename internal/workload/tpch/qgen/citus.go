@@ -1,11 +1,6 @@
 package qgen
 
-import "sync"
-
-var lazyCitusTemplates struct {
-	sync.Once
-	v map[int]string
-}
+import "github.com/pgarena/pgarena/internal/lazy"
 
 // Citus forms. On a Citus coordinator with lineitem and orders
 // hash-distributed by order key and the other six tables reference tables
@@ -39,10 +34,7 @@ var lazyCitusTemplates struct {
 // TPC-H-derived (as every pgarena figure is: not audited) and its record
 // says which queries ran in a Citus form. The validation answers of
 // Clause 2.4.n.4 (check tpch --answers) show the forms equal.
-func citusTemplates() map[int]string {
-	lazyCitusTemplates.Do(func() { lazyCitusTemplates.v = buildCitusTemplates() })
-	return lazyCitusTemplates.v
-}
+var citusTemplates = lazy.Value[map[int]string]{New: buildCitusTemplates}
 
 func buildCitusTemplates() map[int]string {
 	return map[int]string{
@@ -166,7 +158,7 @@ order by
 // CitusSQL returns q's Citus form (see citusTemplates) with q's
 // parameters, and true; q.SQL and false for a query Citus runs as written.
 func CitusSQL(q Query) (string, bool) {
-	t, ok := citusTemplates()[q.Number]
+	t, ok := citusTemplates.Get()[q.Number]
 	if !ok {
 		return q.SQL, false
 	}

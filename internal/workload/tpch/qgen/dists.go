@@ -1,23 +1,14 @@
 package qgen
 
 import (
-	"sync"
-
+	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 )
-
-var lazyFileDists struct {
-	sync.Once
-	v *qgenDists
-}
 
 // fileDists are the distributions of dists.dss that qgen's substitutions
 // draw from, read from dbgen's copy of the file (the order and weights are
 // part of the draw) on first use.
-func fileDists() *qgenDists {
-	lazyFileDists.Do(func() { lazyFileDists.v = buildFileDists() })
-	return lazyFileDists.v
-}
+var fileDists = lazy.Value[*qgenDists]{New: buildFileDists}
 
 func buildFileDists() *qgenDists {
 	return &qgenDists{

@@ -79,7 +79,7 @@ func (st *state) brand(q int) string {
 // draw returns query q's parameters drawn as qgen's varsub.c draws them,
 // within the ranges of Clause 2.4.q.3.
 func (st *state) draw(q int, sf float64) params {
-	r, fd := st.rng, fileDists()
+	r, fd := st.rng, fileDists.Get()
 	p := params{""}
 	add := func(v ...string) { p = append(p, v...) }
 	switch q {

@@ -95,7 +95,7 @@ func TestParameterRanges(t *testing.T) {
 		}
 		return true
 	}
-	fd := fileDists()
+	fd := fileDists.Get()
 	for seed := int64(1); seed < 400; seed += 7 {
 		st := newState(seed * 1000003)
 		for q := 1; q <= NumQueries; q++ {

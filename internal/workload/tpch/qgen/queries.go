@@ -4,7 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/pgarena/pgarena/internal/lazy"
 )
 
 // templates are the 22 queries of Clause 2.4.1-2.4.22 in PostgreSQL's
@@ -671,16 +672,8 @@ order by
 	cntrycode`,
 }
 
-var lazyPlaceholder struct {
-	sync.Once
-	v *regexp.Regexp
-}
-
 // placeholder matches a substitution parameter of a template.
-func placeholder() *regexp.Regexp {
-	lazyPlaceholder.Do(func() { lazyPlaceholder.v = regexp.MustCompile(`:[0-9]+`) })
-	return lazyPlaceholder.v
-}
+var placeholder = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`:[0-9]+`) }}
 
 // substitute returns template q with its parameters in place. Parameters
 // are the generator's own text (digits, dates, dists.dss words), never
@@ -689,7 +682,7 @@ func substitute(q int, p params) string { return substituteTemplate(templates[q]
 
 // substituteTemplate returns template t with parameters p in place.
 func substituteTemplate(t string, p params) string {
-	return placeholder().ReplaceAllStringFunc(t, func(m string) string {
+	return placeholder.Get().ReplaceAllStringFunc(t, func(m string) string {
 		i, _ := strconv.Atoi(m[1:])
 		if i < len(p) {
 			return p[i]
@@ -700,5 +693,5 @@ func substituteTemplate(t string, p params) string {
 
 // hasPlaceholder reports whether sql still holds a ":N" (for tests).
 func hasPlaceholder(sql string) bool {
-	return placeholder().MatchString(strings.ReplaceAll(sql, "::", ""))
+	return placeholder.Get().MatchString(strings.ReplaceAll(sql, "::", ""))
 }
