@@ -210,6 +210,7 @@ func (s *Sampler) Stop() []store.Finding {
 				Message: "the sampler did not stop in time; its findings are incomplete"}}
 			return
 		}
+		s.host.close()
 		if s.log != nil {
 			s.emit(s.log.sample(time.Now()))
 			s.log.close()
