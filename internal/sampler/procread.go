@@ -65,14 +65,21 @@ func (fs procFS) close() {
 	}
 }
 
-// wholeReads are the files that a single_open (fs/seq_file.c) makes in one
-// piece, so that a read shorter than the buffer is all of the file; others
-// (diskstats, a record per device, cut at a page) are read until EOF.
-var wholeReads = map[string]bool{"stat": true, "meminfo": true, "loadavg": true}
+// wholeRead says whether a single_open (fs/seq_file.c) makes the file
+// named name in one piece, so that a read shorter than the buffer is all of
+// it; others (diskstats, a record per device, cut at a page) are read until
+// EOF.
+func wholeRead(name string) bool {
+	switch name {
+	case "stat", "meminfo", "loadavg": // /proc/stat and /proc/<pid>/stat
+		return true
+	}
+	return false
+}
 
 // read returns the contents of path, valid until the next read.
 func (fs procFS) read(path string) ([]byte, error) {
-	whole := wholeReads[filepath.Base(path)]
+	whole := wholeRead(filepath.Base(path))
 	if fs.kept == nil {
 		fd, err := openProc(path)
 		if err != nil {
