@@ -95,8 +95,12 @@
 //
 // A source that is not available or not permitted (no pg_stat_statements, a
 // role without pg_read_all_stats, a standby, no /proc) skips itself and says
-// so once in a Sample's Note; that is not an error. Every query runs under a
-// deadline (Options.QueryTimeout, and statement_timeout on the connection),
-// so a stuck server never holds up a tick or Stop; a lost connection is
-// noted and reopened at the next tick.
+// so once in a Sample's Note; that is not an error. The server sources'
+// queries go in one round trip (a batch: one simple-protocol message); from
+// the first that fails, the rest run one by one, so a failure is its
+// source's alone. Every query runs under a deadline (Options.QueryTimeout
+// per query, and statement_timeout on the connection), so a stuck server
+// never holds up a tick or Stop; a lost connection is noted and reopened at
+// the next tick. The host source keeps its /proc files open and rereads
+// them from offset 0 at each tick.
 package sampler

@@ -51,6 +51,7 @@ func newHost(dbLocal bool, dataDir string) *host {
 		h.notes = append(h.notes, "host: "+err.Error()+", skipped")
 		return h
 	}
+	h.proc = h.proc.keepOpen() // the same files at every tick
 	if h.self, err = h.proc.Self(); err != nil {
 		h.notes = append(h.notes, "host_cpu: cannot read pgarena's own CPU: "+err.Error())
 	}
@@ -77,6 +78,9 @@ func newHost(dbLocal bool, dataDir string) *host {
 	}
 	return h
 }
+
+// close closes the files the host sampler keeps open.
+func (h *host) close() { h.proc.close() }
 
 // deviceOf names the whole block device holding path ("vda" for a file on
 // vda1), or "" when it is not on a block device (tmpfs, overlay).

@@ -2,8 +2,12 @@ package sampler
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
@@ -11,13 +15,22 @@ import (
 
 // TestProcReadAgreesWithProcfs: the host sampler's own /proc reader reads
 // what prometheus/procfs reads (the steady parts: CPUs, boot time, memory
-// size, devices, this process's parent and start).
+// size, devices, this process's parent and start), opening each file for
+// each read and keeping them open (read twice).
 func TestProcReadAgreesWithProcfs(t *testing.T) {
 	t.Parallel()
 	fs, err := newProcFS()
 	if err != nil {
 		t.Skip(err)
 	}
+	agreeWithProcfs(t, fs)
+	kept := fs.keepOpen()
+	defer kept.close()
+	agreeWithProcfs(t, kept)
+	agreeWithProcfs(t, kept)
+}
+
+func agreeWithProcfs(t *testing.T, fs procFS) {
 	pfs, err := procfs.NewFS(procfs.DefaultMountPoint)
 	if err != nil {
 		t.Fatal(err)
@@ -137,4 +150,58 @@ func BenchmarkHostFiles(b *testing.B) {
 			_, _ = bfs.ProcDiskstats()
 		}
 	})
+}
+
+// TestKeptProcFilesStayFresh: a file kept open and read again from offset
+// 0 shows what a fresh open shows: /proc/stat and this process's stat
+// after CPU work, /proc/loadavg after a fork (its last pid), /proc/meminfo
+// after touching memory. Each waits (bounded) until a fresh open sees a
+// change, then the kept file must see one too.
+func TestKeptProcFilesStayFresh(t *testing.T) {
+	fs, err := newProcFS()
+	if err != nil {
+		t.Skip(err)
+	}
+	kept := fs.keepOpen()
+	defer kept.close()
+	var sink []byte
+	work := map[string]func(){
+		"stat": func() {
+			for i := range 1 << 20 {
+				sink = append(sink[:0], byte(i))
+			}
+		},
+		"loadavg": func() { _ = exec.Command("true").Run() },
+		"meminfo": func() {
+			sink = make([]byte, 64<<20)
+			for i := 0; i < len(sink); i += 4096 {
+				sink[i] = 1
+			}
+		},
+	}
+	work[strconv.Itoa(os.Getpid())+"/stat"] = work["stat"]
+	for name, do := range work {
+		path := filepath.Join(procRoot, name)
+		b, err := kept.read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := string(b)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			do()
+			if fresh, err := os.ReadFile(path); err != nil || string(fresh) != before {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no change seen in 10 s", path)
+			}
+		}
+		if b, err := kept.read(path); err != nil || string(b) == before {
+			t.Errorf("%s kept open: unchanged (%v) after a fresh open saw a change", path, err)
+		}
+	}
+	if len(kept.kept.fds) != len(work) {
+		t.Errorf("%d files kept open, want %d", len(kept.kept.fds), len(work))
+	}
 }

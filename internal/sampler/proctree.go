@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times (100 on
@@ -111,13 +113,13 @@ func treeCPU(root string, roots map[int]bool) (map[int]float64, error) {
 // cutime + cstime in seconds (proc(5): fields 4 and 14 to 17, counted
 // after the command name in parentheses, which may hold spaces).
 func readStat(path string, buf []byte) (ppid int, secs float64, ok bool) {
-	f, err := os.Open(path)
+	fd, err := openProc(path) // no os.File: a scan opens every process's file
 	if err != nil {
 		return 0, 0, false
 	}
-	n, err := f.Read(buf)
-	f.Close()
-	if err != nil && n == 0 {
+	n, err := unix.Read(fd, buf)
+	_ = unix.Close(fd)
+	if err != nil || n <= 0 {
 		return 0, 0, false
 	}
 	line := buf[:n]

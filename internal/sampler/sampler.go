@@ -36,8 +36,9 @@ type Options struct {
 	// TopN bounds the wait events and statements reported per sample;
 	// default 5.
 	TopN int
-	// QueryTimeout bounds each server query and connection attempt;
-	// default the interval, clamped to [500 ms, 5 s].
+	// QueryTimeout bounds each server query and connection attempt (the
+	// server sources' queries, sent in one round trip, have it once per
+	// query); default the interval, clamped to [500 ms, 5 s].
 	QueryTimeout time.Duration
 	// Pooler, if set, is a pooler in front of the server: its statistics
 	// are sampled too (pooler.go).
@@ -210,6 +211,7 @@ func (s *Sampler) Stop() []store.Finding {
 				Message: "the sampler did not stop in time; its findings are incomplete"}}
 			return
 		}
+		s.host.close()
 		if s.log != nil {
 			s.emit(s.log.sample(time.Now()))
 			s.log.close()

@@ -538,3 +538,60 @@ func TestIntoRun(t *testing.T) {
 		t.Errorf("loaded %d samples, series %v, findings %+v", len(r.Samples), r.SeriesNames(), r.Findings)
 	}
 }
+
+// TestServerSourcesOneRoundTrip: the server sources' queries go to the
+// server in one message (the sampler's backend shows them all as its last
+// query); a source that fails there (pg_stat_statements created but not
+// preloaded) is turned off alone, and the others report in that tick and
+// the next ones.
+func TestServerSourcesOneRoundTrip(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn := pgtest.DSN(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "create extension if not exists pg_stat_statements"); err != nil {
+		t.Skip(err)
+	}
+	var c collector
+	s, err := Start(ctx, Options{ConnConfig: parseConfig(t, dsn), Interval: 50 * time.Millisecond, Sink: c.sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	var query string // the first two sources: the text shown is cut at 1 kB
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := conn.QueryRow(ctx, "select query from pg_stat_activity where application_name = $1", AppName).Scan(&query)
+		if err == nil && strings.Contains(query, "from pg_stat_database") && strings.Contains(query, "from pg_stat_activity") &&
+			len(c.run().Series("pg.locks.total")) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sampler's last query is not a batch of its sources: %q (%v)", query, err)
+		}
+	}
+	s.Stop()
+	r := c.run()
+	first := r.Samples[0].Time
+	var locksFirst, locksLater, skipped bool
+	for _, smp := range r.Samples {
+		switch {
+		case smp.Source == "locks":
+			locksFirst = locksFirst || smp.Time.Equal(first)
+			locksLater = locksLater || smp.Time.After(first)
+		case smp.Source == "pg_stat_statements" && strings.Contains(smp.Note, "skipped"):
+			skipped = true
+		}
+	}
+	if !locksFirst || !locksLater || !skipped {
+		t.Errorf("locks sampled in the first tick %v, later %v; pg_stat_statements skipped %v; notes %q", locksFirst, locksLater, skipped, r.Notes())
+	}
+	for _, n := range r.Notes() {
+		if strings.Contains(n, "connection lost") {
+			t.Errorf("note %q", n)
+		}
+	}
+}

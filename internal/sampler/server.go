@@ -36,13 +36,20 @@ type server struct {
 	db, ckpt *counters // run totals of pg_stat_database and checkpoint counters
 }
 
-// serverSource is one query (or a few) on the server, made into a sample.
+// serverSource is one query on the server, made into a sample.
 type serverSource struct {
 	name string
 	off  bool // skipped; its note has been emitted
-	// run returns the source's sample; ok is false when there is nothing
-	// to report yet (the first call of a source of deltas).
-	run func(ctx context.Context, conn *pgx.Conn, now time.Time) (smp store.Sample, ok bool, err error)
+	// query is the source's statement, sent with the other sources' in
+	// one round trip.
+	query string
+	// read makes the query's rows into the source's sample; ok is false
+	// when there is nothing to report yet (the first call of a source of
+	// deltas).
+	read func(rows pgx.Rows, now time.Time) (smp store.Sample, ok bool, err error)
+	// more, if set, completes a sample read with further queries, once
+	// the connection is free (the statements' texts).
+	more func(ctx context.Context, conn *pgx.Conn, smp *store.Sample) error
 	// note, if set, is emitted once at the next sample (a skip decided at
 	// start, a hint about permissions).
 	note string
@@ -79,13 +86,13 @@ func newServer(ctx context.Context, opts Options) (*server, error) {
 		return nil, fmt.Errorf("sampler: look for pg_stat_statements: %w", err)
 	}
 	s.sources = []*serverSource{
-		{name: "pg_stat_database", run: s.sampleDatabase()},
-		{name: "activity", run: s.sampleActivity()},
-		{name: "wal", run: s.sampleWAL()},
-		{name: "checkpoints", run: s.sampleCheckpoints()},
-		{name: "locks", run: sampleLocks},
-		{name: "replication", run: sampleReplication},
-		{name: "pg_stat_statements", run: s.sampleStatements()},
+		s.sampleDatabase(),
+		s.sampleActivity(),
+		s.sampleWAL(),
+		s.sampleCheckpoints(),
+		{name: "locks", query: locksQuery, read: readLocks},
+		{name: "replication", query: replicationQuery, read: readReplication},
+		s.sampleStatements(),
 	}
 	for _, src := range s.sources {
 		switch {
@@ -127,7 +134,11 @@ func (s *server) close() {
 	s.conn = nil
 }
 
-// sample runs every source that is on, each under its own deadline.
+// sample runs every source that is on: their queries in one round trip
+// (a batch, one simple-protocol message, under the deadline of all of
+// them). From the first source whose query or reading fails, the rest run
+// one by one, each under its own deadline, so that a failure is the
+// source's alone.
 func (s *server) sample(ctx context.Context, now time.Time) []store.Sample {
 	var out []store.Sample
 	for _, src := range s.sources {
@@ -150,38 +161,127 @@ func (s *server) sample(ctx context.Context, now time.Time) []store.Sample {
 			out = append(out, noteSample(now, "server", "server: reconnected", store.SeverityInfo))
 		}
 	}
+	var on []*serverSource
 	for _, src := range s.sources {
-		if src.off {
-			continue
+		if !src.off {
+			on = append(on, src)
 		}
-		qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
-		smp, ok, err := src.run(qctx, s.conn, now)
-		cancel()
-		switch {
-		case err == nil:
-			if ok {
-				smp.Time, smp.Source = now, src.name
-				out = append(out, smp)
+	}
+	var read []readSample
+	if len(on) > 1 {
+		read = s.batch(ctx, on, now)
+	}
+	for i, src := range on {
+		var r readSample
+		if i < len(read) {
+			r = read[i]
+			if r.err = ctx.Err(); r.err == nil && r.ok && src.more != nil {
+				qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+				r.err = src.more(qctx, s.conn, &r.smp)
+				cancel()
 			}
-			continue
-		case ctx.Err() != nil:
-			return out // stopping
-		case errors.Is(err, errSkip) || unavailable(err):
-			src.off = true
-			out = append(out, noteSample(now, src.name, src.name+": "+skipReason(err)+", skipped", store.SeverityInfo))
-			continue
+		} else {
+			r = s.runOne(ctx, src, now)
 		}
-		if s.conn.IsClosed() {
-			s.conn, s.lost = nil, true
-			out = append(out, noteSample(now, "server", "server: connection lost, reconnecting: "+pgerr.Describe(err), store.SeverityWarning))
+		var stop bool
+		if out, stop = s.settle(ctx, src, r, now, out); stop {
 			return out
-		}
-		if msg := src.name + ": " + pgerr.Describe(err); msg != s.lastErr {
-			s.lastErr = msg
-			out = append(out, noteSample(now, src.name, msg, store.SeverityWarning))
 		}
 	}
 	return out
+}
+
+// readSample is what a source's query gave.
+type readSample struct {
+	smp store.Sample
+	ok  bool
+	err error
+}
+
+// batch sends the sources' queries in one round trip and reads their
+// results in order, up to the first that fails (its error is left out).
+func (s *server) batch(ctx context.Context, srcs []*serverSource, now time.Time) []readSample {
+	bctx, cancel := context.WithTimeout(ctx, time.Duration(len(srcs))*s.opts.QueryTimeout)
+	defer cancel()
+	b := &pgx.Batch{}
+	for _, src := range srcs {
+		b.Queue(src.query)
+	}
+	br := s.conn.SendBatch(bctx, b)
+	var out []readSample
+	for _, src := range srcs {
+		rows, err := br.Query()
+		if err != nil {
+			break
+		}
+		smp, ok, err := src.read(rows, now)
+		if err != nil {
+			break
+		}
+		out = append(out, readSample{smp: smp, ok: ok})
+	}
+	_ = br.Close() // a failure is the next source's to meet, alone
+	return out
+}
+
+// runOne runs one source's query (and more) under its own deadline.
+func (s *server) runOne(ctx context.Context, src *serverSource, now time.Time) readSample {
+	qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
+	defer cancel()
+	rows, err := s.conn.Query(qctx, src.query)
+	if err != nil {
+		return readSample{err: err}
+	}
+	var r readSample
+	r.smp, r.ok, r.err = src.read(rows, now)
+	if r.err == nil && r.ok && src.more != nil {
+		r.err = src.more(qctx, s.conn, &r.smp)
+	}
+	return r
+}
+
+// settle adds what a source gave to out: its sample, or a note on its
+// failure (once); stop says the tick ends there (stopping, or the
+// connection is lost).
+func (s *server) settle(ctx context.Context, src *serverSource, r readSample, now time.Time, out []store.Sample) (_ []store.Sample, stop bool) {
+	switch err := r.err; {
+	case err == nil:
+		if r.ok {
+			r.smp.Time, r.smp.Source = now, src.name
+			out = append(out, r.smp)
+		}
+		return out, false
+	case ctx.Err() != nil:
+		return out, true // stopping
+	case errors.Is(err, errSkip) || unavailable(err):
+		src.off = true
+		return append(out, noteSample(now, src.name, src.name+": "+skipReason(err)+", skipped", store.SeverityInfo)), false
+	case s.conn.IsClosed():
+		s.conn, s.lost = nil, true
+		return append(out, noteSample(now, "server", "server: connection lost, reconnecting: "+pgerr.Describe(err), store.SeverityWarning)), true
+	}
+	if msg := src.name + ": " + pgerr.Describe(r.err); msg != s.lastErr {
+		s.lastErr = msg
+		out = append(out, noteSample(now, src.name, msg, store.SeverityWarning))
+	}
+	return out, false
+}
+
+// scanOne scans the one row of rows into dst, as QueryRow does:
+// pgx.ErrNoRows when there is none.
+func scanOne(rows pgx.Rows, dst ...any) error {
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := rows.Scan(dst...); err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
 }
 
 // unavailable reports whether err means the source cannot work on this
@@ -291,16 +391,16 @@ var databaseColumns = []string{"xact_commit", "xact_rollback", "deadlocks", "con
 // countColumn says whether a column is reported as a count in the interval, not a rate.
 func countColumn(c string) bool { return c == "deadlocks" || c == "conflicts" || c == "temp_files" }
 
-func (s *server) sampleDatabase() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+func (s *server) sampleDatabase() *serverSource {
 	query := "select coalesce(" + strings.Join(databaseColumns, ", 0)::float8, coalesce(") + ", 0)::float8" +
 		" from pg_stat_database where datname = current_database()"
-	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
 		vals := make([]float64, len(databaseColumns))
 		ptrs := make([]any, len(vals))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		if err := conn.QueryRow(ctx, query).Scan(ptrs...); err != nil {
+		if err := scanOne(rows, ptrs...); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return store.Sample{}, false, fmt.Errorf("%w: no row for this database in pg_stat_database", errSkip)
 			}
@@ -332,23 +432,21 @@ func (s *server) sampleDatabase() func(context.Context, *pgx.Conn, time.Time) (s
 		}
 		return store.Sample{Values: out}, true, nil
 	}
+	return &serverSource{name: "pg_stat_database", query: query, read: read}
 }
 
-func (s *server) sampleActivity() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+func (s *server) sampleActivity() *serverSource {
 	topN := s.opts.TopN
 	maxConns := float64(s.maxConns)
 	hiddenNoted, citusSeen := false, false
-	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
-		// Citus's connections between nodes are not the run's clients:
-		// counted apart (pg.connections.citus_internal), once seen.
-		rows, err := conn.Query(ctx, `select coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), count(*)::float8,
-				coalesce(application_name like '`+citusInternal+`', false)
-			from pg_stat_activity
-			where backend_type = 'client backend' and pid <> pg_backend_pid()
-			group by 1, 2, 3, 5`)
-		if err != nil {
-			return store.Sample{}, false, err
-		}
+	// Citus's connections between nodes are not the run's clients:
+	// counted apart (pg.connections.citus_internal), once seen.
+	query := `select coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), count(*)::float8,
+			coalesce(application_name like '` + citusInternal + `', false)
+		from pg_stat_activity
+		where backend_type = 'client backend' and pid <> pg_backend_pid()
+		group by 1, 2, 3, 5`
+	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
 		vals := map[string]float64{sampled.ConnectionsTotal: 0, sampled.ConnectionsMax: maxConns, sampled.Active: 0}
 		if citusSeen {
 			vals[sampled.ConnectionsCitusInternal] = 0
@@ -357,7 +455,7 @@ func (s *server) sampleActivity() func(context.Context, *pgx.Conn, time.Time) (s
 		var hidden, internal bool
 		var state, wtype, wevent string
 		var n float64
-		_, err = pgx.ForEachRow(rows, []any{&state, &wtype, &wevent, &n, &internal}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&state, &wtype, &wevent, &n, &internal}, func() error {
 			if internal {
 				citusSeen = true
 				vals[sampled.ConnectionsCitusInternal] += n
@@ -404,17 +502,18 @@ func (s *server) sampleActivity() func(context.Context, *pgx.Conn, time.Time) (s
 		}
 		return smp, true, nil
 	}
+	return &serverSource{name: "activity", query: query, read: read}
 }
 
-func (s *server) sampleWAL() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+func (s *server) sampleWAL() *serverSource {
 	query := `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8, 0::float8, 0::float8`
 	if s.version >= 140000 {
 		query = `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8, wal_fpi::float8, wal_buffers_full::float8 from pg_stat_wal`
 	}
 	c := newCounters()
-	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
 		var lsn, fpi, full float64
-		if err := conn.QueryRow(ctx, query).Scan(&lsn, &fpi, &full); err != nil {
+		if err := scanOne(rows, &lsn, &fpi, &full); err != nil {
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "55000" { // promoted or demoted: recovery is in progress
 				return store.Sample{}, false, fmt.Errorf("%w: the server is in recovery", errSkip)
@@ -432,9 +531,10 @@ func (s *server) sampleWAL() func(context.Context, *pgx.Conn, time.Time) (store.
 		}
 		return store.Sample{Values: vals}, true, nil
 	}
+	return &serverSource{name: "wal", query: query, read: read}
 }
 
-func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+func (s *server) sampleCheckpoints() *serverSource {
 	query := `select checkpoints_timed::float8, checkpoints_req::float8, checkpoint_write_time, checkpoint_sync_time,
 		buffers_checkpoint::float8, buffers_clean::float8, maxwritten_clean::float8, buffers_backend::float8,
 		extract(epoch from pg_postmaster_start_time())::float8
@@ -453,13 +553,13 @@ func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time)
 	}
 	names := []string{"checkpoints_timed", "checkpoints_req", "checkpoint_write_ms", "checkpoint_sync_ms",
 		"buffers_checkpoint", "buffers_clean", "maxwritten_clean", "buffers_backend", startedKey}
-	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
 		vals := make([]float64, len(names))
 		ptrs := make([]any, len(vals))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		if err := conn.QueryRow(ctx, query).Scan(ptrs...); err != nil {
+		if err := scanOne(rows, ptrs...); err != nil {
 			return store.Sample{}, false, err
 		}
 		cur := make(map[string]float64, len(names))
@@ -490,32 +590,32 @@ func (s *server) sampleCheckpoints() func(context.Context, *pgx.Conn, time.Time)
 		}
 		return store.Sample{Values: out}, true, nil
 	}
+	return &serverSource{name: "checkpoints", query: query, read: read}
 }
 
-func sampleLocks(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
+const locksQuery = `select count(*) filter (where not granted)::float8, count(*)::float8 from pg_locks`
+
+func readLocks(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
 	var waiting, total float64
-	err := conn.QueryRow(ctx, `select count(*) filter (where not granted)::float8, count(*)::float8 from pg_locks`).Scan(&waiting, &total)
-	if err != nil {
+	if err := scanOne(rows, &waiting, &total); err != nil {
 		return store.Sample{}, false, err
 	}
 	return store.Sample{Values: map[string]float64{sampled.LocksWaiting: waiting, sampled.LocksTotal: total}}, true, nil
 }
 
-func sampleReplication(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
-	rows, err := conn.Query(ctx, `select coalesce(nullif(application_name, ''), host(client_addr), pid::text), pid,
-		pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::float8,
-		extract(epoch from write_lag)::float8, extract(epoch from flush_lag)::float8, extract(epoch from replay_lag)::float8
-		from pg_stat_replication order by 1, 2`)
-	if err != nil {
-		return store.Sample{}, false, err
-	}
+const replicationQuery = `select coalesce(nullif(application_name, ''), host(client_addr), pid::text), pid,
+	pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::float8,
+	extract(epoch from write_lag)::float8, extract(epoch from flush_lag)::float8, extract(epoch from replay_lag)::float8
+	from pg_stat_replication order by 1, 2`
+
+func readReplication(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
 	vals := map[string]float64{}
 	labels := map[string]string{}
 	var name string
 	var pid int32
 	var lag, write, flush, replay *float64
 	n := 0
-	_, err = pgx.ForEachRow(rows, []any{&name, &pid, &lag, &write, &flush, &replay}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&name, &pid, &lag, &write, &flush, &replay}, func() error {
 		n++
 		key := sampled.Replication + seriesWord(name)
 		if _, dup := labels[key]; dup {
@@ -539,19 +639,17 @@ func sampleReplication(ctx context.Context, conn *pgx.Conn, now time.Time) (stor
 // stmtStat is one statement's cumulative counters.
 type stmtStat struct{ calls, ms float64 }
 
-func (s *server) sampleStatements() func(context.Context, *pgx.Conn, time.Time) (store.Sample, bool, error) {
+func (s *server) sampleStatements() *serverSource {
 	topN := s.opts.TopN
 	var prev map[int64]stmtStat
 	var prevAt time.Time
 	texts := map[int64]string{}
-	return func(ctx context.Context, conn *pgx.Conn, now time.Time) (store.Sample, bool, error) {
-		rows, err := conn.Query(ctx, `select queryid, sum(calls)::float8, sum(total_exec_time)::float8
-			from pg_stat_statements(false)
-			where dbid = (select oid from pg_database where datname = current_database()) and queryid is not null
-			group by queryid`)
-		if err != nil {
-			return store.Sample{}, false, err
-		}
+	var top []int64 // the last sample's top statements, whose texts more adds
+	query := `select queryid, sum(calls)::float8, sum(total_exec_time)::float8
+		from pg_stat_statements(false)
+		where dbid = (select oid from pg_database where datname = current_database()) and queryid is not null
+		group by queryid`
+	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
 		cur := map[int64]stmtStat{}
 		var id int64
 		var st stmtStat
@@ -586,8 +684,7 @@ func (s *server) sampleStatements() func(context.Context, *pgx.Conn, time.Time) 
 		}
 		slices.SortFunc(ds, func(a, b delta) int { return cmp.Or(cmp.Compare(b.ms, a.ms), cmp.Compare(a.id, b.id)) })
 		vals := map[string]float64{sampled.StmtTotalTime: totalMS / secs}
-		labels := map[string]string{}
-		var missing []int64
+		top = top[:0]
 		for i, d := range ds {
 			if i >= topN {
 				vals[sampled.StmtOtherTime] += d.ms / secs
@@ -599,20 +696,29 @@ func (s *server) sampleStatements() func(context.Context, *pgx.Conn, time.Time) 
 			if d.calls > 0 {
 				vals[key+".mean_ms"] = d.ms / d.calls
 			}
-			if _, ok := texts[d.id]; !ok {
-				missing = append(missing, d.id)
+			top = append(top, d.id)
+		}
+		return store.Sample{Values: vals}, true, nil
+	}
+	more := func(ctx context.Context, conn *pgx.Conn, smp *store.Sample) error {
+		var missing []int64
+		for _, id := range top {
+			if _, ok := texts[id]; !ok {
+				missing = append(missing, id)
 			}
 		}
 		if len(missing) > 0 {
 			if err := statementTexts(ctx, conn, missing, texts); err != nil {
-				return store.Sample{}, false, err
+				return err
 			}
 		}
-		for i := 0; i < len(ds) && i < topN; i++ {
-			labels[sampled.Stmt+strconv.FormatInt(ds[i].id, 10)] = texts[ds[i].id]
+		smp.Labels = map[string]string{}
+		for _, id := range top {
+			smp.Labels[sampled.Stmt+strconv.FormatInt(id, 10)] = texts[id]
 		}
-		return store.Sample{Values: vals, Labels: labels}, true, nil
+		return nil
 	}
+	return &serverSource{name: "pg_stat_statements", query: query, read: read, more: more}
 }
 
 // statementTexts reads the texts of the statements ids into texts, one

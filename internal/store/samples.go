@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
 	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
 )
 
 // More file names inside a run directory.
@@ -73,14 +76,13 @@ func (w *Writer) AppendSamples(ss ...Sample) error {
 	if len(ss) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
+	var buf []byte
 	for i := range ss {
-		b, err := json.Marshal(finiteSample(ss[i]))
-		if err != nil {
+		var err error
+		if buf, err = appendSampleJSON(buf, finiteSample(ss[i])); err != nil {
 			return fmt.Errorf("encode sample of %s: %w", ss[i].Source, err)
 		}
-		buf.Write(b)
-		buf.WriteByte('\n')
+		buf = append(buf, '\n')
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -103,7 +105,38 @@ func (w *Writer) AppendSamples(ss ...Sample) error {
 		}
 		w.samples, w.samplesSize = f, fi.Size()
 	}
-	return w.appendLines(w.samples, &w.samplesSize, &w.samplesTorn, buf.Bytes(), "samples")
+	return w.appendLines(w.samples, &w.samplesSize, &w.samplesTorn, buf, "samples")
+}
+
+// appendSampleJSON appends s, whose values are finite, as encoding/json
+// writes it, without its reflection (TestSampleJSON): a run writes a few
+// samples a second.
+func appendSampleJSON(b []byte, s Sample) ([]byte, error) {
+	w := metrics.JSONWriter{B: b[len(b):]} // its own document: no separator before it
+	w.Open()
+	w.Key("time")
+	w.Time(s.Time)
+	w.Key("source")
+	w.String(s.Source)
+	if len(s.Values) > 0 {
+		w.Key("values")
+		w.Open()
+		for _, k := range slices.Sorted(maps.Keys(s.Values)) {
+			w.Key(k)
+			w.Float(s.Values[k])
+		}
+		w.Close()
+	}
+	if len(s.Labels) > 0 {
+		w.Key("labels")
+		w.StringMap(s.Labels)
+	}
+	if s.Note != "" {
+		w.Key("note")
+		w.String(s.Note)
+	}
+	w.Close()
+	return append(b, w.B...), w.Err
 }
 
 // finiteSample returns s without its non-finite values (which JSON cannot

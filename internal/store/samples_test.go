@@ -1,8 +1,12 @@
 package store
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -110,5 +114,27 @@ func TestLoadWithoutSamples(t *testing.T) {
 	}
 	if r.Samples != nil || r.Findings != nil || len(r.SeriesNames()) != 0 {
 		t.Errorf("samples %v findings %v", r.Samples, r.Findings)
+	}
+}
+
+// TestSampleJSON: samples.jsonl's lines are what encoding/json writes.
+func TestSampleJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range 500 {
+		var s Sample
+		if i > 0 {
+			fillRandom(reflect.ValueOf(&s).Elem(), r, 0)
+		}
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendSampleJSON([]byte("x"), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got[1:], want) {
+			t.Fatalf("case %d: by hand\n%s\nencoding/json\n%s", i, got[1:], want)
+		}
 	}
 }
