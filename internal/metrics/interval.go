@@ -29,6 +29,10 @@ type Interval struct {
 	// Step numbers the step of a sweep (0 outside sweeps).
 	Step int
 	Tx   []TxStats // indexed like Recorder.TxNames
+
+	// lease lends the histograms of Tx when its Recorder reuses them
+	// (nil: they are the interval's own).
+	lease *lease
 }
 
 // TxStats is one transaction type's share of an interval or run.
