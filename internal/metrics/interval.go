@@ -102,7 +102,15 @@ func MergeTx(name string, txs []TxStats) TxStats {
 	return out
 }
 
-func (t *TxStats) add(o *TxStats) {
+func (t *TxStats) add(o *TxStats) { t.addInto(o, &bucketBufs{}) }
+
+// bucketBufs are spare bucket lists for one type's merges: a merge writes
+// into them and hands back the lists it replaces.
+type bucketBufs struct{ lat, svc []bucketCount }
+
+// addInto is add, merging the bucket lists into spare's and leaving t's
+// previous lists in spare.
+func (t *TxStats) addInto(o *TxStats, spare *bucketBufs) {
 	t.Count += o.Count
 	t.Errors.Add(&o.Errors)
 	t.Examples.Merge(o.Examples)
@@ -114,11 +122,11 @@ func (t *TxStats) add(o *TxStats) {
 	t.Statements = addStmts(t.Statements, o.Statements)
 	if o.Latency != nil {
 		mergeHist(t.Latency, o.Latency, o.latBuckets)
-		t.latBuckets = mergeBuckets(t.latBuckets, o.latBuckets)
+		t.latBuckets, spare.lat = mergeBucketsInto(spare.lat[:0], t.latBuckets, o.latBuckets), t.latBuckets
 	}
 	if o.Service != nil {
 		mergeHist(t.Service, o.Service, o.svcBuckets)
-		t.svcBuckets = mergeBuckets(t.svcBuckets, o.svcBuckets)
+		t.svcBuckets, spare.svc = mergeBucketsInto(spare.svc[:0], t.svcBuckets, o.svcBuckets), t.svcBuckets
 	}
 }
 

@@ -302,6 +302,10 @@ type Accumulator struct {
 	Last     time.Time     // end of the last interval
 
 	targetSum float64 // Σ TargetRate × duration of measured intervals
+	// spare are the bucket lists Add merges into next, per type: the
+	// lists of Tx that the merge before replaced (nothing else reads
+	// Tx's lists across an Add, which changes its histograms too).
+	spare []bucketBufs
 }
 
 // Add merges iv unless it is a warm-up interval.
@@ -331,9 +335,12 @@ func (a *Accumulator) Add(iv Interval) {
 			a.Tx[i] = newTxStats(t.Name, t.Group)
 		}
 	}
+	if len(a.spare) < len(a.Tx) {
+		a.spare = make([]bucketBufs, len(a.Tx))
+	}
 	for i := range iv.Tx {
 		if i < len(a.Tx) {
-			a.Tx[i].add(&iv.Tx[i])
+			a.Tx[i].addInto(&iv.Tx[i], &a.spare[i])
 		}
 	}
 }
