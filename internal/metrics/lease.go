@@ -35,8 +35,9 @@ func (l *lease) release() {
 	}
 }
 
-// histPool holds empty histograms for Tick, at most limit of them (two
-// intervals' worth: the one being read and the next).
+// histPool holds empty histograms for Tick, at most limit of them: one
+// interval's worth, what Tick takes next (an interval its outputs finish
+// after the next Tick returns its histograms before the Tick after).
 type histPool struct {
 	mu    sync.Mutex
 	free  []*hdr.Histogram
@@ -108,7 +109,7 @@ func (r *Recorder) lend(n int) (hists []*hdr.Histogram, l *lease) {
 		r.held.release()
 	}
 	r.pool.mu.Lock()
-	r.pool.limit = 4 * n
+	r.pool.limit = 2 * n
 	r.pool.mu.Unlock()
 	l = &lease{hists: make([]*hdr.Histogram, 2*n), pool: r.pool}
 	for i := range l.hists {
