@@ -178,10 +178,7 @@ func histStats(h *hdr.Histogram, known []bucketCount) (mean, stddev float64, max
 	if total == 0 {
 		return 0, 0, 0
 	}
-	for _, b := range buckets {
-		v, w := bucketValue(b.idx)
-		mean += float64(b.count) * float64(v+w>>1) / total
-	}
+	mean = bucketsMean(buckets, total)
 	var dev2 float64
 	for _, b := range buckets {
 		v, w := bucketValue(b.idx)
@@ -193,6 +190,16 @@ func histStats(h *hdr.Histogram, known []bucketCount) (mean, stddev float64, max
 		maxV = v + w - 1
 	}
 	return mean, math.Sqrt(dev2), maxV
+}
+
+// bucketsMean is the mean of the values in buckets, of which there are
+// total, as hdr's Mean computes it.
+func bucketsMean(buckets []bucketCount, total float64) (mean float64) {
+	for _, b := range buckets {
+		v, w := bucketValue(b.idx)
+		mean += float64(b.count) * float64(v+w>>1) / total
+	}
+	return mean
 }
 
 // mergeHist adds from's values to to, as to.Merge(from) does; known are

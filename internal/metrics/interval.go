@@ -300,12 +300,7 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		}
 	}
 	if iv.TargetRate > 0 {
-		total := iv.Total()
-		if total.Count > 0 {
-			lat, _, _ := histStats(total.Latency, total.latBuckets)
-			svc, _, _ := histStats(total.Service, total.svcBuckets)
-			j.LagMS = round3((lat - svc) / 1000)
-		}
+		j.LagMS = iv.lagMS()
 	}
 	w := JSONWriter{B: make([]byte, 0, 512)}
 	j.writeJSON(&w)
@@ -313,6 +308,47 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		return nil, w.Err
 	}
 	return w.B, nil
+}
+
+// lagMS is the mean latency less the mean service time (ms) of all types
+// together (0 without commits), as histStats of iv.Total()'s histograms
+// has them: from the types' bucket lists, merged, when all are known
+// (not two new histograms per interval), else from iv.Total().
+func (iv *Interval) lagMS() float64 {
+	lat, svc := []bucketCount{}, []bucketCount{}
+	var count int64
+	for i := range iv.Tx {
+		t := &iv.Tx[i]
+		count += t.Count
+		if t.Latency != nil {
+			lat = mergeBuckets(lat, t.latBuckets)
+		}
+		if t.Service != nil {
+			svc = mergeBuckets(svc, t.svcBuckets)
+		}
+	}
+	if count == 0 {
+		return 0
+	}
+	if lat == nil || svc == nil {
+		total := iv.Total()
+		l, _, _ := histStats(total.Latency, total.latBuckets)
+		s, _, _ := histStats(total.Service, total.svcBuckets)
+		return round3((l - s) / 1000)
+	}
+	return round3((meanOf(lat) - meanOf(svc)) / 1000)
+}
+
+// meanOf is histStats' mean of a histogram whose buckets are buckets.
+func meanOf(buckets []bucketCount) float64 {
+	var n int64
+	for _, b := range buckets {
+		n += b.count
+	}
+	if n == 0 {
+		return 0
+	}
+	return bucketsMean(buckets, float64(n))
 }
 
 // writeJSON writes j as encoding/json does (TestIntervalJSON).
