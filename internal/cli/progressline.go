@@ -47,7 +47,8 @@ func (p *progressOutput) BorrowsRecords() {}
 
 // clearLine starts the next line's sums.
 func (p *progressOutput) clearLine() {
-	p.line, p.span = report.Progress{}, 0
+	p.line.Reset()
+	p.span = 0
 	clear(p.committed)
 }
 

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -58,5 +59,32 @@ func TestTickReusesOnlyReleasedHistograms(t *testing.T) {
 	p1 := tickN(plain, ph, 1)
 	if p2 := tickN(plain, ph, 2); p2.Tx[0].Latency == p1.Tx[0].Latency {
 		t.Error("a Recorder without ReuseHistograms reused a histogram")
+	}
+}
+
+// TestAccumulatorReset: after Reset an Accumulator sums what it is given
+// next as a new one does, in the histograms it had.
+func TestAccumulatorReset(t *testing.T) {
+	r := NewRecorder([]string{"a"}, t0)
+	h := r.NewHandle()
+	var used, fresh Accumulator
+	used.Add(tickN(r, h, 1))
+	hists := map[any]bool{used.Tx[0].Latency: true, used.Tx[0].Service: true}
+	used.Reset()
+	for n := 2; n <= 3; n++ {
+		iv := tickN(r, h, n)
+		used.Add(iv)
+		fresh.Add(iv)
+	}
+	var a, b Summary
+	used.Fill(&a)
+	fresh.Fill(&b)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Errorf("after Reset:\n%s\nnew:\n%s", ja, jb)
+	}
+	if !hists[used.Tx[0].Latency] || !hists[used.Tx[0].Service] {
+		t.Error("Reset did not keep the histograms")
 	}
 }

@@ -44,10 +44,21 @@ func (p *Progress) Add(iv metrics.Interval) {
 	p.connected, p.clientsKnown = iv.Connected, true
 }
 
+// Reset empties p for the next line, keeping its histograms' memory.
+func (p *Progress) Reset() {
+	p.acc.Reset()
+	p.span, p.connected, p.clientsKnown = 0, 0, false
+}
+
 // Line is ProgressLine of the intervals added.
 func (p *Progress) Line(elapsed time.Duration, extra ...string) string {
 	acc, span, connected, clientsKnown := &p.acc, p.span, p.connected, p.clientsKnown
-	total := metrics.MergeTx("total", acc.Tx)
+	var total metrics.TxStats
+	if len(acc.Tx) == 1 {
+		total = acc.Tx[0] // read, not changed: shared, as Accumulator.Fill does
+	} else {
+		total = metrics.MergeTx("total", acc.Tx)
+	}
 	tps := 0.0
 	if span > 0 {
 		tps = float64(total.Count) / span.Seconds()
