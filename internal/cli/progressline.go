@@ -15,11 +15,15 @@ import (
 // covering the intervals since the previous line, and a line at each sweep
 // step. It is a session output: it runs off the run's clock.
 type progressOutput struct {
-	w       io.Writer
-	every   time.Duration
-	figure  workload.ProgressFigurer // nil: none
-	start   time.Time
-	pending []metrics.Interval
+	w      io.Writer
+	every  time.Duration
+	figure workload.ProgressFigurer // nil: none
+	start  time.Time
+	// line adds up the intervals since the previous line; committed and
+	// span are their commits by type and length, for the figure
+	line      report.Progress
+	committed map[string]int64
+	span      time.Duration
 	// due is when the next line is due, in run time: a multiple of every.
 	// The clock's ticks are due at multiples of its tick and served at or
 	// after them; a line goes out with the first interval that ends at or
@@ -37,11 +41,23 @@ func newProgressOutput(w io.Writer, every time.Duration, wl workload.Workload) *
 
 func (p *progressOutput) String() string { return "progress lines" }
 
+// BorrowsRecords (a session.Borrower): intervals are added up as they
+// come, none is kept.
+func (p *progressOutput) BorrowsRecords() {}
+
+// clearLine starts the next line's sums.
+func (p *progressOutput) clearLine() {
+	p.line.Reset()
+	p.span = 0
+	clear(p.committed)
+}
+
 func (p *progressOutput) Write(r session.Record) error {
 	switch {
 	case r.Step != nil:
 		fmt.Fprintf(p.w, "step %d/%d: %s\n", r.Step.N, r.Step.Of, r.Step.Step)
-		p.start, p.pending, p.due = time.Time{}, p.pending[:0], 0
+		p.start, p.due = time.Time{}, 0
+		p.clearLine()
 	case r.Interval != nil:
 		p.add(*r.Interval)
 	}
@@ -55,28 +71,29 @@ func (p *progressOutput) add(iv metrics.Interval) {
 	if p.start.IsZero() {
 		p.start, p.due = iv.Start, p.every
 	}
-	p.pending = append(p.pending, iv)
+	p.line.Add(iv)
+	if p.figure != nil {
+		if p.committed == nil {
+			p.committed = map[string]int64{}
+		}
+		p.span += iv.Duration()
+		for _, t := range iv.Tx {
+			p.committed[t.Name] += t.Count
+		}
+	}
 	elapsed := iv.End.Sub(p.start)
 	if elapsed >= p.due-time.Millisecond {
 		var extra []string
 		if p.figure != nil {
-			committed := map[string]int64{}
-			var span time.Duration
-			for _, iv := range p.pending {
-				span += iv.Duration()
-				for _, t := range iv.Tx {
-					committed[t.Name] += t.Count
-				}
-			}
-			f := p.figure.ProgressFigure(committed, span)
+			f := p.figure.ProgressFigure(p.committed, p.span)
 			extra = append(extra, fmt.Sprintf("%s %.0f", f.Name, f.Value))
 		}
-		line := report.ProgressLine(elapsed, p.pending, extra...)
+		line := p.line.Line(elapsed, extra...)
 		if p.epoch {
 			line = epochHead(line, iv.End)
 		}
 		fmt.Fprintln(p.w, line)
-		p.pending = p.pending[:0]
+		p.clearLine()
 		for p.due <= elapsed+time.Millisecond {
 			p.due += p.every
 		}

@@ -81,7 +81,11 @@ func (s *bucketSet) grow(i int32) {
 // take returns the non-empty buckets in index order (non-nil: known, even
 // when empty) and empties the set.
 func (s *bucketSet) take() []bucketCount {
-	out := []bucketCount{}
+	n := 0
+	for _, word := range s.touched {
+		n += bits.OnesCount64(word)
+	}
+	out := make([]bucketCount, 0, n)
 	for w, word := range s.touched {
 		if word == 0 {
 			continue
@@ -100,10 +104,19 @@ func (s *bucketSet) take() []bucketCount {
 // mergeBuckets returns the buckets of the sum of two histograms; nil (not
 // known) if either is not known.
 func mergeBuckets(a, b []bucketCount) []bucketCount {
+	return mergeBucketsInto(make([]bucketCount, 0, max(len(a), len(b))), a, b)
+}
+
+// mergeBucketsInto is mergeBuckets, appending to dst (which must not share
+// memory with a or b).
+func mergeBucketsInto(dst, a, b []bucketCount) []bucketCount {
 	if a == nil || b == nil {
 		return nil
 	}
-	out := make([]bucketCount, 0, max(len(a), len(b)))
+	out := dst
+	if out == nil {
+		out = []bucketCount{} // known, if empty
+	}
 	for len(a) > 0 && len(b) > 0 {
 		switch {
 		case a[0].idx < b[0].idx:
@@ -165,10 +178,7 @@ func histStats(h *hdr.Histogram, known []bucketCount) (mean, stddev float64, max
 	if total == 0 {
 		return 0, 0, 0
 	}
-	for _, b := range buckets {
-		v, w := bucketValue(b.idx)
-		mean += float64(b.count) * float64(v+w>>1) / total
-	}
+	mean = bucketsMean(buckets, total)
 	var dev2 float64
 	for _, b := range buckets {
 		v, w := bucketValue(b.idx)
@@ -180,6 +190,16 @@ func histStats(h *hdr.Histogram, known []bucketCount) (mean, stddev float64, max
 		maxV = v + w - 1
 	}
 	return mean, math.Sqrt(dev2), maxV
+}
+
+// bucketsMean is the mean of the values in buckets, of which there are
+// total, as hdr's Mean computes it.
+func bucketsMean(buckets []bucketCount, total float64) (mean float64) {
+	for _, b := range buckets {
+		v, w := bucketValue(b.idx)
+		mean += float64(b.count) * float64(v+w>>1) / total
+	}
+	return mean
 }
 
 // mergeHist adds from's values to to, as to.Merge(from) does; known are

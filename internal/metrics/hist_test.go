@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -164,5 +165,38 @@ func TestTickHistogramsAreHdrs(t *testing.T) {
 	iv := r.Tick(t0.Add(time.Second))
 	if !iv.Tx[0].Latency.Equals(wantLat) || !iv.Tx[0].Service.Equals(wantSvc) {
 		t.Fatal("Tick's histograms differ from hdr's of the same values")
+	}
+}
+
+// TestLagFromBuckets: an open-loop interval's lag_ms, from its types'
+// bucket lists, is what the merged histograms give, and so is a decoded
+// interval's (buckets not known).
+func TestLagFromBuckets(t *testing.T) {
+	r := NewRecorder([]string{"a", "b"}, t0)
+	h := r.NewHandle()
+	for i := range 500 {
+		at := t0.Add(time.Duration(i) * time.Millisecond)
+		intended := at.Add(-time.Duration(i%37) * time.Millisecond)
+		h.Record(i%2, intended, at, at.Add(time.Duration(300+i*7)*time.Microsecond), pgerr.ClassNone)
+	}
+	iv := r.Tick(t0.Add(time.Second))
+	iv.TargetRate = 500
+	total := iv.Total()
+	lat, _, _ := histStats(total.Latency, total.latBuckets)
+	svc, _, _ := histStats(total.Service, total.svcBuckets)
+	want := round3((lat - svc) / 1000)
+	if got := iv.lagMS(); got != want || want <= 0 {
+		t.Errorf("lag %v ms, merged histograms say %v", got, want)
+	}
+	b, err := json.Marshal(iv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Interval
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.lagMS(); got != want {
+		t.Errorf("decoded interval: lag %v ms, want %v", got, want)
 	}
 }

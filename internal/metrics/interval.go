@@ -29,6 +29,10 @@ type Interval struct {
 	// Step numbers the step of a sweep (0 outside sweeps).
 	Step int
 	Tx   []TxStats // indexed like Recorder.TxNames
+
+	// lease lends the histograms of Tx when its Recorder reuses them
+	// (nil: they are the interval's own).
+	lease *lease
 }
 
 // TxStats is one transaction type's share of an interval or run.
@@ -98,7 +102,15 @@ func MergeTx(name string, txs []TxStats) TxStats {
 	return out
 }
 
-func (t *TxStats) add(o *TxStats) {
+func (t *TxStats) add(o *TxStats) { t.addInto(o, &bucketBufs{}) }
+
+// bucketBufs are spare bucket lists for one type's merges: a merge writes
+// into them and hands back the lists it replaces.
+type bucketBufs struct{ lat, svc []bucketCount }
+
+// addInto is add, merging the bucket lists into spare's and leaving t's
+// previous lists in spare.
+func (t *TxStats) addInto(o *TxStats, spare *bucketBufs) {
 	t.Count += o.Count
 	t.Errors.Add(&o.Errors)
 	t.Examples.Merge(o.Examples)
@@ -110,11 +122,11 @@ func (t *TxStats) add(o *TxStats) {
 	t.Statements = addStmts(t.Statements, o.Statements)
 	if o.Latency != nil {
 		mergeHist(t.Latency, o.Latency, o.latBuckets)
-		t.latBuckets = mergeBuckets(t.latBuckets, o.latBuckets)
+		t.latBuckets, spare.lat = mergeBucketsInto(spare.lat[:0], t.latBuckets, o.latBuckets), t.latBuckets
 	}
 	if o.Service != nil {
 		mergeHist(t.Service, o.Service, o.svcBuckets)
-		t.svcBuckets = mergeBuckets(t.svcBuckets, o.svcBuckets)
+		t.svcBuckets, spare.svc = mergeBucketsInto(spare.svc[:0], t.svcBuckets, o.svcBuckets), t.svcBuckets
 	}
 }
 
@@ -288,12 +300,7 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		}
 	}
 	if iv.TargetRate > 0 {
-		total := iv.Total()
-		if total.Count > 0 {
-			lat, _, _ := histStats(total.Latency, total.latBuckets)
-			svc, _, _ := histStats(total.Service, total.svcBuckets)
-			j.LagMS = round3((lat - svc) / 1000)
-		}
+		j.LagMS = iv.lagMS()
 	}
 	w := JSONWriter{B: make([]byte, 0, 512)}
 	j.writeJSON(&w)
@@ -301,6 +308,47 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		return nil, w.Err
 	}
 	return w.B, nil
+}
+
+// lagMS is the mean latency less the mean service time (ms) of all types
+// together (0 without commits), as histStats of iv.Total()'s histograms
+// has them: from the types' bucket lists, merged, when all are known
+// (not two new histograms per interval), else from iv.Total().
+func (iv *Interval) lagMS() float64 {
+	lat, svc := []bucketCount{}, []bucketCount{}
+	var count int64
+	for i := range iv.Tx {
+		t := &iv.Tx[i]
+		count += t.Count
+		if t.Latency != nil {
+			lat = mergeBuckets(lat, t.latBuckets)
+		}
+		if t.Service != nil {
+			svc = mergeBuckets(svc, t.svcBuckets)
+		}
+	}
+	if count == 0 {
+		return 0
+	}
+	if lat == nil || svc == nil {
+		total := iv.Total()
+		l, _, _ := histStats(total.Latency, total.latBuckets)
+		s, _, _ := histStats(total.Service, total.svcBuckets)
+		return round3((l - s) / 1000)
+	}
+	return round3((meanOf(lat) - meanOf(svc)) / 1000)
+}
+
+// meanOf is histStats' mean of a histogram whose buckets are buckets.
+func meanOf(buckets []bucketCount) float64 {
+	var n int64
+	for _, b := range buckets {
+		n += b.count
+	}
+	if n == 0 {
+		return 0
+	}
+	return bucketsMean(buckets, float64(n))
 }
 
 // writeJSON writes j as encoding/json does (TestIntervalJSON).

@@ -45,6 +45,10 @@ type Recorder struct {
 	// service histograms during Tick (reused: owned by the ticking
 	// goroutine).
 	buckets []tickBuckets
+	// pool, when set, holds the histograms Tick reuses; held is the lease
+	// of the interval Tick returned last (ReuseHistograms).
+	pool *histPool
+	held *lease
 }
 
 type tickBuckets struct{ latency, service bucketSet }
@@ -278,7 +282,9 @@ func (h *Handle) swap() *buffer {
 	return old
 }
 
-// Tick closes the current interval at now and returns it.
+// Tick closes the current interval at now and returns it. With
+// ReuseHistograms, the previous interval's histograms are reused from here
+// on unless retained.
 func (r *Recorder) Tick(now time.Time) Interval {
 	r.mu.Lock()
 	handles := append([]*Handle(nil), r.handles...)
@@ -294,8 +300,10 @@ func (r *Recorder) Tick(now time.Time) Interval {
 	// An interval is warm-up if most of it is: its midpoint comes before
 	// the end of the warm-up (ticks land a little after their due time).
 	iv.Warmup = !r.warmupEnd.IsZero() && r.lastTick.Add(now.Sub(r.lastTick)/2).Before(r.warmupEnd)
+	hists, l := r.lend(len(r.txNames))
+	iv.lease = l
 	for i, name := range r.txNames {
-		iv.Tx[i] = TxStats{Name: name, Latency: NewHistogram(), Service: NewHistogram()}
+		iv.Tx[i] = TxStats{Name: name, Latency: hists[2*i], Service: hists[2*i+1]}
 		if i < len(r.txGroups) {
 			iv.Tx[i].Group = r.txGroups[i]
 		}

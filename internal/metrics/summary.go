@@ -302,6 +302,38 @@ type Accumulator struct {
 	Last     time.Time     // end of the last interval
 
 	targetSum float64 // Σ TargetRate × duration of measured intervals
+	// spare are the bucket lists Add merges into next, per type: the
+	// lists of Tx that the merge before replaced (nothing else reads
+	// Tx's lists across an Add, which changes its histograms too).
+	spare []bucketBufs
+	// free are emptied histograms of the types before a Reset, for
+	// the types after it.
+	free []*hdr.Histogram
+}
+
+// Reset empties a for another series of Adds, keeping its histograms'
+// memory: nothing may read what a accumulated afterwards.
+func (a *Accumulator) Reset() {
+	free := a.free
+	for i := range a.Tx {
+		for _, h := range []*hdr.Histogram{a.Tx[i].Latency, a.Tx[i].Service} {
+			if h != nil {
+				h.Reset()
+				free = append(free, h)
+			}
+		}
+	}
+	*a = Accumulator{spare: a.spare, free: free}
+}
+
+// hist returns an empty histogram, one of a.free if any.
+func (a *Accumulator) hist() *hdr.Histogram {
+	if n := len(a.free); n > 0 {
+		h := a.free[n-1]
+		a.free = a.free[:n-1]
+		return h
+	}
+	return NewHistogram()
 }
 
 // Add merges iv unless it is a warm-up interval.
@@ -328,12 +360,16 @@ func (a *Accumulator) Add(iv Interval) {
 	if a.Tx == nil {
 		a.Tx = make([]TxStats, len(iv.Tx))
 		for i, t := range iv.Tx {
-			a.Tx[i] = newTxStats(t.Name, t.Group)
+			a.Tx[i] = TxStats{Name: t.Name, Group: t.Group, Latency: a.hist(), Service: a.hist(),
+				latBuckets: []bucketCount{}, svcBuckets: []bucketCount{}}
 		}
+	}
+	if len(a.spare) < len(a.Tx) {
+		a.spare = make([]bucketBufs, len(a.Tx))
 	}
 	for i := range iv.Tx {
 		if i < len(a.Tx) {
-			a.Tx[i].add(&iv.Tx[i])
+			a.Tx[i].addInto(&iv.Tx[i], &a.spare[i])
 		}
 	}
 }

@@ -10,9 +10,17 @@ import (
 
 // BenchmarkTickCycle is one interval's work for one transaction type with
 // 1,000 transactions: Tick, the store's encoding (MarshalJSON) and the
-// session's two accumulators.
+// session's two accumulators; reuse: with ReuseHistograms, as in a run.
 func BenchmarkTickCycle(b *testing.B) {
+	b.Run("new", func(b *testing.B) { tickCycle(b, false) })
+	b.Run("reuse", func(b *testing.B) { tickCycle(b, true) })
+}
+
+func tickCycle(b *testing.B, reuse bool) {
 	r := NewRecorder([]string{"a"}, t0)
+	if reuse {
+		r.ReuseHistograms()
+	}
 	h := r.NewHandle()
 	var run, step Accumulator
 	now := t0

@@ -7,7 +7,9 @@
 // queue, so a slow or failing output never holds up the run's clock; what
 // went wrong is reported at the end (session.Result.OutputProblems). An
 // output that holds a file, a listener or a connection is an io.Closer,
-// closed once after its last record.
+// closed once after its last record. An output that reads a record only
+// within Write is a session.Borrower, so the run can reuse the interval's
+// histograms once every output has written it.
 package output
 
 import (

@@ -20,16 +20,45 @@ import (
 //
 // extra items ("nopm 20510") follow the tps.
 func ProgressLine(elapsed time.Duration, ivs []metrics.Interval, extra ...string) string {
-	var acc metrics.Accumulator
-	var span time.Duration
-	connected, clientsKnown := 0, false
+	var p Progress
 	for _, iv := range ivs {
-		iv.Warmup = false // progress shows warm-up too
-		acc.Add(iv)
-		span += iv.Duration()
-		connected, clientsKnown = iv.Connected, true
+		p.Add(iv)
 	}
-	total := metrics.MergeTx("total", acc.Tx)
+	return p.Line(elapsed, extra...)
+}
+
+// Progress adds up intervals for one ProgressLine as they come, keeping
+// nothing of them (their histograms are merged into its own).
+type Progress struct {
+	acc          metrics.Accumulator
+	span         time.Duration
+	connected    int
+	clientsKnown bool
+}
+
+// Add adds iv, warm-up or not (progress shows warm-up too).
+func (p *Progress) Add(iv metrics.Interval) {
+	iv.Warmup = false
+	p.acc.Add(iv)
+	p.span += iv.Duration()
+	p.connected, p.clientsKnown = iv.Connected, true
+}
+
+// Reset empties p for the next line, keeping its histograms' memory.
+func (p *Progress) Reset() {
+	p.acc.Reset()
+	p.span, p.connected, p.clientsKnown = 0, 0, false
+}
+
+// Line is ProgressLine of the intervals added.
+func (p *Progress) Line(elapsed time.Duration, extra ...string) string {
+	acc, span, connected, clientsKnown := &p.acc, p.span, p.connected, p.clientsKnown
+	var total metrics.TxStats
+	if len(acc.Tx) == 1 {
+		total = acc.Tx[0] // read, not changed: shared, as Accumulator.Fill does
+	} else {
+		total = metrics.MergeTx("total", acc.Tx)
+	}
 	tps := 0.0
 	if span > 0 {
 		tps = float64(total.Count) / span.Seconds()

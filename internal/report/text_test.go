@@ -120,3 +120,20 @@ func TestSummaryTextErrorLines(t *testing.T) {
 		t.Fatalf("summary lacks\n%s\ngot:\n%s", want, b.String())
 	}
 }
+
+// TestProgressReset: a Progress reset after each line writes the lines
+// ProgressLine writes.
+func TestProgressReset(t *testing.T) {
+	ivs := fixedIntervals()
+	var p Progress
+	for i := 0; i < 10; i += 5 {
+		for _, iv := range ivs[i : i+5] {
+			p.Add(iv)
+		}
+		elapsed := time.Duration(i+5) * time.Second
+		if got, want := p.Line(elapsed), ProgressLine(elapsed, ivs[i:i+5]); got != want {
+			t.Errorf("after a reset:\n%s\nwant\n%s", got, want)
+		}
+		p.Reset()
+	}
+}

@@ -136,6 +136,9 @@ func (fw *figureWindow) reporter() workload.FigureReporter {
 
 func (fw *figureWindow) String() string { return "figures" }
 
+// BorrowsRecords: Write adds up counts and means and keeps no interval.
+func (fw *figureWindow) BorrowsRecords() {}
+
 // stop takes the final snapshot; call it as soon as the clients have
 // stopped.
 func (fw *figureWindow) stop(ctx context.Context) {

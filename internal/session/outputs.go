@@ -55,6 +55,16 @@ type Output interface {
 	Write(Record) error
 }
 
+// A Borrower is an Output that reads a Record only within Write and keeps
+// nothing of it afterwards (no pointer into it or its interval's
+// histograms). An interval's histograms are reused for a later interval
+// once every output that received it has written it, if all of them are
+// Borrowers; another output keeps them (they are freed with the interval).
+type Borrower interface {
+	Output
+	BorrowsRecords()
+}
+
 // OutputFunc adapts a function to Output.
 type OutputFunc func(Record) error
 
@@ -83,6 +93,7 @@ type fanout struct {
 type outQueue struct {
 	out     Output
 	durable bool
+	borrows bool // a Borrower: its intervals are released after Write
 	name    string
 
 	mu      sync.Mutex
@@ -104,7 +115,8 @@ func newFanout(notef func(string, ...any), outs ...Output) *fanout {
 }
 
 func (f *fanout) addOutput(o Output, durable bool) {
-	q := &outQueue{out: o, durable: durable, name: outputName(o), done: make(chan struct{})}
+	_, borrows := o.(Borrower)
+	q := &outQueue{out: o, durable: durable, borrows: borrows, name: outputName(o), done: make(chan struct{})}
 	q.cond = sync.NewCond(&q.mu)
 	f.queues = append(f.queues, q)
 	go q.loop(f.note)
@@ -134,6 +146,9 @@ func (f *fanout) publish(r Record) {
 		if q.closed {
 			q.mu.Unlock()
 			continue
+		}
+		if r.Interval != nil {
+			r.Interval.Retain() // released after Write by a Borrower
 		}
 		q.items = append(q.items, r)
 		slow := len(q.items) >= backlogNote && !q.noted
@@ -171,6 +186,9 @@ func (q *outQueue) loop(notef func(string, ...any)) {
 		if err := q.out.Write(r); err != nil && !q.errSeen {
 			q.errSeen = true
 			notef("output %s failed: %v", q.name, err)
+		}
+		if q.borrows && r.Interval != nil {
+			r.Interval.Release()
 		}
 	}
 }
@@ -276,3 +294,6 @@ func outputName(o Output) string {
 }
 
 func (s *storeOutput) String() string { return "results store" }
+
+// BorrowsRecords: Write encodes the interval and keeps nothing of it.
+func (s *storeOutput) BorrowsRecords() {}

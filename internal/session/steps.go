@@ -273,6 +273,9 @@ func (r *run) groups(st Step, hold *netio.Hold) ([]driver.Group, *metrics.Record
 	} else {
 		rec = metrics.NewRecorder(nil, time.Now())
 	}
+	// The intervals' readers after the clock's next tick are the outputs,
+	// which retain them (fanout.publish).
+	rec.ReuseHistograms()
 	out := make([]driver.Group, len(r.spec.Groups))
 	for i := range r.spec.Groups {
 		g := &r.spec.Groups[i]

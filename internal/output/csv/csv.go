@@ -61,6 +61,9 @@ func New(p output.Params) (session.Output, error) {
 
 func (o *Output) String() string { return o.name }
 
+// BorrowsRecords (a session.Borrower): Write turns an interval into rows and keeps nothing of it.
+func (o *Output) BorrowsRecords() {}
+
 // Write adds the rows of an interval (other records only name the run).
 func (o *Output) Write(r session.Record) error {
 	switch {

@@ -49,6 +49,9 @@ func New(p output.Params) (session.Output, error) {
 
 func (o *Output) String() string { return o.name }
 
+// BorrowsRecords (a session.Borrower): Write encodes a record and keeps nothing of it.
+func (o *Output) BorrowsRecords() {}
+
 type line struct {
 	Type string `json:"type"`
 	Run  string `json:"run"`

@@ -59,6 +59,9 @@ func New(p output.Params) (session.Output, error) {
 
 func (o *Output) String() string { return "postgres=" + o.where }
 
+// BorrowsRecords (a session.Borrower): Write inserts a record and keeps nothing of it.
+func (o *Output) BorrowsRecords() {}
+
 // Write writes a record; each is its own transaction.
 func (o *Output) Write(r session.Record) error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)

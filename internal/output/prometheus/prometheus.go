@@ -145,6 +145,9 @@ func New(p output.Params) (session.Output, error) {
 
 func (o *Output) String() string { return "prometheus=" + o.addr }
 
+// BorrowsRecords (a session.Borrower): Write adds an interval into its own counts and keeps nothing of it.
+func (o *Output) BorrowsRecords() {}
+
 // Addr is the address metrics are served on.
 func (o *Output) Addr() string { return o.addr }
 
