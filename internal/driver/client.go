@@ -392,13 +392,14 @@ func (c *client) cancelRequest() bool {
 }
 
 // cancelUntilDone sends cancel requests (cancelRequest) until the client's
-// goroutine has returned, one every cancelRepeat, at most cancelGrace
-// long or until over is closed. One is not enough: the server cancels only
-// a statement in progress and ignores a request that comes while it waits
+// goroutine has returned, one every cancelRepeat, for at most cancelGrace
+// or until over (the sockets interrupted) or allDone (every client
+// returned) is closed. One is not enough: the server cancels only a
+// statement in progress and ignores a request that comes while it waits
 // for the next command (PostgreSQL's ProcessInterrupts, while
 // DoingCommandRead), between two statements of a transaction; the next
 // statement would then run until the socket is cut, failing without 57014.
-func (c *client) cancelUntilDone(clk clock.Clock, over <-chan struct{}) {
+func (c *client) cancelUntilDone(clk clock.Clock, over, allDone <-chan struct{}) {
 	for range cancelGrace / cancelRepeat {
 		if c.finished.Load() || !c.cancelRequest() {
 			return
@@ -407,6 +408,9 @@ func (c *client) cancelUntilDone(clk clock.Clock, over <-chan struct{}) {
 		select {
 		case <-t.C:
 		case <-over:
+			t.Stop()
+			return
+		case <-allDone:
 			t.Stop()
 			return
 		}

@@ -398,7 +398,7 @@ func (r *groupRun) cancelRun() {
 		if c.running() && c.pg.Load() != nil {
 			sent = true
 			r.cancels.Add(1)
-			go func() { defer r.cancels.Done(); c.cancelUntilDone(r.cfg.Clock, over) }()
+			go func() { defer r.cancels.Done(); c.cancelUntilDone(r.cfg.Clock, over, r.done) }()
 		}
 	}
 	if !sent {
