@@ -36,34 +36,52 @@ import (
 // lock until the socket is cut, failing without the server's 57014).
 func lockTPCB(t *testing.T, ctx context.Context, dsn, results string, args ...string) <-chan result {
 	t.Helper()
-	return lockTables(t, ctx, dsn, results, "pgbench_accounts, pgbench_tellers, pgbench_branches", 4, args...)
+	done, _ := lockTables(t, ctx, dsn, results, "pgbench_accounts, pgbench_tellers, pgbench_branches", 4, false, args...)
+	return done
 }
 
 // lockTables is lockTPCB locking tables (a list) until the run has
-// ended, once it has stuck clients waiting for them.
-func lockTables(t *testing.T, ctx context.Context, dsn, results, tables string, stuck int, args ...string) <-chan result {
+// ended, once it has stuck clients waiting for them. With giveUp (a run
+// of one step), false (the locks released at once, the run's result
+// still to come) if its measured time ended before they were: on a loaded
+// host its first interval can be recorded late, near or after its end.
+func lockTables(t *testing.T, ctx context.Context, dsn, results, tables string, stuck int, giveUp bool, args ...string) (<-chan result, bool) {
 	t.Helper()
 	done := make(chan result, 1)
 	go func() { done <- pgarenaCtx(t, ctx, nil, args...) }()
-	waitIntervals(t, results, 1, time.Minute)
+	intervals := waitIntervals(t, results, 1, time.Minute)
 	locker := connect(t, dsn)
 	exec(t, locker, "begin")
 	start := time.Now()
 	exec(t, locker, "lock table "+tables+" in access exclusive mode")
 	t.Logf("locked %s in %s", tables, time.Since(start).Round(time.Millisecond))
-	waitStuck(t, connect(t, dsn), stuck)
+	if !giveUp {
+		intervals = ""
+	}
+	late := !waitStuckOrEnd(t, connect(t, dsn), stuck, intervals)
+	if late {
+		exec(t, locker, "rollback")
+	}
 	out := make(chan result, 1)
 	go func() {
 		r := <-done
 		_, _ = locker.Exec(context.Background(), "rollback")
 		out <- r
 	}()
-	return out
+	return out, !late
 }
 
 // waitStuck waits until n sessions other than the checking one wait for a
 // lock.
 func waitStuck(t *testing.T, conn *pgx.Conn, n int) {
+	t.Helper()
+	waitStuckOrEnd(t, conn, n, "")
+}
+
+// waitStuckOrEnd is waitStuck that gives up (false) once the intervals
+// file at intervals (if not "") has a drain interval: the measured time
+// is over.
+func waitStuckOrEnd(t *testing.T, conn *pgx.Conn, n int, intervals string) (stuck bool) {
 	t.Helper()
 	waittest.Until(t, fmt.Sprintf("%d sessions waiting for a lock", n), 30*time.Second, func() (bool, string) {
 		var got int
@@ -73,8 +91,17 @@ func waitStuck(t *testing.T, conn *pgx.Conn, n int) {
 			from pg_stat_activity where pid <> pg_backend_pid() and datname = current_database()`).Scan(&got, &sessions); err != nil {
 			t.Fatal(err)
 		}
-		return got >= n, fmt.Sprintf("%d wait (%s)", got, sessions)
+		if stuck = got >= n; stuck {
+			return true, ""
+		}
+		if intervals != "" {
+			if b, err := os.ReadFile(intervals); err == nil && strings.Contains(string(b), `"drain":true`) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d wait (%s)", got, sessions)
 	})
+	return stuck
 }
 
 // drainOf is the summary's "drain" object.
@@ -436,11 +463,24 @@ func TestStepsAndGroupsCountUnfinished(t *testing.T) {
 		t.Parallel()
 		dsn := pgtest.DSN(t)
 		mustRun(t, "init", "chbench", "-w", "1", "--load-workers", "2", "--dsn", dsn)
-		results := t.TempDir()
-		r := <-lockTables(t, context.Background(), dsn, results,
-			"warehouse, district, customer, history, new_order, orders, order_line, item, stock, supplier, nation, region", 3,
-			"run", "chbench", "--oltp-clients", "2", "--olap-clients", "1", "-T", "2s", "--interval", "200ms",
-			"--drain-timeout", "500ms", "--json", "--dsn", dsn, "--results", results)
+		// Until the clients are stuck before the run's end: -T as long as
+		// a loaded host needs (its first interval can come late).
+		var r result
+		for length := 2 * time.Second; ; length *= 2 {
+			results := t.TempDir()
+			done, ok := lockTables(t, context.Background(), dsn, results,
+				"warehouse, district, customer, history, new_order, orders, order_line, item, stock, supplier, nation, region", 3, true,
+				"run", "chbench", "--oltp-clients", "2", "--olap-clients", "1", "-T", length.String(), "--interval", "200ms",
+				"--drain-timeout", "500ms", "--json", "--dsn", dsn, "--results", results)
+			r = <-done
+			if ok {
+				break
+			}
+			if length >= 16*time.Second {
+				t.Fatalf("runs up to -T %s ended before their clients were stuck behind the locks\n%s", length, r)
+			}
+			t.Logf("the run of %s ended before its clients were stuck behind the locks; again, longer", length)
+		}
 		m := summaryJSON(t, r.stdout)
 		groups, _ := m["groups"].([]any)
 		got := map[string]float64{}

@@ -391,6 +391,32 @@ func (c *client) cancelRequest() bool {
 	return true
 }
 
+// cancelUntilDone sends cancel requests (cancelRequest) until the client's
+// goroutine has returned, one every cancelRepeat, for at most cancelGrace
+// or until over (the sockets interrupted) or allDone (every client
+// returned) is closed. One is not enough: the server cancels only a
+// statement in progress and ignores a request that comes while it waits
+// for the next command (PostgreSQL's ProcessInterrupts, while
+// DoingCommandRead), between two statements of a transaction; the next
+// statement would then run until the socket is cut, failing without 57014.
+func (c *client) cancelUntilDone(clk clock.Clock, over, allDone <-chan struct{}) {
+	for range cancelGrace / cancelRepeat {
+		if c.finished.Load() || !c.cancelRequest() {
+			return
+		}
+		t := clk.NewTimer(cancelRepeat)
+		select {
+		case <-t.C:
+		case <-over:
+			t.Stop()
+			return
+		case <-allDone:
+			t.Stop()
+			return
+		}
+	}
+}
+
 // interrupt makes the statement in flight (and any later I/O on this
 // connection) fail at once. Safe from any goroutine.
 func (c *client) interrupt() {

@@ -32,6 +32,10 @@ const NoDrain time.Duration = -1
 // server's cancel before their sockets are interrupted.
 const cancelGrace = time.Second
 
+// cancelRepeat spaces the cancel requests to a client still running in
+// the grace (client.cancelUntilDone).
+const cancelRepeat = 100 * time.Millisecond
+
 // Group is a set of clients that run one workload under one load model
 // through one dialer (client groups). A run holds one or more groups; they
 // share the run's clock, length, ramp, warm-up, autostop rules and

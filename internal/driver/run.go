@@ -78,6 +78,7 @@ type groupRun struct {
 	// graceTimer ends the wait for the statements cancelled by cancelRun's
 	// cancel requests; then their sockets are interrupted.
 	graceTimer <-chan time.Time
+	graceOver  chan struct{}  // closed when the sockets are interrupted
 	cancels    sync.WaitGroup // cancel requests in flight
 	// abandonTimer bounds the wait for clients after cancelRun: a worker
 	// stuck outside any socket (a fake, a bug) cannot hang the run.
@@ -379,22 +380,25 @@ func (r *groupRun) interrupted(ctx context.Context) {
 }
 
 // cancelRun cancels the transactions in flight and starts the deadline
-// for the clients to return: first by a cancel request to the server of
-// each running client (its statement fails with the server's own 57014,
-// kept with the failure), then, cancelGrace later (at once when no
-// request was sent), by interrupting their sockets, which ends any wait.
+// for the clients to return: first by cancel requests to the server of
+// each running client, repeated while it runs (cancelUntilDone; its
+// statement fails with the server's own 57014, kept with the failure),
+// then, cancelGrace later (at once when no request was sent), by
+// interrupting their sockets, which ends any wait.
 func (r *groupRun) cancelRun() {
 	if r.abandonTimer != nil {
 		return // already cancelled
 	}
 	r.cancelRunCtx()
 	r.abandonTimer = r.cfg.Clock.NewTimer(abandonAfter).C
+	over := make(chan struct{})
+	r.graceOver = over
 	sent := false
 	for _, c := range r.clients {
 		if c.running() && c.pg.Load() != nil {
 			sent = true
 			r.cancels.Add(1)
-			go func() { defer r.cancels.Done(); c.cancelRequest() }()
+			go func() { defer r.cancels.Done(); c.cancelUntilDone(r.cfg.Clock, over, r.done) }()
 		}
 	}
 	if !sent {
@@ -404,8 +408,13 @@ func (r *groupRun) cancelRun() {
 	r.graceTimer = r.cfg.Clock.NewTimer(cancelGrace).C
 }
 
-// interruptAll interrupts every client's socket (client.interrupt).
+// interruptAll interrupts every client's socket (client.interrupt) and
+// ends the cancel requests' repeats.
 func (r *groupRun) interruptAll() {
+	if r.graceOver != nil {
+		close(r.graceOver)
+		r.graceOver = nil
+	}
 	for _, c := range r.clients {
 		c.interrupt()
 	}
