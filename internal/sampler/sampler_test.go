@@ -3,6 +3,7 @@ package sampler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/pgtest"
 	"github.com/pgarena/pgarena/internal/store"
+	"github.com/pgarena/pgarena/internal/waittest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -562,17 +564,14 @@ func TestServerSourcesOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	var query string // the first two sources: the text shown is cut at 1 kB
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	// the first two sources: the text shown is cut at 1 kB
+	waittest.Until(t, "the sampler's last query to be a batch of its sources", 10*time.Second, func() (bool, string) {
+		var query string
 		err := conn.QueryRow(ctx, "select query from pg_stat_activity where application_name = $1", AppName).Scan(&query)
-		if err == nil && strings.Contains(query, "from pg_stat_database") && strings.Contains(query, "from pg_stat_activity") &&
-			len(c.run().Series("pg.locks.total")) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sampler's last query is not a batch of its sources: %q (%v)", query, err)
-		}
-	}
+		done := err == nil && strings.Contains(query, "from pg_stat_database") && strings.Contains(query, "from pg_stat_activity") &&
+			len(c.run().Series("pg.locks.total")) >= 2
+		return done, fmt.Sprintf("%q (%v)", query, err)
+	})
 	s.Stop()
 	r := c.run()
 	first := r.Samples[0].Time
