@@ -79,7 +79,8 @@ type Meta struct {
 	// PgConnOnly: its Workers run statements through the connection's
 	// PgConn only (pgconn, internal/roundtrip), never pgx.Conn's query
 	// methods, so its clients' connections carry no pgx statement cache
-	// (~3.6 KB per connection under -M prepared).
+	// (~3.6 KB per connection under -M prepared); when they are also
+	// PgConnWorkers, the clients connect with pgconn alone.
 	PgConnOnly bool
 }
 
