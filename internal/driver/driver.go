@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/clock"
 	"github.com/pgarena/pgarena/internal/metrics"
@@ -45,7 +46,13 @@ type Group struct {
 	Name     string
 	Workload workload.Workload
 	Dial     target.Dialer
-	Clients  int
+	// DialPgConn, when set, connects the clients whose Workers are
+	// workload.PgConnWorkers (and whose workload has no ConnSetup) in
+	// place of Dial: pgconn alone, no pgx.Conn. Protocol is then the
+	// query protocol of its connections (-M).
+	DialPgConn target.PgConnDialer
+	Protocol   workload.Protocol
+	Clients    int
 	// TxBase is the Recorder index of the group's first transaction type;
 	// the others follow in the order of Workload.TxTypes().
 	TxBase       int
@@ -364,20 +371,36 @@ func groupIndex(groups []Group, g *Group) int {
 }
 
 // connector dials for w's clients and sets each new connection up as w asks.
-func connector(w workload.Workload, dial target.Dialer) func(context.Context) (*pgx.Conn, error) {
+func connector(w workload.Workload, dial target.Dialer) func(context.Context) (*pgx.Conn, *pgconn.PgConn, error) {
 	setup, _ := w.(workload.ConnSetup)
-	return func(ctx context.Context) (*pgx.Conn, error) {
+	return func(ctx context.Context) (*pgx.Conn, *pgconn.PgConn, error) {
 		conn, err := dial(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if setup != nil {
 			if err := setup.SetupConn(ctx, conn); err != nil {
 				conn.Close(context.Background())
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		return conn, nil
+		if conn == nil {
+			return nil, nil, nil // a test's connection-less dialer
+		}
+		return conn, conn.PgConn(), nil
+	}
+}
+
+// pgConnector is how the clients of g whose Workers are PgConnWorkers
+// connect: nil when they connect with pgx (connector).
+func pgConnector(g *Group) func(context.Context) (*pgx.Conn, *pgconn.PgConn, error) {
+	if _, setup := g.Workload.(workload.ConnSetup); setup || g.DialPgConn == nil {
+		return nil
+	}
+	dial := g.DialPgConn
+	return func(ctx context.Context) (*pgx.Conn, *pgconn.PgConn, error) {
+		pc, err := dial(ctx)
+		return nil, pc, err
 	}
 }
 
@@ -407,7 +430,7 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 	)
 	connect := func(c *client) {
 		t0 := cfg.Clock.Now()
-		conn, err := c.connect(ctx)
+		conn, pc, err := c.connect(ctx)
 		d := clock.Since(cfg.Clock, t0)
 		mu.Lock()
 		defer mu.Unlock()
@@ -434,6 +457,7 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 			return
 		}
 		c.conn, c.live = conn, true
+		c.pg.Store(pc)
 		total += d
 		n++
 	}
@@ -469,13 +493,13 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 }
 
 func closeAll(clients []*client) {
-	var conns []*pgx.Conn
+	var conns []*pgconn.PgConn
 	for _, c := range clients {
 		if c.running() {
 			continue // abandoned: its goroutine still owns the connection
 		}
-		if c.conn != nil {
-			conns = append(conns, c.conn)
+		if pc := c.pg.Swap(nil); pc != nil {
+			conns = append(conns, pc)
 		}
 		c.conn, c.live = nil, false
 	}

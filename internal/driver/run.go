@@ -109,7 +109,7 @@ func newRun(ctx context.Context, groups []Group, cfg Config, rec *metrics.Record
 	budget := newReconnectLimiter(r.cfg.ReconnectRate)
 	for gi := range r.groups {
 		g := &r.groups[gi]
-		connect := connector(g.Workload, g.Dial)
+		connect, connectPg := connector(g.Workload, g.Dial), pgConnector(g)
 		lo, hi := r.cfg.Segment.Block(g.Clients)
 		for k := lo; k < hi; k++ {
 			// The id in the whole run: same random stream in any segment.
@@ -124,7 +124,11 @@ func newRun(ctx context.Context, groups []Group, cfg Config, rec *metrics.Record
 				retryBudget: budget,
 				jitter:      rand.New(rand.NewPCG(r.cfg.Seed^0x5eed, uint64(i)+1)),
 			})
-			rec.InitHandle(&r.clients[len(r.clients)-1].handle)
+			c := r.clients[len(r.clients)-1]
+			if pgw, ok := c.worker.(workload.PgConnWorker); ok && connectPg != nil {
+				c.pgw, c.connect = pgw, connectPg
+			}
+			rec.InitHandle(&c.handle)
 			r.ids = append(r.ids, i)
 		}
 		r.total += g.Clients
@@ -156,11 +160,11 @@ func (r *groupRun) connect(ctx context.Context) error {
 	}
 	for _, c := range r.clients {
 		c.connected = &r.connected
-		c.pacer, _ = c.worker.(workload.Pacer)
+		c.pacer, c.paced = c.worker.(workload.Pacer)
 		c.pacingIgnored = &r.pacingIgnored
 		if c.live {
 			r.connected.Add(1)
-			c.setRaw()
+			c.useConn()
 		}
 	}
 	return nil

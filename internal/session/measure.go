@@ -269,6 +269,21 @@ func (r *run) load(ctx context.Context, w workload.Workload) error {
 // pgx statement cache where the workload runs statements through pgconn
 // only (workload.Meta.PgConnOnly).
 func (r *run) dialer(g *Group, hold *netio.Hold) target.Dialer {
+	tgt, configure := r.dialConfig(g, hold)
+	return tgt.Dialer(configure)
+}
+
+// pgConnDialer is dialer's for the clients that connect with pgconn alone
+// (driver.Group.DialPgConn), and their query protocol.
+func (r *run) pgConnDialer(g *Group, hold *netio.Hold) (target.PgConnDialer, workload.Protocol) {
+	tgt, configure := r.dialConfig(g, hold)
+	mode, _ := target.ParseQueryMode(g.QueryMode)
+	return tgt.PgConnDialer(configure), workload.ProtocolOf(mode)
+}
+
+// dialConfig is the target of group g's clients and how their
+// configuration is made from its Config.
+func (r *run) dialConfig(g *Group, hold *netio.Hold) (*target.Target, func(*pgx.ConnConfig)) {
 	mode, _ := target.ParseQueryMode(g.QueryMode)
 	pgconnOnly := g.Workload.Meta().PgConnOnly
 	tgt := r.tgt
@@ -278,7 +293,7 @@ func (r *run) dialer(g *Group, hold *netio.Hold) target.Dialer {
 			break
 		}
 	}
-	return tgt.Dialer(func(c *pgx.ConnConfig) {
+	return tgt, func(c *pgx.ConnConfig) {
 		c.DefaultQueryExecMode = mode
 		for k, v := range g.Settings {
 			c.RuntimeParams[k] = v
@@ -288,7 +303,7 @@ func (r *run) dialer(g *Group, hold *netio.Hold) target.Dialer {
 			c.StatementCacheCapacity = 0
 		}
 		netio.ApplyHold(&c.Config, r.spec.NetIO, hold)
-	})
+	}
 }
 
 // startSampler starts the server and host samplers on their own

@@ -282,6 +282,9 @@ func (r *run) groups(st Step, hold *netio.Hold) ([]driver.Group, *metrics.Record
 		dg := driver.Group{Name: g.Name, Workload: g.Workload, Dial: r.dialer(g, hold), Clients: g.Clients,
 			ConnectPerTx: g.ConnectPerTx, MaxTries: g.MaxTries, Schedule: g.Schedule, Arrival: g.Arrival,
 			LatencyLimit: g.LatencyLimit, After: g.After}
+		if g.Workload.Meta().PgConnOnly {
+			dg.DialPgConn, dg.Protocol = r.pgConnDialer(g, hold)
+		}
 		if i == 0 {
 			dg.Clients, dg.Schedule = st.Clients, st.Schedule
 		}

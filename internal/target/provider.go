@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Target is a database a run reaches: how to dial it, how to describe it
@@ -82,25 +83,58 @@ func (t *Target) Connect(ctx context.Context, appName string) (*pgx.Conn, error)
 // be refused TLS and open a second one for every client, and keep copies
 // of the TLS configuration in each (~2 KB per client).
 func (t *Target) Dialer(configure func(*pgx.ConnConfig)) Dialer {
+	cfgs := t.configs(configure)
+	return func(ctx context.Context) (*pgx.Conn, error) {
+		c := cfgs.cur()
+		conn, err := pgx.ConnectConfig(ctx, c)
+		cfgs.connected(c, connOf(conn), err)
+		return conn, err
+	}
+}
+
+// PgConnDialer is Dialer's for connections of pgconn alone (no pgx.Conn,
+// for workload.PgConnWorker). They all share one configuration, never
+// copied per connection: pgconn does not change it.
+func (t *Target) PgConnDialer(configure func(*pgx.ConnConfig)) PgConnDialer {
+	cfgs := t.configs(configure)
+	return func(ctx context.Context) (*pgconn.PgConn, error) {
+		c := cfgs.cur()
+		pc, err := pgconn.ConnectConfig(ctx, &c.Config)
+		var nc net.Conn
+		if err == nil {
+			nc = pc.Conn()
+		}
+		cfgs.connected(c, nc, err)
+		return pc, err
+	}
+}
+
+// dialConfigs are the configurations of one Dialer: the configured copy
+// of Config and, under sslmode=prefer to one host, the same without TLS
+// (plain), used once a connection went without it.
+type dialConfigs struct {
+	plain *pgx.ConnConfig
+	c     atomic.Pointer[pgx.ConnConfig]
+}
+
+func (t *Target) configs(configure func(*pgx.ConnConfig)) *dialConfigs {
 	cfg := t.Config.Copy()
 	if configure != nil {
 		configure(cfg)
 	}
-	plain := plainFallback(cfg)
-	if plain == nil {
-		return func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) }
-	}
-	var cur atomic.Pointer[pgx.ConnConfig]
-	cur.Store(cfg)
-	return func(ctx context.Context) (*pgx.Conn, error) {
-		c := cur.Load()
-		conn, err := pgx.ConnectConfig(ctx, c)
-		// A TLS connection's net.Conn is pgx's *tls.Conn (netio wraps
-		// plain sockets only).
-		if _, isTLS := connOf(conn).(*tls.Conn); err == nil && c != plain && !isTLS {
-			cur.Store(plain)
-		}
-		return conn, err
+	d := &dialConfigs{plain: plainFallback(cfg)}
+	d.c.Store(cfg)
+	return d
+}
+
+func (d *dialConfigs) cur() *pgx.ConnConfig { return d.c.Load() }
+
+// connected notes a connection made with c, nc its network connection.
+func (d *dialConfigs) connected(c *pgx.ConnConfig, nc net.Conn, err error) {
+	// A TLS connection's net.Conn is pgx's *tls.Conn (netio wraps plain
+	// sockets only).
+	if _, isTLS := nc.(*tls.Conn); d.plain != nil && err == nil && c != d.plain && !isTLS {
+		d.c.Store(d.plain)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/await"
 	"github.com/pgarena/pgarena/internal/lazy"
@@ -47,6 +48,9 @@ func ParseQueryMode(s string) (pgx.QueryExecMode, error) {
 // use (query mode, socket I/O, application_name). The driver's clients and
 // the loader's workers dial through one.
 type Dialer func(ctx context.Context) (*pgx.Conn, error)
+
+// PgConnDialer opens a new connection of pgconn alone (Target.PgConnDialer).
+type PgConnDialer func(ctx context.Context) (*pgconn.PgConn, error)
 
 // ParseDSN parses a libpq keyword string or postgres:// URL; an empty dsn
 // means "from PG* environment variables and defaults", as in psql. The PG*

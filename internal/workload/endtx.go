@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // rollbackWait bounds the rollback of EndFailed.
@@ -16,7 +17,11 @@ const rollbackWait = 5 * time.Second
 // so it also runs when ctx was cancelled. Workers call it on any error
 // from Do.
 func EndFailed(ctx context.Context, conn *pgx.Conn) {
-	pc := conn.PgConn()
+	EndFailedPgConn(ctx, conn.PgConn())
+}
+
+// EndFailedPgConn is EndFailed on a pgconn connection (PgConnWorker).
+func EndFailedPgConn(ctx context.Context, pc *pgconn.PgConn) {
 	if pc.IsClosed() || pc.TxStatus() == 'I' {
 		return
 	}

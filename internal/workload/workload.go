@@ -43,6 +43,7 @@
 //	Retrier           the failed attempt's draws again, for a retry    driver.client.run
 //	Lister            its list's length: a run that ends before it     driver.unfinishedLists
 //	                  is cut short
+//	PgConnWorker      Do on a pgconn connection alone (no pgx.Conn)    driver.client.run
 package workload
 
 import (
@@ -57,6 +58,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
 )
 
@@ -77,7 +79,8 @@ type Meta struct {
 	// PgConnOnly: its Workers run statements through the connection's
 	// PgConn only (pgconn, internal/roundtrip), never pgx.Conn's query
 	// methods, so its clients' connections carry no pgx statement cache
-	// (~3.6 KB per connection under -M prepared).
+	// (~3.6 KB per connection under -M prepared); when they are also
+	// PgConnWorkers, the clients connect with pgconn alone.
 	PgConnOnly bool
 }
 
@@ -111,6 +114,20 @@ type Worker interface {
 	// error the transaction must have been rolled back or the connection be
 	// unusable; the driver classifies and counts the error.
 	Do(ctx context.Context, conn *pgx.Conn, tx TxType) error
+}
+
+// PgConnWorker is implemented by the Workers of a Meta.PgConnOnly
+// workload. The driver then connects their clients with pgconn alone, no
+// pgx.Conn (its type map, write buffer and copy of the configuration:
+// ~3 KB a client), gives each new connection to UsePgConn and calls
+// DoPgConn in place of Do.
+type PgConnWorker interface {
+	// UsePgConn makes pc the connection of the next DoPgConn calls,
+	// proto its query protocol (-M); nothing is prepared on it yet. It
+	// does no I/O.
+	UsePgConn(pc *pgconn.PgConn, proto Protocol)
+	// DoPgConn is Do on the connection UsePgConn gave.
+	DoPgConn(ctx context.Context, tx TxType) error
 }
 
 // Pacer is implemented by Workers that emulate a user's pauses around each

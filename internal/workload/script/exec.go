@@ -48,7 +48,7 @@ type Runner struct {
 	// txRng is the random state when the transaction started; a retry
 	// (Retry) starts from it again, as pgbench restores it.
 	txRng prng
-	conn  *pgx.Conn
+	pc    *pgconn.PgConn // the connection (UsePgConn)
 	proto workload.Protocol
 	retry bool
 	// The second cache line.
@@ -158,12 +158,10 @@ func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 // client goroutine's stack starts with (TestClientStackStaysSmall in
 // internal/session guards it; see docs/benchmarks.md).
 
-// use makes conn the runner's connection: nothing is prepared on it yet.
-//
-//go:noinline
-func (r *Runner) use(conn *pgx.Conn) {
-	r.conn = conn
-	r.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
+// UsePgConn implements workload.PgConnWorker: pc is the runner's
+// connection, proto its protocol; nothing is prepared on it yet.
+func (r *Runner) UsePgConn(pc *pgconn.PgConn, proto workload.Protocol) {
+	r.pc, r.proto = pc, proto
 	for i := range r.scripts {
 		r.scripts[i].unprepare()
 	}
@@ -174,7 +172,7 @@ func (r *Runner) use(conn *pgx.Conn) {
 //
 //go:noinline
 func (r *Runner) failed(ctx context.Context, s *Script, err error) error {
-	workload.EndFailed(ctx, r.conn)
+	workload.EndFailedPgConn(ctx, r.pc)
 	if !errors.Is(err, workload.ErrStopped) {
 		c := &s.cmds[r.command]
 		// the command's index (numbered as Script.Commands), where it is
@@ -187,13 +185,18 @@ func (r *Runner) failed(ctx context.Context, s *Script, err error) error {
 	return err
 }
 
-// Do implements workload.Worker: it runs script tx once on conn. On error
-// no transaction is left open: it was rolled back, or the connection
-// closed.
+// Do implements workload.Worker: DoPgConn on conn's PgConn.
 func (r *Runner) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {
-	if conn != r.conn {
-		r.use(conn)
+	if pc := conn.PgConn(); pc != r.pc {
+		r.UsePgConn(pc, workload.ProtocolOf(conn.Config().DefaultQueryExecMode))
 	}
+	return r.DoPgConn(ctx, tx)
+}
+
+// DoPgConn implements workload.PgConnWorker: it runs script tx once. On
+// error no transaction is left open: it was rolled back, or the
+// connection closed.
+func (r *Runner) DoPgConn(ctx context.Context, tx workload.TxType) error {
 	s := r.prog.scripts[tx]
 	r.script = int(tx)
 	if r.retry {
@@ -250,7 +253,7 @@ func (r *Runner) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) err
 			if r.proto == protoSimple {
 				err = errors.New("cannot use pipeline mode with the simple query protocol")
 			} else if err = r.preparePipeline(ctx, s, pc); err == nil {
-				pl = r.conn.PgConn().StartPipeline(ctx)
+				pl = r.pc.StartPipeline(ctx)
 				r.pending = r.pending[:0]
 			}
 		case cSyncPipeline:
@@ -268,7 +271,7 @@ func (r *Runner) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) err
 		}
 		pc++
 	}
-	if r.conn.PgConn().TxStatus() != 'I' {
+	if r.pc.TxStatus() != 'I' {
 		return r.leftOpen(ctx, s)
 	}
 	return nil
@@ -283,7 +286,7 @@ var ErrOpenAtEnd = errors.New("end of script reached without completing the last
 //
 //go:noinline
 func (r *Runner) leftOpen(ctx context.Context, s *Script) error {
-	workload.EndFailed(ctx, r.conn)
+	workload.EndFailedPgConn(ctx, r.pc)
 	err := fmt.Errorf("%s: %w", s.Name, ErrOpenAtEnd)
 	if r.prog.errPrefix != "" {
 		err = fmt.Errorf("%s: %w", r.prog.errPrefix, err)
@@ -423,7 +426,7 @@ func (r *Runner) prepare(ctx context.Context, script, i int, c *command) error {
 	if st.prepared {
 		return nil
 	}
-	pc := r.conn.PgConn()
+	pc := r.pc
 	sd, err := pc.Prepare(ctx, c.name, c.ext, nil)
 	st.described = sd
 	if isDuplicatePrepared(err) {
@@ -449,7 +452,7 @@ func isDuplicatePrepared(err error) bool {
 // without pgconn's per-statement machinery) are in its own frame, which is
 // on every client's deepest stack; pgconn's paths are out of line.
 func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
-	pc := r.conn.PgConn()
+	pc := r.pc
 	switch r.proto {
 	case protoSimple:
 		if c.assign == assignNone && roundtrip.Usable(ctx, pc) {
@@ -608,7 +611,7 @@ func (r *Runner) store(c *command, fields []pgconn.FieldDescription) error {
 //go:noinline
 func (r *Runner) prepareAll(ctx context.Context, s *Script) {
 	r.scripts[s.index].allPrepared = true
-	if r.conn.PgConn().TxStatus() != 'I' {
+	if r.pc.TxStatus() != 'I' {
 		return
 	}
 	for i := range s.cmds {

@@ -39,9 +39,10 @@ type worker struct {
 	stmts         [][numClasses]*statement // [table-1][class], made on first use
 	begin, commit *statement
 
-	conn  *pgx.Conn
+	pc    *pgconn.PgConn // the connection (UsePgConn)
 	proto workload.Protocol
 	gen   uint64 // connection generation, for statement.gen
+	ready bool   // -M prepared: the statements are prepared on pc
 
 	params [][]byte // the current statement's parameter values (text)
 	bufs   [][]byte // backing storage of params
@@ -64,11 +65,27 @@ func newWorker(w *Workload, id int, rng *rand.Rand) *worker {
 // Next implements workload.Worker: one transaction type, the test.
 func (k *worker) Next() workload.TxType { return 0 }
 
-// Do implements workload.Worker: one event of the test. On error the
-// transaction has been rolled back (or the connection closed).
-func (k *worker) Do(ctx context.Context, conn *pgx.Conn, _ workload.TxType) error {
-	if conn != k.conn {
-		if err := k.use(ctx, conn); err != nil {
+// Do implements workload.Worker: DoPgConn on conn's PgConn.
+func (k *worker) Do(ctx context.Context, conn *pgx.Conn, tx workload.TxType) error {
+	if pc := conn.PgConn(); pc != k.pc {
+		k.UsePgConn(pc, workload.ProtocolOf(conn.Config().DefaultQueryExecMode))
+	}
+	return k.DoPgConn(ctx, tx)
+}
+
+// UsePgConn implements workload.PgConnWorker: pc is the worker's
+// connection, proto its protocol; under -M prepared the next DoPgConn
+// prepares the statements first.
+func (k *worker) UsePgConn(pc *pgconn.PgConn, proto workload.Protocol) {
+	k.pc, k.proto, k.gen = pc, proto, k.gen+1
+	k.ready = proto != protoPrepared
+}
+
+// DoPgConn implements workload.PgConnWorker: one event of the test. On
+// error the transaction has been rolled back (or the connection closed).
+func (k *worker) DoPgConn(ctx context.Context, _ workload.TxType) error {
+	if !k.ready {
+		if err := k.prepareConn(ctx); err != nil {
 			return err
 		}
 	}
@@ -78,22 +95,18 @@ func (k *worker) Do(ctx context.Context, conn *pgx.Conn, _ workload.TxType) erro
 	return nil
 }
 
-// use makes conn the worker's connection, preparing the statements for
-// -M prepared. Not inlined, nor is failed: Do's frame is on every
-// statement's stack, below which a client's deepest path is just under a
-// step of Go's stack sizes (see TestClientStackStaysSmall in
-// internal/session; pgx's Conn.Config alone copies ~450 bytes).
+// prepareConn prepares the statements on a new connection (-M prepared);
+// after a failure the next call tries again. Not inlined, nor is failed:
+// DoPgConn's frame is on every statement's stack, below which a client's
+// deepest path is just under a step of Go's stack sizes (see
+// TestClientStackStaysSmall in internal/session).
 //
 //go:noinline
-func (k *worker) use(ctx context.Context, conn *pgx.Conn) error {
-	k.conn, k.gen = conn, k.gen+1
-	k.proto = workload.ProtocolOf(conn.Config().DefaultQueryExecMode)
-	if k.proto == protoPrepared {
-		if err := k.prepareAll(ctx); err != nil {
-			k.conn = nil // try again on the next call
-			return fmt.Errorf("%s: %w", k.w.test, err)
-		}
+func (k *worker) prepareConn(ctx context.Context) error {
+	if err := k.prepareAll(ctx); err != nil {
+		return fmt.Errorf("%s: %w", k.w.test, err)
 	}
+	k.ready = true
 	return nil
 }
 
@@ -101,7 +114,7 @@ func (k *worker) use(ctx context.Context, conn *pgx.Conn) error {
 //
 //go:noinline
 func (k *worker) failed(ctx context.Context, err error) error {
-	workload.EndFailed(ctx, k.conn)
+	workload.EndFailedPgConn(ctx, k.pc)
 	return fmt.Errorf("%s: %w", k.w.test, err)
 }
 
@@ -324,7 +337,7 @@ func (k *worker) setGroups(i, groups int) {
 // exec sends one statement and discards its result, one round trip like
 // sysbench.
 func (k *worker) exec(ctx context.Context, st *statement) error {
-	pc := k.conn.PgConn()
+	pc := k.pc
 	params := k.params[:len(st.oids)]
 	var err error
 	switch k.proto {
@@ -382,7 +395,7 @@ func (k *worker) prepareAll(ctx context.Context) error {
 	}
 	for _, st := range all {
 		if err := k.prepare(ctx, st); err != nil {
-			workload.EndFailed(ctx, k.conn)
+			workload.EndFailedPgConn(ctx, k.pc)
 			return err
 		}
 	}
@@ -392,7 +405,7 @@ func (k *worker) prepareAll(ctx context.Context) error {
 // prepare prepares st on the current connection, replacing a statement of
 // the same name left there by an earlier worker.
 func (k *worker) prepare(ctx context.Context, st *statement) error {
-	pc := k.conn.PgConn()
+	pc := k.pc
 	sd, err := pc.Prepare(ctx, st.name, st.sql, st.oids)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42P05" { // duplicate_prepared_statement
