@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgarena/pgarena/internal/clock"
+	"github.com/pgarena/pgarena/internal/gostack"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/target"
@@ -406,6 +407,7 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 		refused *InitialConnectError
 	)
 	connect := func(c *client) {
+		gostack.At8K() // dialing reaches 8 KB
 		t0 := cfg.Clock.Now()
 		conn, err := c.connect(ctx)
 		d := clock.Since(cfg.Clock, t0)
