@@ -9,11 +9,10 @@ import (
 	"syscall"
 
 	"github.com/pgarena/pgarena/internal/cli"
-	"github.com/pgarena/pgarena/internal/gostack"
+	_ "github.com/pgarena/pgarena/internal/gostack" // its init grows the main goroutine's stack
 )
 
 func main() {
-	gostack.At64K() // before any work: see package gostack
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m := cli.Main{Stdout: os.Stdout, Stderr: os.Stderr, Env: os.Environ()}
