@@ -84,7 +84,10 @@ var allowed = map[string][]string{
 	"internal/report/reporttest": {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
 
 	// the benchmarks' own programs (not parts of pgarena)
-	"bench/floor": {pgx},
+	"bench/floor":           {pgx},
+	"bench/memfloor/hello":  {},
+	"bench/memfloor/pgconn": {pgx},
+	"bench/memfloor/linked": {pgx, yaml},
 }
 
 // sessionReach is what internal/session may reach: one run end to end.
