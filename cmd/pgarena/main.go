@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/pgarena/pgarena/internal/cli"
+	_ "github.com/pgarena/pgarena/internal/gostack" // its init grows the main goroutine's stack
 )
 
 func main() {

@@ -16,7 +16,7 @@ var allowed = map[string][]string{
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
-	"internal/driver":  {"internal/await", "internal/clock", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
+	"internal/driver":  {"internal/await", "internal/clock", "internal/gostack", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
 	"internal/loader":  {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, xsync},
 	"internal/sampler": {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys},
 	"internal/sampled": {},
@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"internal/clock":     {},
 	"internal/await":     {"internal/clock"},
 	"internal/lazy":      {},
+	"internal/gostack":   {},
 	"internal/metrics":   {"internal/lazy", "internal/pgerr", pgx, hdr},
 	"internal/pgerr":     {pgx},
 
@@ -83,11 +84,14 @@ var allowed = map[string][]string{
 	"internal/report/reporttest": {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
 
 	// the benchmarks' own programs (not parts of pgarena)
-	"bench/floor": {pgx},
+	"bench/floor":           {pgx},
+	"bench/memfloor/hello":  {},
+	"bench/memfloor/pgconn": {pgx},
+	"bench/memfloor/linked": {pgx, yaml},
 }
 
 // sessionReach is what internal/session may reach: one run end to end.
-var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/lazy", "internal/loader", "internal/metrics", "internal/netio",
+var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/gostack", "internal/lazy", "internal/loader", "internal/metrics", "internal/netio",
 	"internal/pgerr", "internal/sampled", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
 	"internal/target/replica", "internal/workload", pflag, pgx, hdr, xsync, xsys}
 

@@ -35,15 +35,12 @@ func (a *app) buildsWorkload(parent *cobra.Command, name string) bool {
 		return true
 	}
 	path := commandPath(parent)
-	if len(words) <= len(path) {
-		return true
-	}
 	for i, p := range path {
-		if words[i] != p {
+		if i < len(words) && words[i] != p {
 			return false
 		}
 	}
-	return words[len(path)] == name
+	return len(words) <= len(path) || words[len(path)] == name
 }
 
 // rootOnly reports whether the arguments are flags alone (--help,

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // A narrowed command tree (only the workload subcommand the arguments
@@ -44,6 +46,33 @@ func TestNarrowTreeAnswersAsWholeTree(t *testing.T) {
 	}
 	if (&app{args: []string{"run", "tpcb", "-c", "1"}}).buildsWorkload(mustFind(t, "init"), "tpcb") {
 		t.Error("run tpcb builds init's tpcb subcommand")
+	}
+}
+
+// A command line that names a workload builds that workload's subcommand
+// and no other, whatever the depth of the other verbs (k8s init is built
+// before k8s joins the root).
+func TestNarrowTreeBuildsOneWorkload(t *testing.T) {
+	t.Parallel()
+	workloads := map[string]bool{}
+	for _, m := range workload.All() {
+		workloads[m.Name] = true
+	}
+	for _, args := range [][]string{{"run", "tpcb", "-c", "1"}, {"k8s", "init", "tpcc", "--agents", "2"}} {
+		var built []string
+		var walk func(c *cobra.Command)
+		walk = func(c *cobra.Command) {
+			for _, sub := range c.Commands() {
+				if workloads[sub.Name()] {
+					built = append(built, sub.CommandPath())
+				}
+				walk(sub)
+			}
+		}
+		walk((&app{args: args}).rootCommand())
+		if len(built) != 1 {
+			t.Errorf("%v builds %d workload subcommands, want 1: %v", args, len(built), built)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/clock"
+	"github.com/pgarena/pgarena/internal/gostack"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/target"
@@ -429,6 +430,7 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 		refused *InitialConnectError
 	)
 	connect := func(c *client) {
+		gostack.At8K() // dialing reaches 8 KB
 		t0 := cfg.Clock.Now()
 		conn, pc, err := c.connect(ctx)
 		d := clock.Since(cfg.Clock, t0)

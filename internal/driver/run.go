@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/clock"
+	"github.com/pgarena/pgarena/internal/gostack"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -226,6 +227,7 @@ func (r *groupRun) launch(ctx context.Context) {
 		}
 		go func() {
 			defer wg.Done()
+			gostack.At4K() // a transaction reaches 4 KB
 			c.loop(runCtx, r.stopNew)
 			c.finished.Store(true)
 			finished[gi].clientDone()

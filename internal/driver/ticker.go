@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/clock"
+	"github.com/pgarena/pgarena/internal/gostack"
 )
 
 // ticker fires at start+k·every for k = 1, 2, … measured from the absolute
@@ -16,6 +17,7 @@ type ticker struct {
 func newTicker(start time.Time, every time.Duration, clk clock.Clock) *ticker {
 	t := &ticker{C: make(chan time.Time), quit: make(chan struct{})}
 	go func() {
+		gostack.At4K() // a timer's first use reaches 4 KB
 		for k := 1; ; k++ {
 			next := start.Add(time.Duration(k) * every)
 			timer := clk.NewTimer(clock.Until(clk, next))

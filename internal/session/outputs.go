@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/gostack"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -164,6 +165,7 @@ func (f *fanout) publish(r Record) {
 }
 
 func (q *outQueue) loop(notef func(string, ...any)) {
+	gostack.At8K() // encoding intervals reaches 8 KB
 	defer close(q.done)
 	for {
 		q.mu.Lock()
