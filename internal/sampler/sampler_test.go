@@ -159,7 +159,7 @@ func TestUnderLoad(t *testing.T) {
 	}
 	// The server's count of commits covers the load (plus the sampler's own
 	// queries, a few per tick).
-	total := s.srv.db.total["xact_commit"]
+	total := s.srv.totals().counts["xact_commit"]
 	if n := float64(committed.Load()); total < 0.9*n || total > 1.1*n+500 {
 		t.Errorf("server counted %.0f commits, the clients %.0f", total, n)
 	}
