@@ -104,7 +104,7 @@ func agreeWithProcfs(t *testing.T, fs procFS) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := fs.ProcDiskstats()
+	ds, err := fs.ProcDiskstats(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +115,13 @@ func agreeWithProcfs(t *testing.T, fs procFS) {
 		d, p := ds[i], pds[i]
 		if d.DeviceName != p.DeviceName || d.IOStats.ReadIOs < p.ReadIOs || d.IOStats.WriteSectors < p.WriteSectors || d.IOStats.WeightedIOTicks < p.WeightedIOTicks {
 			t.Errorf("disk %d: %+v; procfs: %s %+v", i, d, p.DeviceName, p.IOStats)
+		}
+	}
+	if len(ds) > 0 {
+		last := ds[len(ds)-1].DeviceName
+		one, err := fs.ProcDiskstats(func(name []byte) bool { return string(name) == last })
+		if err != nil || len(one) != 1 || one[0].DeviceName != last {
+			t.Errorf("diskstats of %s alone: %+v (%v)", last, one, err)
 		}
 	}
 }
@@ -137,7 +144,7 @@ func BenchmarkHostFiles(b *testing.B) {
 			_, _ = self.Stat()
 			_, _ = fs.LoadAvg()
 			_, _ = fs.Meminfo()
-			_, _ = fs.ProcDiskstats()
+			_, _ = fs.ProcDiskstats(nil)
 		}
 	})
 	b.Run("procfs", func(b *testing.B) {
