@@ -150,7 +150,10 @@ type procStat struct {
 // Stat reads /proc/stat.
 func (fs procFS) Stat() (procStat, error) {
 	var st procStat
-	want := func(first []byte) bool { return bytes.HasPrefix(first, []byte("cpu")) || string(first) == "btime" }
+	want := func(line []byte) bool {
+		first := field(line, 0)
+		return bytes.HasPrefix(first, []byte("cpu")) || string(first) == "btime"
+	}
 	err := fs.lines("stat", want, func(f [][]byte) error {
 		switch {
 		case string(f[0]) == "btime" && len(f) > 1:
@@ -194,7 +197,7 @@ func (fs procFS) LoadAvg() (loadAvg, error) {
 		return loadAvg{}, err
 	}
 	var buf [5][]byte
-	f := appendFields(buf[:0], b)
+	f := appendFields(buf[:0], b, 3)
 	if len(f) < 3 {
 		return loadAvg{}, fmt.Errorf("/proc/loadavg: %q", b)
 	}
@@ -213,7 +216,10 @@ type meminfo struct{ MemTotalBytes, MemAvailableBytes *uint64 }
 // Meminfo reads /proc/meminfo ("MemTotal: 24578424 kB").
 func (fs procFS) Meminfo() (meminfo, error) {
 	var mi meminfo
-	want := func(first []byte) bool { return string(first) == "MemTotal:" || string(first) == "MemAvailable:" }
+	want := func(line []byte) bool {
+		first := field(line, 0)
+		return string(first) == "MemTotal:" || string(first) == "MemAvailable:"
+	}
 	err := fs.lines("meminfo", want, func(f [][]byte) error {
 		var dst **uint64
 		switch string(f[0]) {
@@ -277,8 +283,8 @@ func (p proc) Stat() (pidStat, error) {
 	if i < 0 {
 		return pidStat{}, fmt.Errorf("%s: no command name", path)
 	}
-	var buf [64][]byte
-	f := appendFields(buf[:0], b[i+1:]) // from field 3, the state
+	var buf [20][]byte
+	f := appendFields(buf[:0], b[i+1:], len(buf)) // fields 3 to 22
 	if len(f) < 20 {
 		return pidStat{}, fmt.Errorf("%s: %d fields", path, len(f)+2)
 	}
@@ -324,8 +330,12 @@ type diskstat struct {
 // the devices want accepts (nil: all).
 func (fs procFS) ProcDiskstats(want func(name []byte) bool) ([]diskstat, error) {
 	var out []diskstat
-	err := fs.lines("diskstats", nil, func(f [][]byte) error {
-		if len(f) < 14 || want != nil && !want(f[2]) {
+	var name func([]byte) bool // the device's name, third field, is wanted
+	if want != nil {
+		name = func(line []byte) bool { return want(field(line, 2)) }
+	}
+	err := fs.lines("diskstats", name, func(f [][]byte) error {
+		if len(f) < 14 {
 			return nil
 		}
 		var v [11]uint64
@@ -356,10 +366,10 @@ func (fs procFS) SysBlockDevices() ([]string, error) {
 }
 
 // lines calls fn with the fields of each non-empty line of /proc/name
-// whose first field want accepts (nil: every line); the fields are valid
-// during the call. Lines are split only when wanted: /proc/stat's intr
-// line alone has a field per interrupt.
-func (fs procFS) lines(name string, want func(first []byte) bool, fn func([][]byte) error) error {
+// that want accepts (nil: every line); the fields are valid during the
+// call. Lines are split only when wanted: /proc/stat's intr line alone
+// has a field per interrupt.
+func (fs procFS) lines(name string, want func(line []byte) bool, fn func([][]byte) error) error {
 	b, err := fs.read(filepath.Join(fs.proc, name))
 	if err != nil {
 		return err
@@ -368,16 +378,10 @@ func (fs procFS) lines(name string, want func(first []byte) bool, fn func([][]by
 	for len(b) > 0 {
 		var line []byte
 		line, b, _ = bytes.Cut(b, []byte{'\n'})
-		if want != nil {
-			first := bytes.TrimLeft(line, " \t")
-			if i := bytes.IndexAny(first, " \t"); i >= 0 {
-				first = first[:i]
-			}
-			if len(first) == 0 || !want(first) {
-				continue
-			}
+		if want != nil && !want(line) {
+			continue
 		}
-		if fields := appendFields(buf[:0], line); len(fields) > 0 {
+		if fields := appendFields(buf[:0], line, -1); len(fields) > 0 {
 			if err := fn(fields); err != nil {
 				return err
 			}
@@ -386,10 +390,19 @@ func (fs procFS) lines(name string, want func(first []byte) bool, fn func([][]by
 	return nil
 }
 
-// appendFields appends the fields of line, split at runs of spaces and
-// tabs (all a procfs line holds), to f.
-func appendFields(f [][]byte, line []byte) [][]byte {
-	for {
+// field is field i (from 0) of line, nil when it has fewer.
+func field(line []byte, i int) []byte {
+	var buf [8][]byte
+	if f := appendFields(buf[:0], line, i+1); len(f) > i {
+		return f[i]
+	}
+	return nil
+}
+
+// appendFields appends the first n fields of line (n < 0: all), split
+// at runs of spaces and tabs (all a procfs line holds), to f.
+func appendFields(f [][]byte, line []byte, n int) [][]byte {
+	for ; n != 0; n-- {
 		i := 0
 		for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\n') {
 			i++
@@ -405,4 +418,5 @@ func appendFields(f [][]byte, line []byte) [][]byte {
 		f = append(f, line[:j])
 		line = line[j:]
 	}
+	return f
 }
