@@ -66,19 +66,22 @@ func (fs procFS) close() {
 
 // wholeRead says whether a single_open (fs/seq_file.c) makes the file
 // named name in one piece, so that a read shorter than the buffer is all of
-// it; others (diskstats, a record per device, cut at a page) are read until
-// EOF.
-func wholeRead(name string) bool {
+// it; others (diskstats, a record per device) are cut at a page: their
+// reads are complete at a short read of less than recordRoom when their
+// records are short (shortRecords, readAt0), else at EOF.
+func wholeRead(name string) (whole, shortRecords bool) {
 	switch name {
 	case "stat", "meminfo", "loadavg": // /proc/stat and /proc/<pid>/stat
-		return true
+		return true, false
+	case "diskstats":
+		return false, true
 	}
-	return false
+	return false, false
 }
 
 // read returns the contents of path, valid until the next read.
 func (fs procFS) read(path string) ([]byte, error) {
-	whole := wholeRead(filepath.Base(path))
+	whole, short := wholeRead(filepath.Base(path))
 	if fs.kept == nil {
 		fd, err := openProc(path)
 		if err != nil {
@@ -86,7 +89,7 @@ func (fs procFS) read(path string) ([]byte, error) {
 		}
 		defer unix.Close(fd)
 		var buf []byte
-		return readAt0(fd, &buf, whole, path)
+		return readAt0(fd, &buf, whole, short, path)
 	}
 	fd, ok := fs.kept.fds[path]
 	if !ok {
@@ -96,7 +99,7 @@ func (fs procFS) read(path string) ([]byte, error) {
 		}
 		fs.kept.fds[path] = fd
 	}
-	b, err := readAt0(fd, &fs.kept.buf, whole, path)
+	b, err := readAt0(fd, &fs.kept.buf, whole, short, path)
 	if err != nil { // the file may be gone (an exited process): open anew next time
 		_ = unix.Close(fd)
 		delete(fs.kept.fds, path)
@@ -112,9 +115,18 @@ func openProc(path string) (int, error) {
 	return fd, nil
 }
 
+// recordRoom: a read of a seq_file made of records (fs/seq_file.c,
+// seq_read_iter) fills a kernel buffer of at least a page record by
+// record and stops early only at the end or when the next record does
+// not fit; so when records are shorter than half a page (a diskstats
+// line is under 500 bytes), a read that returns less than that, into a
+// buffer it did not fill, ended at the end.
+const recordRoom = 2048
+
 // readAt0 reads fd from offset 0 into *buf (grown as needed) until EOF, or
-// until a short read when whole.
-func readAt0(fd int, buf *[]byte, whole bool, path string) ([]byte, error) {
+// until a short read when whole, or a read shorter than recordRoom when
+// shortRecords.
+func readAt0(fd int, buf *[]byte, whole, shortRecords bool, path string) ([]byte, error) {
 	if len(*buf) == 0 {
 		*buf = make([]byte, 8<<10)
 	}
@@ -131,7 +143,7 @@ func readAt0(fd int, buf *[]byte, whole bool, path string) ([]byte, error) {
 			return nil, &os.PathError{Op: "read", Path: path, Err: err}
 		}
 		n += m
-		if m == 0 || whole && n < len(*buf) {
+		if short := n < len(*buf); m == 0 || short && (whole || shortRecords && m < recordRoom) {
 			return (*buf)[:n], nil
 		}
 	}

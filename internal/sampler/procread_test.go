@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
+	"golang.org/x/sys/unix"
 )
 
 // TestProcReadAgreesWithProcfs: the host sampler's own /proc reader reads
@@ -210,5 +212,29 @@ func TestKeptProcFilesStayFresh(t *testing.T) {
 	}
 	if len(kept.kept.fds) != len(work) {
 		t.Errorf("%d files kept open, want %d", len(kept.kept.fds), len(work))
+	}
+}
+
+// TestShortRecordReads: a seq_file of short records longer than a page
+// (/proc/vmstat, a line per counter) is read whole with the diskstats
+// rule, a read of under recordRoom ending it.
+func TestShortRecordReads(t *testing.T) {
+	const path = "/proc/vmstat"
+	want, err := os.ReadFile(path)
+	if err != nil || len(want) <= 4096 {
+		t.Skipf("%s: %d bytes (%v), not over a page", path, len(want), err)
+	}
+	fd, err := openProc(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var buf []byte
+	got, err := readAt0(fd, &buf, false, true, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := bytes.Count(got, []byte{'\n'}), bytes.Count(want, []byte{'\n'}); g != w || len(got) <= 4096 {
+		t.Errorf("%d lines, %d bytes; os.ReadFile: %d lines", g, len(got), w)
 	}
 }
