@@ -162,9 +162,8 @@ type procStat struct {
 // Stat reads /proc/stat.
 func (fs procFS) Stat() (procStat, error) {
 	var st procStat
-	want := func(line []byte) bool {
-		first := field(line, 0)
-		return bytes.HasPrefix(first, []byte("cpu")) || string(first) == "btime"
+	want := func(line []byte) bool { // the kernel starts these lines in column 0
+		return bytes.HasPrefix(line, []byte("cpu")) || bytes.HasPrefix(line, []byte("btime "))
 	}
 	err := fs.lines("stat", want, func(f [][]byte) error {
 		switch {
@@ -228,9 +227,8 @@ type meminfo struct{ MemTotalBytes, MemAvailableBytes *uint64 }
 // Meminfo reads /proc/meminfo ("MemTotal: 24578424 kB").
 func (fs procFS) Meminfo() (meminfo, error) {
 	var mi meminfo
-	want := func(line []byte) bool {
-		first := field(line, 0)
-		return string(first) == "MemTotal:" || string(first) == "MemAvailable:"
+	want := func(line []byte) bool { // in column 0
+		return bytes.HasPrefix(line, []byte("MemTotal:")) || bytes.HasPrefix(line, []byte("MemAvailable:"))
 	}
 	err := fs.lines("meminfo", want, func(f [][]byte) error {
 		var dst **uint64
