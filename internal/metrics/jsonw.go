@@ -173,12 +173,22 @@ func (w *JSONWriter) fail(err error) {
 	}
 }
 
+// plainJSON marks the bytes appendJSONString copies as they are: printable
+// ASCII but '"', '\\' and the HTML-sensitive '<', '>' and '&'. A table
+// lookup, one test a byte (a run's samples are mostly series names).
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendJSONString writes s quoted; what is not plain printable ASCII
 // goes through encoding/json (escapes, HTML-safe characters, invalid
 // UTF-8).
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSON[s[i]] {
 			q, _ := json.Marshal(s)
 			return append(b, q...)
 		}
