@@ -193,7 +193,7 @@ func statsOf(h *hdr.Histogram, known []bucketCount) LatencyStats {
 	if h == nil || h.TotalCount() == 0 {
 		return LatencyStats{}
 	}
-	p := h.ValueAtPercentilesSlice(statPercentiles)
+	p := histPercentiles(h, known, statPercentiles)
 	mean, stddev, maxV := histStats(h, known)
 	ms := func(us int64) float64 { return round3(float64(us) / 1000) }
 	return LatencyStats{
