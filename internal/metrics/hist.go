@@ -172,6 +172,46 @@ func bucketValue(idx int32) (lowest, width int64) {
 	return sub << b, 1 << b
 }
 
+// histPercentiles is h.ValueAtPercentilesSlice(ps) for ps ascending and
+// above 0, from h's buckets (known, if known): hdr's walks every bucket
+// up to the highest percentile's, tens of thousands for latencies of a
+// second.
+func histPercentiles(h *hdr.Histogram, known []bucketCount, ps []float64) []int64 {
+	buckets, ok := bucketsOf(h, known)
+	total := h.TotalCount()
+	if !ok || total == 0 {
+		return h.ValueAtPercentilesSlice(ps)
+	}
+	out := make([]int64, len(ps))
+	i, next := 0, percentileRank(ps[0], total)
+	var cum int64
+	for _, b := range buckets {
+		cum += b.count
+		for cum >= next {
+			v, w := bucketValue(b.idx)
+			out[i] = v + w - 1 // hdr's highest equivalent value
+			if i++; i == len(ps) {
+				return out
+			}
+			next = percentileRank(ps[i], total)
+		}
+	}
+	return out
+}
+
+// percentileRank is hdr's: the count of values at or below percentile p
+// of total, at least 1.
+func percentileRank(p float64, total int64) int64 {
+	rank := min(p, 100)/100*float64(total) + 0.5
+	if !(rank >= 1) {
+		return 1
+	}
+	if rank >= float64(total) {
+		return total
+	}
+	return int64(rank)
+}
+
 // histStats is Stats' mean, standard deviation and maximum (µs), as
 // hdr's Mean, StdDev and Max compute them; known are h's buckets if known.
 func histStats(h *hdr.Histogram, known []bucketCount) (mean, stddev float64, maxV int64) {

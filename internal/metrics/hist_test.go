@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,6 +61,10 @@ func TestHistogramWorkMatchesHdr(t *testing.T) {
 		mean, sd, maxV := histStats(h, nil)
 		if h.TotalCount() > 0 && (mean != h.Mean() || sd != h.StdDev() || maxV != h.Max()) {
 			t.Errorf("histogram %d: mean/stddev/max %v %v %v, hdr says %v %v %v", i, mean, sd, maxV, h.Mean(), h.StdDev(), h.Max())
+		}
+		ps := []float64{0.001, 1, 25, 50, 50, 90, 95, 99, 99.9, 99.99, 100}
+		if h.TotalCount() > 0 && !slices.Equal(histPercentiles(h, nil, ps), h.ValueAtPercentilesSlice(ps)) {
+			t.Errorf("histogram %d: percentiles %v, hdr says %v", i, histPercentiles(h, nil, ps), h.ValueAtPercentilesSlice(ps))
 		}
 		got, ok := encodeV2(h, nil)
 		want, err := h.Encode(hdr.V2CompressedEncodingCookieBase)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -192,7 +193,7 @@ func statsOf(h *hdr.Histogram, known []bucketCount) LatencyStats {
 	if h == nil || h.TotalCount() == 0 {
 		return LatencyStats{}
 	}
-	p := h.ValueAtPercentilesSlice(statPercentiles)
+	p := histPercentiles(h, known, statPercentiles)
 	mean, stddev, maxV := histStats(h, known)
 	ms := func(us int64) float64 { return round3(float64(us) / 1000) }
 	return LatencyStats{
@@ -288,9 +289,14 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode latency histogram: %w", err)
 		}
-		se, err := encodeHistogram(svc, svcB)
-		if err != nil {
-			return nil, fmt.Errorf("encode service histogram: %w", err)
+		// In a closed loop the service times are the latencies: their
+		// encoding (a zlib stream, whose compressor clears 640 kB of
+		// tables first) is made once.
+		se := le
+		if !sameBuckets(t, latB, svcB) {
+			if se, err = encodeHistogram(svc, svcB); err != nil {
+				return nil, fmt.Errorf("encode service histogram: %w", err)
+			}
 		}
 		j.Tx[i] = txJSON{Name: t.Name, Group: t.Group, Count: t.Count, Failed: t.Failed(), Errors: t.Errors,
 			ErrorExamples: t.Examples, Retries: t.Retries, Retried: t.Retried, Skipped: t.Skipped, Late: t.Late, LatencyMS: statsOf(lat, latB), LatencyHist: le, ServiceHist: se,
@@ -308,6 +314,16 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		return nil, w.Err
 	}
 	return w.B, nil
+}
+
+// sameBuckets reports whether t's latency and service histograms, whose
+// bucket lists are latB and svcB, are known to be equal (so are their
+// encodings): both absent, or both lists known and equal.
+func sameBuckets(t *TxStats, latB, svcB []bucketCount) bool {
+	if t.Latency == nil || t.Service == nil {
+		return t.Latency == nil && t.Service == nil
+	}
+	return latB != nil && svcB != nil && slices.Equal(latB, svcB)
 }
 
 // lagMS is the mean latency less the mean service time (ms) of all types

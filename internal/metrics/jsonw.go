@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
@@ -173,12 +172,29 @@ func (w *JSONWriter) fail(err error) {
 	}
 }
 
+// plainLow and plainHigh mark, bit c and bit c-64, the bytes
+// appendJSONString copies as they are: printable ASCII but '"', '\\' and
+// the HTML-sensitive '<', '>' and '&'. A bit test a byte (a run's samples
+// are mostly series names), constants (no init work).
+const (
+	plainLow  uint64 = 0xFFFFFFFF00000000 &^ (1<<'"' | 1<<'&' | 1<<'<' | 1<<'>')
+	plainHigh uint64 = 0xFFFFFFFFFFFFFFFF &^ (1 << ('\\' - 64))
+)
+
+// plainJSON reports whether appendJSONString copies c as it is.
+func plainJSON(c byte) bool {
+	if c < 64 {
+		return plainLow>>c&1 != 0
+	}
+	return c < 128 && plainHigh>>(c-64)&1 != 0
+}
+
 // appendJSONString writes s quoted; what is not plain printable ASCII
 // goes through encoding/json (escapes, HTML-safe characters, invalid
 // UTF-8).
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !plainJSON(s[i]) {
 			q, _ := json.Marshal(s)
 			return append(b, q...)
 		}

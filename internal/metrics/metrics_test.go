@@ -8,6 +8,8 @@ import (
 	"time"
 	"unsafe"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/pgarena/pgarena/internal/pgerr"
 )
 
@@ -235,5 +237,51 @@ func TestRareCountsPerInterval(t *testing.T) {
 	s = r.Tick(t0.Add(3 * time.Second)).Tx[0]
 	if s.Failed() != 0 || s.Retries != 0 || s.Skipped != 0 || s.Late != 0 || s.Unfinished.Count() != 0 || len(s.Unfinished.Examples) != 0 || len(s.Examples) != 0 {
 		t.Fatalf("third interval not empty: %+v", s)
+	}
+}
+
+// TestIntervalHistogramsAsHdr: an interval's latency and service
+// histograms are written as hdr encodes them, whether they are equal (a
+// closed loop: encoded once) or not (time queued for a client), and for a
+// type without transactions.
+func TestIntervalHistogramsAsHdr(t *testing.T) {
+	r := NewRecorder([]string{"closed", "open", "none"}, t0)
+	h := r.NewHandle()
+	for i := 1; i <= 40; i++ {
+		start := t0.Add(time.Duration(i) * time.Millisecond)
+		h.Record(0, start, start, start.Add(time.Duration(i)*time.Millisecond), pgerr.ClassNone)
+		h.Record(1, start.Add(-time.Duration(i%7)*time.Millisecond), start, start.Add(time.Duration(i)*time.Millisecond), pgerr.ClassNone)
+	}
+	iv := r.Tick(t0.Add(time.Second))
+	b, err := iv.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Tx []struct {
+			LatencyHist string `json:"latency_hist"`
+			ServiceHist string `json:"service_hist"`
+		} `json:"tx"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	hdrText := func(h *hdr.Histogram) string {
+		if h == nil {
+			h = NewHistogram()
+		}
+		e, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(e)
+	}
+	for i, tx := range iv.Tx {
+		if lat, svc := hdrText(tx.Latency), hdrText(tx.Service); back.Tx[i].LatencyHist != lat || back.Tx[i].ServiceHist != svc {
+			t.Errorf("%s: latency %q service %q; hdr %q %q", tx.Name, back.Tx[i].LatencyHist, back.Tx[i].ServiceHist, lat, svc)
+		}
+	}
+	if back.Tx[1].LatencyHist == back.Tx[1].ServiceHist {
+		t.Error("open: queued time lost")
 	}
 }

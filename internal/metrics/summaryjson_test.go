@@ -204,3 +204,16 @@ func summaryJSONReflect(s Summary) ([]byte, error) {
 	out = append(out, strings.Join(extra, ",")...)
 	return append(out, '}'), nil
 }
+
+// TestJSONStringEveryByte: appendJSONString writes every byte, alone and
+// inside text, as encoding/json does.
+func TestJSONStringEveryByte(t *testing.T) {
+	for c := range 256 {
+		for _, s := range []string{string(rune(c)), string([]byte{byte(c)}), "a" + string([]byte{byte(c)}) + "b"} {
+			want, _ := json.Marshal(s)
+			if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
+				t.Errorf("%q: %s, encoding/json %s", s, got, want)
+			}
+		}
+	}
+}

@@ -90,7 +90,7 @@ func newCitusSource(ws []CitusWorker, timeout time.Duration, topN int) *citusSou
 		cfg := w.Config.Copy()
 		cfg.RuntimeParams["application_name"] = AppName
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-		wc := &citusWorkerConn{CitusWorker: CitusWorker{Name: w.Name, Config: cfg}, counts: newCounters(), total: map[string]float64{}}
+		wc := &citusWorkerConn{CitusWorker: CitusWorker{Name: w.Name, Config: cfg}, counts: newCounters(citusCounters...), total: map[string]float64{}}
 		switch {
 		case !onThisHost(cfg.Host):
 			s.notes = append(s.notes, "citus worker "+w.Name+": host CPU not sampled: the worker is on another host (pgarena reads this host's /proc only)")
@@ -141,6 +141,9 @@ func (s *citusSource) sample(ctx context.Context, now time.Time) []store.Sample 
 	return out
 }
 
+// citusCounters are a worker's counters, as citusQuery has them.
+var citusCounters = []string{"xact_commit", "xact_rollback", "rows_read", "wal_bytes"}
+
 func (w *citusWorkerConn) sample(ctx context.Context, fs procFS, topN int) (store.Sample, bool, error) {
 	var note string
 	if w.conn == nil || w.conn.IsClosed() {
@@ -162,11 +165,14 @@ func (w *citusWorkerConn) sample(ctx context.Context, fs procFS, topN int) (stor
 	if err := w.sampleWaits(ctx, p, topN, vals); err != nil {
 		return store.Sample{}, false, err
 	}
-	d, secs, ok := w.counts.update(time.Now(), map[string]float64{"xact_commit": commit, "xact_rollback": rollback, "rows_read": rows, "wal_bytes": wal})
-	if ok {
-		for k, v := range d {
-			vals[p+k+"_per_s"] = v / secs
-			w.total[k] += v
+	c := w.counts
+	c.cur[0], c.cur[1], c.cur[2], c.cur[3] = commit, rollback, rows, wal
+	if secs, ok := c.update(time.Now()); ok {
+		for i, k := range citusCounters {
+			if c.has(i) {
+				vals[p+k+"_per_s"] = c.delta[i] / secs
+				w.total[k] += c.delta[i]
+			}
 		}
 	}
 	return store.Sample{Values: vals, Note: note}, true, nil

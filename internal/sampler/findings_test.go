@@ -186,14 +186,14 @@ func TestFindingsHostSaturated(t *testing.T) {
 // end-of-recovery checkpoint, counted as requested by the server) are not
 // the run's; counting resumes from the first observation after it.
 func TestCountersRestart(t *testing.T) {
-	c := newCounters()
+	c := newCounters("checkpoints_req", startedKey)
 	obs := func(sec int, started, req float64) bool {
-		cur := map[string]float64{startedKey: started, "checkpoints_req": req}
+		c.cur[0], c.cur[1] = req, started
 		now := t0.Add(time.Duration(sec) * time.Second)
-		if c.restarted(now, cur) {
+		if c.restarted(now, 1) {
 			return true
 		}
-		c.update(now, cur)
+		c.update(now)
 		return false
 	}
 	obs(0, 1000, 0)
@@ -204,27 +204,34 @@ func TestCountersRestart(t *testing.T) {
 	if obs(3, 2000, 3) {
 		t.Fatal("restart seen twice")
 	}
-	if got := c.total["checkpoints_req"]; got != 3 {
+	if got := c.total[0]; got != 3 {
 		t.Fatalf("checkpoints_req total %v, want 3 (1 before the restart, 2 after)", got)
 	}
 }
 
 func TestCounters(t *testing.T) {
-	c := newCounters()
-	if _, _, ok := c.update(t0, map[string]float64{"a": 10}); ok {
+	c := newCounters("a", "b")
+	obs := func(sec int, a, b float64) (float64, bool) {
+		c.cur[0], c.cur[1] = a, b
+		return c.update(t0.Add(time.Duration(sec) * time.Second))
+	}
+	if _, ok := obs(0, 10, 5); ok {
 		t.Fatal("first observation gave deltas")
 	}
-	d, secs, ok := c.update(t0.Add(2*time.Second), map[string]float64{"a": 30, "b": 5})
-	if !ok || secs != 2 || d["a"] != 20 || len(d) != 1 {
-		t.Fatalf("deltas %v secs %v ok %v", d, secs, ok)
+	secs, ok := obs(2, 30, 5)
+	if !ok || secs != 2 || c.delta[0] != 20 || c.delta[1] != 0 || !c.has(1) {
+		t.Fatalf("deltas %v secs %v ok %v", c.delta, secs, ok)
 	}
-	d, _, _ = c.update(t0.Add(3*time.Second), map[string]float64{"a": 4, "b": 6}) // a was reset
-	if _, ok := d["a"]; ok || d["b"] != 1 {
-		t.Fatalf("after reset %v", d)
+	obs(3, 4, 6) // a was reset
+	if c.has(0) || c.get(0) != 0 || c.delta[1] != 1 {
+		t.Fatalf("after reset %v", c.delta)
 	}
-	d, _, _ = c.update(t0.Add(4*time.Second), map[string]float64{"a": 10, "b": 6})
-	if d["a"] != 6 || c.total["a"] != 26 || c.total["b"] != 1 {
-		t.Fatalf("deltas %v totals %v", d, c.total)
+	obs(4, 10, 6)
+	if c.delta[0] != 6 || c.total[0] != 26 || c.total[1] != 1 {
+		t.Fatalf("deltas %v totals %v", c.delta, c.total)
+	}
+	if !c.counted[0] || !c.counted[1] {
+		t.Fatalf("counted %v", c.counted)
 	}
 }
 

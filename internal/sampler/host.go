@@ -212,7 +212,7 @@ func (h *host) sampleMem(now time.Time) (store.Sample, bool) {
 }
 
 func (h *host) sampleDisks(now time.Time) (store.Sample, bool) {
-	stats, err := h.proc.ProcDiskstats()
+	stats, err := h.proc.ProcDiskstats(func(name []byte) bool { return h.disks[string(name)] })
 	if err != nil {
 		h.diskOff = true
 		return h.skip(now, "host_disk", err)

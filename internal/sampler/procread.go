@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -67,19 +66,22 @@ func (fs procFS) close() {
 
 // wholeRead says whether a single_open (fs/seq_file.c) makes the file
 // named name in one piece, so that a read shorter than the buffer is all of
-// it; others (diskstats, a record per device, cut at a page) are read until
-// EOF.
-func wholeRead(name string) bool {
+// it; others (diskstats, a record per device) are cut at a page: their
+// reads are complete at a short read of less than recordRoom when their
+// records are short (shortRecords, readAt0), else at EOF.
+func wholeRead(name string) (whole, shortRecords bool) {
 	switch name {
 	case "stat", "meminfo", "loadavg": // /proc/stat and /proc/<pid>/stat
-		return true
+		return true, false
+	case "diskstats":
+		return false, true
 	}
-	return false
+	return false, false
 }
 
 // read returns the contents of path, valid until the next read.
 func (fs procFS) read(path string) ([]byte, error) {
-	whole := wholeRead(filepath.Base(path))
+	whole, short := wholeRead(filepath.Base(path))
 	if fs.kept == nil {
 		fd, err := openProc(path)
 		if err != nil {
@@ -87,7 +89,7 @@ func (fs procFS) read(path string) ([]byte, error) {
 		}
 		defer unix.Close(fd)
 		var buf []byte
-		return readAt0(fd, &buf, whole, path)
+		return readAt0(fd, &buf, whole, short, path)
 	}
 	fd, ok := fs.kept.fds[path]
 	if !ok {
@@ -97,7 +99,7 @@ func (fs procFS) read(path string) ([]byte, error) {
 		}
 		fs.kept.fds[path] = fd
 	}
-	b, err := readAt0(fd, &fs.kept.buf, whole, path)
+	b, err := readAt0(fd, &fs.kept.buf, whole, short, path)
 	if err != nil { // the file may be gone (an exited process): open anew next time
 		_ = unix.Close(fd)
 		delete(fs.kept.fds, path)
@@ -113,9 +115,18 @@ func openProc(path string) (int, error) {
 	return fd, nil
 }
 
+// recordRoom: a read of a seq_file made of records (fs/seq_file.c,
+// seq_read_iter) fills a kernel buffer of at least a page record by
+// record and stops early only at the end or when the next record does
+// not fit; so when records are shorter than half a page (a diskstats
+// line is under 500 bytes), a read that returns less than that, into a
+// buffer it did not fill, ended at the end.
+const recordRoom = 2048
+
 // readAt0 reads fd from offset 0 into *buf (grown as needed) until EOF, or
-// until a short read when whole.
-func readAt0(fd int, buf *[]byte, whole bool, path string) ([]byte, error) {
+// until a short read when whole, or a read shorter than recordRoom when
+// shortRecords.
+func readAt0(fd int, buf *[]byte, whole, shortRecords bool, path string) ([]byte, error) {
 	if len(*buf) == 0 {
 		*buf = make([]byte, 8<<10)
 	}
@@ -132,7 +143,7 @@ func readAt0(fd int, buf *[]byte, whole bool, path string) ([]byte, error) {
 			return nil, &os.PathError{Op: "read", Path: path, Err: err}
 		}
 		n += m
-		if m == 0 || whole && n < len(*buf) {
+		if short := n < len(*buf); m == 0 || short && (whole || shortRecords && m < recordRoom) {
 			return (*buf)[:n], nil
 		}
 	}
@@ -151,32 +162,34 @@ type procStat struct {
 // Stat reads /proc/stat.
 func (fs procFS) Stat() (procStat, error) {
 	var st procStat
-	err := fs.lines("stat", func(f []string) error {
+	want := func(line []byte) bool { // the kernel starts these lines in column 0
+		return bytes.HasPrefix(line, []byte("cpu")) || bytes.HasPrefix(line, []byte("btime "))
+	}
+	err := fs.lines("stat", want, func(f [][]byte) error {
 		switch {
-		case f[0] == "btime" && len(f) > 1:
-			v, err := strconv.ParseUint(f[1], 10, 64)
+		case string(f[0]) == "btime" && len(f) > 1:
+			v, err := strconv.ParseUint(string(f[1]), 10, 64)
 			st.BootTime = v
 			return err
-		case f[0] == "cpu":
+		case string(f[0]) == "cpu":
 			c, err := parseCPU(f)
 			st.CPUTotal = c
 			return err
-		case strings.HasPrefix(f[0], "cpu"):
+		default: // cpuN
 			c, err := parseCPU(f)
 			st.CPU = append(st.CPU, c)
 			return err
 		}
-		return nil
 	})
 	return st, err
 }
 
 // parseCPU reads "cpuN user nice system idle iowait irq softirq steal ..."
 // (ticks; older kernels stop before steal).
-func parseCPU(f []string) (cpuStat, error) {
+func parseCPU(f [][]byte) (cpuStat, error) {
 	var v [8]float64
 	for i := 1; i < len(f) && i <= len(v); i++ {
-		n, err := strconv.ParseUint(f[i], 10, 64)
+		n, err := strconv.ParseUint(string(f[i]), 10, 64)
 		if err != nil {
 			return cpuStat{}, fmt.Errorf("/proc/stat %s: %w", f[0], err)
 		}
@@ -194,13 +207,14 @@ func (fs procFS) LoadAvg() (loadAvg, error) {
 	if err != nil {
 		return loadAvg{}, err
 	}
-	f := strings.Fields(string(b))
+	var buf [5][]byte
+	f := appendFields(buf[:0], b, 3)
 	if len(f) < 3 {
 		return loadAvg{}, fmt.Errorf("/proc/loadavg: %q", b)
 	}
 	var v [3]float64
 	for i := range v {
-		if v[i], err = strconv.ParseFloat(f[i], 64); err != nil {
+		if v[i], err = strconv.ParseFloat(string(f[i]), 64); err != nil {
 			return loadAvg{}, fmt.Errorf("/proc/loadavg: %w", err)
 		}
 	}
@@ -213,9 +227,12 @@ type meminfo struct{ MemTotalBytes, MemAvailableBytes *uint64 }
 // Meminfo reads /proc/meminfo ("MemTotal: 24578424 kB").
 func (fs procFS) Meminfo() (meminfo, error) {
 	var mi meminfo
-	err := fs.lines("meminfo", func(f []string) error {
+	want := func(line []byte) bool { // in column 0
+		return bytes.HasPrefix(line, []byte("MemTotal:")) || bytes.HasPrefix(line, []byte("MemAvailable:"))
+	}
+	err := fs.lines("meminfo", want, func(f [][]byte) error {
 		var dst **uint64
-		switch f[0] {
+		switch string(f[0]) {
 		case "MemTotal:":
 			dst = &mi.MemTotalBytes
 		case "MemAvailable:":
@@ -226,11 +243,11 @@ func (fs procFS) Meminfo() (meminfo, error) {
 		if len(f) < 2 {
 			return fmt.Errorf("/proc/meminfo: %s without a value", f[0])
 		}
-		v, err := strconv.ParseUint(f[1], 10, 64)
+		v, err := strconv.ParseUint(string(f[1]), 10, 64)
 		if err != nil {
 			return fmt.Errorf("/proc/meminfo %s %w", f[0], err)
 		}
-		if len(f) > 2 && f[2] == "kB" {
+		if len(f) > 2 && string(f[2]) == "kB" {
 			v *= 1024
 		}
 		*dst = &v
@@ -276,16 +293,17 @@ func (p proc) Stat() (pidStat, error) {
 	if i < 0 {
 		return pidStat{}, fmt.Errorf("%s: no command name", path)
 	}
-	f := strings.Fields(string(b[i+1:])) // from field 3, the state
+	var buf [20][]byte
+	f := appendFields(buf[:0], b[i+1:], len(buf)) // fields 3 to 22
 	if len(f) < 20 {
 		return pidStat{}, fmt.Errorf("%s: %d fields", path, len(f)+2)
 	}
 	st := pidStat{fs: p.fs}
 	var errs [4]error
-	st.PPID, errs[0] = strconv.Atoi(f[1])
-	st.UTime, errs[1] = strconv.ParseUint(f[11], 10, 64)
-	st.STime, errs[2] = strconv.ParseUint(f[12], 10, 64)
-	st.Starttime, errs[3] = strconv.ParseUint(f[19], 10, 64)
+	st.PPID, errs[0] = strconv.Atoi(string(f[1]))
+	st.UTime, errs[1] = strconv.ParseUint(string(f[11]), 10, 64)
+	st.STime, errs[2] = strconv.ParseUint(string(f[12]), 10, 64)
+	st.Starttime, errs[3] = strconv.ParseUint(string(f[19]), 10, 64)
 	if err := errors.Join(errs[:]...); err != nil {
 		return pidStat{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -318,22 +336,27 @@ type diskstat struct {
 	IOStats    ioStats
 }
 
-// ProcDiskstats reads /proc/diskstats ("major minor name" and counters).
-func (fs procFS) ProcDiskstats() ([]diskstat, error) {
+// ProcDiskstats reads /proc/diskstats ("major minor name" and counters):
+// the devices want accepts (nil: all).
+func (fs procFS) ProcDiskstats(want func(name []byte) bool) ([]diskstat, error) {
 	var out []diskstat
-	err := fs.lines("diskstats", func(f []string) error {
+	var name func([]byte) bool // the device's name, third field, is wanted
+	if want != nil {
+		name = func(line []byte) bool { return want(field(line, 2)) }
+	}
+	err := fs.lines("diskstats", name, func(f [][]byte) error {
 		if len(f) < 14 {
 			return nil
 		}
 		var v [11]uint64
 		for i := range v {
-			n, err := strconv.ParseUint(f[3+i], 10, 64)
+			n, err := strconv.ParseUint(string(f[3+i]), 10, 64)
 			if err != nil {
 				return fmt.Errorf("/proc/diskstats %s: %w", f[2], err)
 			}
 			v[i] = n
 		}
-		out = append(out, diskstat{DeviceName: f[2], IOStats: ioStats{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]}})
+		out = append(out, diskstat{DeviceName: string(f[2]), IOStats: ioStats{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]}})
 		return nil
 	})
 	return out, err
@@ -352,20 +375,58 @@ func (fs procFS) SysBlockDevices() ([]string, error) {
 	return names, nil
 }
 
-// lines calls fn with the fields of each non-empty line of /proc/name.
-func (fs procFS) lines(name string, fn func([]string) error) error {
+// lines calls fn with the fields of each non-empty line of /proc/name
+// that want accepts (nil: every line); the fields are valid during the
+// call. Lines are split only when wanted: /proc/stat's intr line alone
+// has a field per interrupt.
+func (fs procFS) lines(name string, want func(line []byte) bool, fn func([][]byte) error) error {
 	b, err := fs.read(filepath.Join(fs.proc, name))
 	if err != nil {
 		return err
 	}
+	var buf [32][]byte
 	for len(b) > 0 {
 		var line []byte
 		line, b, _ = bytes.Cut(b, []byte{'\n'})
-		if fields := strings.Fields(string(line)); len(fields) > 0 {
+		if want != nil && !want(line) {
+			continue
+		}
+		if fields := appendFields(buf[:0], line, -1); len(fields) > 0 {
 			if err := fn(fields); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// field is field i (from 0) of line, nil when it has fewer.
+func field(line []byte, i int) []byte {
+	var buf [8][]byte
+	if f := appendFields(buf[:0], line, i+1); len(f) > i {
+		return f[i]
+	}
+	return nil
+}
+
+// appendFields appends the first n fields of line (n < 0: all), split
+// at runs of spaces and tabs (all a procfs line holds), to f.
+func appendFields(f [][]byte, line []byte, n int) [][]byte {
+	for ; n != 0; n-- {
+		i := 0
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\n') {
+			i++
+		}
+		line = line[i:]
+		if len(line) == 0 {
+			return f
+		}
+		j := 0
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' && line[j] != '\n' {
+			j++
+		}
+		f = append(f, line[:j])
+		line = line[j:]
+	}
+	return f
 }

@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/procfs"
 	"github.com/prometheus/procfs/blockdevice"
+	"golang.org/x/sys/unix"
 )
 
 // TestProcReadAgreesWithProcfs: the host sampler's own /proc reader reads
@@ -104,7 +106,7 @@ func agreeWithProcfs(t *testing.T, fs procFS) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := fs.ProcDiskstats()
+	ds, err := fs.ProcDiskstats(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +117,13 @@ func agreeWithProcfs(t *testing.T, fs procFS) {
 		d, p := ds[i], pds[i]
 		if d.DeviceName != p.DeviceName || d.IOStats.ReadIOs < p.ReadIOs || d.IOStats.WriteSectors < p.WriteSectors || d.IOStats.WeightedIOTicks < p.WeightedIOTicks {
 			t.Errorf("disk %d: %+v; procfs: %s %+v", i, d, p.DeviceName, p.IOStats)
+		}
+	}
+	if len(ds) > 0 {
+		last := ds[len(ds)-1].DeviceName
+		one, err := fs.ProcDiskstats(func(name []byte) bool { return string(name) == last })
+		if err != nil || len(one) != 1 || one[0].DeviceName != last {
+			t.Errorf("diskstats of %s alone: %+v (%v)", last, one, err)
 		}
 	}
 }
@@ -137,7 +146,7 @@ func BenchmarkHostFiles(b *testing.B) {
 			_, _ = self.Stat()
 			_, _ = fs.LoadAvg()
 			_, _ = fs.Meminfo()
-			_, _ = fs.ProcDiskstats()
+			_, _ = fs.ProcDiskstats(nil)
 		}
 	})
 	b.Run("procfs", func(b *testing.B) {
@@ -203,5 +212,29 @@ func TestKeptProcFilesStayFresh(t *testing.T) {
 	}
 	if len(kept.kept.fds) != len(work) {
 		t.Errorf("%d files kept open, want %d", len(kept.kept.fds), len(work))
+	}
+}
+
+// TestShortRecordReads: a seq_file of short records longer than a page
+// (/proc/vmstat, a line per counter) is read whole with the diskstats
+// rule, a read of under recordRoom ending it.
+func TestShortRecordReads(t *testing.T) {
+	const path = "/proc/vmstat"
+	want, err := os.ReadFile(path)
+	if err != nil || len(want) <= 4096 {
+		t.Skipf("%s: %d bytes (%v), not over a page", path, len(want), err)
+	}
+	fd, err := openProc(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var buf []byte
+	got, err := readAt0(fd, &buf, false, true, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := bytes.Count(got, []byte{'\n'}), bytes.Count(want, []byte{'\n'}); g != w || len(got) <= 4096 {
+		t.Errorf("%d lines, %d bytes; os.ReadFile: %d lines", g, len(got), w)
 	}
 }

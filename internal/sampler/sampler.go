@@ -59,6 +59,7 @@ type Sampler struct {
 	opts   Options
 	cancel context.CancelFunc
 	done   chan struct{}
+	align  chan time.Time // from Align
 
 	srv   *server // nil without ConnConfig
 	host  *host
@@ -124,7 +125,7 @@ func Start(ctx context.Context, opts Options) (*Sampler, error) {
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = min(max(opts.Interval, 500*time.Millisecond), 5*time.Second)
 	}
-	s := &Sampler{opts: opts, done: make(chan struct{}), an: newAnalyzer(opts.DBHostLocal || opts.ConnConfig != nil && hostIsLocal(opts.ConnConfig.Host))}
+	s := &Sampler{opts: opts, done: make(chan struct{}), align: make(chan time.Time, 1), an: newAnalyzer(opts.DBHostLocal || opts.ConnConfig != nil && hostIsLocal(opts.ConnConfig.Host))}
 	if opts.ConnConfig != nil {
 		srv, err := newServer(ctx, opts)
 		if err != nil {
@@ -148,18 +149,53 @@ func Start(ctx context.Context, opts Options) (*Sampler, error) {
 	return s, nil
 }
 
+// Align makes the following samples fall at phase + k·Interval: given the
+// start of the run's intervals, the sampler wakes with the run's ticker,
+// and an idle process wakes once a tick, not twice. Safe to call from any
+// goroutine while sampling; the last call wins.
+func (s *Sampler) Align(phase time.Time) {
+	for {
+		select {
+		case s.align <- phase:
+			return
+		default:
+			select { // replace the phase not yet taken
+			case <-s.align:
+			default:
+			}
+		}
+	}
+}
+
 func (s *Sampler) loop(ctx context.Context) {
 	defer close(s.done)
-	t := time.NewTicker(s.opts.Interval)
+	every, phase := s.opts.Interval, time.Now()
+	t := time.NewTimer(every)
 	defer t.Stop()
+	s.tick(ctx)
 	for {
-		s.tick(ctx)
 		select {
 		case <-ctx.Done():
 			return
+		case phase = <-s.align:
+			t.Reset(untilNext(phase, every, time.Now()))
+			continue
 		case <-t.C:
 		}
+		s.tick(ctx)
+		t.Reset(untilNext(phase, every, time.Now()))
 	}
+}
+
+// untilNext is how long from now until the first phase + k·every after
+// now (k any integer): a tick that took longer than every skips the
+// times it missed.
+func untilNext(phase time.Time, every time.Duration, now time.Time) time.Duration {
+	r := now.Sub(phase) % every
+	if r < 0 {
+		r += every
+	}
+	return every - r
 }
 
 // tick takes one batch of samples and hands it to the sink.

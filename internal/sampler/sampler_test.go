@@ -159,7 +159,7 @@ func TestUnderLoad(t *testing.T) {
 	}
 	// The server's count of commits covers the load (plus the sampler's own
 	// queries, a few per tick).
-	total := s.srv.db.total["xact_commit"]
+	total := s.srv.totals().counts["xact_commit"]
 	if n := float64(committed.Load()); total < 0.9*n || total > 1.1*n+500 {
 		t.Errorf("server counted %.0f commits, the clients %.0f", total, n)
 	}
@@ -591,6 +591,54 @@ func TestServerSourcesOneRoundTrip(t *testing.T) {
 	for _, n := range r.Notes() {
 		if strings.Contains(n, "connection lost") {
 			t.Errorf("note %q", n)
+		}
+	}
+}
+
+// TestAlign: after Align(phase) the samples are taken at phase +
+// k·Interval (a timer's lateness aside), skipping the times a slow tick
+// missed.
+func TestAlign(t *testing.T) {
+	every := 200 * time.Millisecond
+	now := time.Now()
+	for _, tc := range []struct {
+		phase time.Time
+		want  time.Duration
+	}{
+		{now, every}, {now.Add(-50 * time.Millisecond), 150 * time.Millisecond},
+		{now.Add(-450 * time.Millisecond), 150 * time.Millisecond}, {now.Add(30 * time.Millisecond), 30 * time.Millisecond},
+		{now.Add(630 * time.Millisecond), 30 * time.Millisecond},
+	} {
+		if got := untilNext(tc.phase, every, now); got != tc.want {
+			t.Errorf("untilNext(now%+v) = %v, want %v", tc.phase.Sub(now), got, tc.want)
+		}
+	}
+
+	var c collector
+	s, err := Start(context.Background(), Options{Interval: every, Sink: c.sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	phase := time.Now().Add(70 * time.Millisecond)
+	s.Align(phase)
+	aligned := func() int {
+		n := 0
+		for _, smp := range c.run().Samples {
+			if smp.Source == "host_cpu" && !smp.Time.Before(phase) && smp.Time.Sub(phase)%every < every/2 {
+				n++
+			}
+		}
+		return n
+	}
+	waittest.Until(t, "three samples at phase + k·interval", 10*time.Second, func() (bool, string) {
+		n := aligned()
+		return n >= 3, fmt.Sprintf("%d of %d", n, len(c.run().Samples))
+	})
+	s.Stop()
+	for _, smp := range c.run().Samples {
+		if off := smp.Time.Sub(phase) % every; smp.Source == "host_cpu" && smp.Time.After(phase) && off >= every/2 {
+			t.Errorf("sample at phase%+v: %v after a tick", smp.Time.Sub(phase), off)
 		}
 	}
 }

@@ -33,6 +33,9 @@ type server struct {
 	lost    bool   // the connection is lost and the loss was noted
 	lastErr string // last transient error noted, to note each once
 
+	batchOf  []*serverSource // the sources batchSQL queries
+	batchSQL string          // their queries, joined by "\n;"
+
 	db, ckpt *counters // run totals of pg_stat_database and checkpoint counters
 }
 
@@ -43,10 +46,10 @@ type serverSource struct {
 	// query is the source's statement, sent with the other sources' in
 	// one round trip.
 	query string
-	// read makes the query's rows into the source's sample; ok is false
-	// when there is nothing to report yet (the first call of a source of
-	// deltas).
-	read func(rows pgx.Rows, now time.Time) (smp store.Sample, ok bool, err error)
+	// read makes the query's result (text, textrows.go) into the
+	// source's sample, closing rr; ok is false when there is nothing to
+	// report yet (the first call of a source of deltas).
+	read func(rr *pgconn.ResultReader, now time.Time) (smp store.Sample, ok bool, err error)
 	// more, if set, completes a sample read with further queries, once
 	// the connection is free (the statements' texts).
 	more func(ctx context.Context, conn *pgx.Conn, smp *store.Sample) error
@@ -60,7 +63,7 @@ func newServer(ctx context.Context, opts Options) (*server, error) {
 	cfg := opts.ConnConfig.Copy()
 	cfg.RuntimeParams["application_name"] = AppName
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol // works through poolers too
-	s := &server{opts: opts, cfg: cfg, db: newCounters(), ckpt: newCounters()}
+	s := &server{opts: opts, cfg: cfg}
 	timeout := cfg.ConnectTimeout
 	if timeout <= 0 || timeout > 30*time.Second {
 		timeout = 30 * time.Second
@@ -198,29 +201,33 @@ type readSample struct {
 	err error
 }
 
-// batch sends the sources' queries in one round trip and reads their
-// results in order, up to the first that fails (its error is left out).
+// batch sends the sources' queries in one round trip (one simple-protocol
+// Query message, the statements joined by "\n;", as pgx's Batch sends them
+// in that mode) and reads their results in order, up to the first that
+// fails (its error is left out).
 func (s *server) batch(ctx context.Context, srcs []*serverSource, now time.Time) []readSample {
+	if !slices.Equal(srcs, s.batchOf) {
+		qs := make([]string, len(srcs))
+		for i, src := range srcs {
+			qs[i] = src.query
+		}
+		s.batchOf, s.batchSQL = slices.Clone(srcs), strings.Join(qs, "\n;")
+	}
 	bctx, cancel := context.WithTimeout(ctx, time.Duration(len(srcs))*s.opts.QueryTimeout)
 	defer cancel()
-	b := &pgx.Batch{}
+	mrr := s.conn.PgConn().Exec(bctx, s.batchSQL)
+	out := make([]readSample, 0, len(srcs))
 	for _, src := range srcs {
-		b.Queue(src.query)
-	}
-	br := s.conn.SendBatch(bctx, b)
-	var out []readSample
-	for _, src := range srcs {
-		rows, err := br.Query()
-		if err != nil {
+		if !mrr.NextResult() {
 			break
 		}
-		smp, ok, err := src.read(rows, now)
+		smp, ok, err := src.read(mrr.ResultReader(), now)
 		if err != nil {
 			break
 		}
 		out = append(out, readSample{smp: smp, ok: ok})
 	}
-	_ = br.Close() // a failure is the next source's to meet, alone
+	_ = mrr.Close() // a failure is the next source's to meet, alone
 	return out
 }
 
@@ -228,12 +235,14 @@ func (s *server) batch(ctx context.Context, srcs []*serverSource, now time.Time)
 func (s *server) runOne(ctx context.Context, src *serverSource, now time.Time) readSample {
 	qctx, cancel := context.WithTimeout(ctx, s.opts.QueryTimeout)
 	defer cancel()
-	rows, err := s.conn.Query(qctx, src.query)
-	if err != nil {
-		return readSample{err: err}
-	}
+	mrr := s.conn.PgConn().Exec(qctx, src.query)
 	var r readSample
-	r.smp, r.ok, r.err = src.read(rows, now)
+	if mrr.NextResult() {
+		r.smp, r.ok, r.err = src.read(mrr.ResultReader(), now)
+	}
+	if err := mrr.Close(); r.err == nil {
+		r.err = err
+	}
 	if r.err == nil && r.ok && src.more != nil {
 		r.err = src.more(qctx, s.conn, &r.smp)
 	}
@@ -265,23 +274,6 @@ func (s *server) settle(ctx context.Context, src *serverSource, r readSample, no
 		out = append(out, noteSample(now, src.name, msg, store.SeverityWarning))
 	}
 	return out, false
-}
-
-// scanOne scans the one row of rows into dst, as QueryRow does:
-// pgx.ErrNoRows when there is none.
-func scanOne(rows pgx.Rows, dst ...any) error {
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return pgx.ErrNoRows
-	}
-	if err := rows.Scan(dst...); err != nil {
-		return err
-	}
-	rows.Close()
-	return rows.Err()
 }
 
 // unavailable reports whether err means the source cannot work on this
@@ -317,11 +309,12 @@ func noteSample(now time.Time, source, note, severity string) store.Sample {
 // totals returns the run totals of the server's counters, for findings.
 func (s *server) totals() *totals {
 	t := &totals{counts: map[string]float64{}, maxConns: s.maxConns}
-	for k, v := range s.db.total {
-		t.counts[k] = v
-	}
-	for k, v := range s.ckpt.total {
-		t.counts[k] = v
+	for _, c := range []*counters{s.db, s.ckpt} {
+		for i, n := range c.names {
+			if c.counted[i] {
+				t.counts[n] = c.total[i]
+			}
+		}
 	}
 	return t
 }
@@ -332,57 +325,86 @@ type totals struct {
 	maxConns int                // connections available to ordinary roles
 }
 
-// counters turns cumulative counters into deltas between observations and
-// totals over the run. A counter that goes down (statistics reset) restarts
-// from its new value.
+// counters turns cumulative counters, one per name, into deltas between
+// observations and totals over the run. A counter that goes down
+// (statistics reset) restarts from its new value. An observation is read
+// into cur, then given to restarted or update.
 type counters struct {
-	prev   map[string]float64
-	prevAt time.Time
-	total  map[string]float64
+	names   []string
+	cur     []float64 // the observation being made
+	prev    []float64 // the previous one; nil before the first
+	prevAt  time.Time
+	delta   []float64 // update's deltas; below zero: the counter went down, no delta
+	total   []float64
+	counted []bool // total[i] has had a delta
 }
 
-func newCounters() *counters { return &counters{total: map[string]float64{}} }
+func newCounters(names ...string) *counters {
+	n := len(names)
+	return &counters{names: names, cur: make([]float64, n), delta: make([]float64, n), total: make([]float64, n), counted: make([]bool, n)}
+}
+
+// has reports whether update gave counter i a delta.
+func (c *counters) has(i int) bool { return !(c.delta[i] < 0) }
+
+// get is counter i's delta, 0 when it has none.
+func (c *counters) get(i int) float64 {
+	if c.has(i) {
+		return c.delta[i]
+	}
+	return 0
+}
+
+// keep makes cur the previous observation, taken at now.
+func (c *counters) keep(now time.Time) {
+	prev := c.prev
+	if prev == nil {
+		prev = make([]float64, len(c.cur))
+	}
+	c.prev, c.prevAt, c.cur = c.cur, now, prev
+}
 
 // startedKey is the observation of the server's start time (seconds since
 // the epoch) that counters.restarted compares.
 const startedKey = "postmaster_start"
 
 // restarted reports whether the server started again since the previous
-// observation (cur[startedKey] is pg_postmaster_start_time). Then cur
-// replaces the previous observation without counting: what happened
-// across the restart (crash recovery, its end-of-recovery checkpoint, reset
-// statistics) is not the run's.
-func (c *counters) restarted(now time.Time, cur map[string]float64) bool {
-	prev, had := c.prev[startedKey]
-	if !had || prev == cur[startedKey] {
+// observation (cur[i], i the index of startedKey, is
+// pg_postmaster_start_time). Then cur replaces the previous observation
+// without counting: what happened across the restart (crash recovery, its
+// end-of-recovery checkpoint, reset statistics) is not the run's.
+func (c *counters) restarted(now time.Time, i int) bool {
+	if c.prev == nil || c.prev[i] == c.cur[i] {
 		return false
 	}
-	c.prev, c.prevAt = cur, now
+	c.keep(now)
 	return true
 }
 
-// update records cur and returns the deltas since the previous observation
-// and the seconds between them; ok is false on the first observation.
-func (c *counters) update(now time.Time, cur map[string]float64) (d map[string]float64, secs float64, ok bool) {
-	prev, prevAt := c.prev, c.prevAt
-	c.prev, c.prevAt = cur, now
-	if prev == nil {
-		return nil, 0, false
+// update records cur and sets the deltas since the previous observation
+// (has, get); it returns the seconds between them, and ok false on the
+// first observation.
+func (c *counters) update(now time.Time) (secs float64, ok bool) {
+	had, prevAt := c.prev != nil, c.prevAt
+	c.keep(now)
+	if !had {
+		return 0, false
 	}
 	secs = now.Sub(prevAt).Seconds()
 	if secs <= 0 {
-		return nil, 0, false
+		return 0, false
 	}
-	d = make(map[string]float64, len(cur))
-	for k, v := range cur {
-		p, had := prev[k]
-		if !had || v < p {
+	for i, v := range c.prev { // the observation just kept
+		p := c.cur[i] // the one before it
+		if v < p {
+			c.delta[i] = -1
 			continue
 		}
-		d[k] = v - p
-		c.total[k] += v - p
+		c.delta[i] = v - p
+		c.total[i] += v - p
+		c.counted[i] = true
 	}
-	return d, secs, true
+	return secs, true
 }
 
 var databaseColumns = []string{"xact_commit", "xact_rollback", "deadlocks", "conflicts", "blks_hit", "blks_read",
@@ -394,51 +416,53 @@ func countColumn(c string) bool { return c == "deadlocks" || c == "conflicts" ||
 func (s *server) sampleDatabase() *serverSource {
 	query := "select coalesce(" + strings.Join(databaseColumns, ", 0)::float8, coalesce(") + ", 0)::float8" +
 		" from pg_stat_database where datname = current_database()"
-	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
-		vals := make([]float64, len(databaseColumns))
-		ptrs := make([]any, len(vals))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+	s.db = newCounters(databaseColumns...)
+	keys := make([]string, len(databaseColumns)) // each column's series
+	for i, c := range databaseColumns {
+		keys[i] = sampled.Server + c + "_per_s"
+		if countColumn(c) {
+			keys[i] = sampled.Server + c
 		}
-		if err := scanOne(rows, ptrs...); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
+	}
+	col := func(name string) int { return slices.Index(databaseColumns, name) }
+	commit, rollback, hit, read := col("xact_commit"), col("xact_rollback"), col("blks_hit"), col("blks_read")
+	return &serverSource{name: "pg_stat_database", query: query, read: func(rr *pgconn.ResultReader, now time.Time) (store.Sample, bool, error) {
+		c := s.db
+		if err := oneRow(rr, c.cur); err != nil {
+			if errors.Is(err, errNoRows) {
 				return store.Sample{}, false, fmt.Errorf("%w: no row for this database in pg_stat_database", errSkip)
 			}
 			return store.Sample{}, false, err
 		}
-		cur := make(map[string]float64, len(vals))
-		for i, c := range databaseColumns {
-			cur[c] = vals[i]
-		}
-		d, secs, ok := s.db.update(time.Now(), cur)
+		secs, ok := c.update(time.Now())
 		if !ok {
 			return store.Sample{}, false, nil
 		}
-		out := map[string]float64{}
-		for k, v := range d {
-			if countColumn(k) {
-				out[sampled.Server+k] = v
-			} else {
-				out[sampled.Server+k+"_per_s"] = v / secs
+		out := make(map[string]float64, len(keys)+2)
+		for i, k := range databaseColumns {
+			switch {
+			case !c.has(i):
+			case countColumn(k):
+				out[keys[i]] = c.delta[i]
+			default:
+				out[keys[i]] = c.delta[i] / secs
 			}
 		}
-		if c, okc := d["xact_commit"]; okc {
-			if r, okr := d["xact_rollback"]; okr {
-				out[sampled.TPM] = (c + r) / secs * 60
-			}
+		if c.has(commit) && c.has(rollback) {
+			out[sampled.TPM] = (c.delta[commit] + c.delta[rollback]) / secs * 60
 		}
-		if h, r := d["blks_hit"], d["blks_read"]; h+r > 0 {
+		if h, r := c.get(hit), c.get(read); h+r > 0 {
 			out[sampled.CacheHitPct] = 100 * h / (h + r)
 		}
 		return store.Sample{Values: out}, true, nil
-	}
-	return &serverSource{name: "pg_stat_database", query: query, read: read}
+	}}
 }
 
 func (s *server) sampleActivity() *serverSource {
 	topN := s.opts.TopN
 	maxConns := float64(s.maxConns)
 	hiddenNoted, citusSeen := false, false
+	stateKeys := map[string]string{} // state -> its series
 	// Citus's connections between nodes are not the run's clients:
 	// counted apart (pg.connections.citus_internal), once seen.
 	query := `select coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, ''), count(*)::float8,
@@ -446,33 +470,50 @@ func (s *server) sampleActivity() *serverSource {
 		from pg_stat_activity
 		where backend_type = 'client backend' and pid <> pg_backend_pid()
 		group by 1, 2, 3, 5`
-	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
+	read := func(rr *pgconn.ResultReader, now time.Time) (store.Sample, bool, error) {
 		vals := map[string]float64{sampled.ConnectionsTotal: 0, sampled.ConnectionsMax: maxConns, sampled.Active: 0}
 		if citusSeen {
 			vals[sampled.ConnectionsCitusInternal] = 0
 		}
 		waits := map[string]float64{}
-		var hidden, internal bool
-		var state, wtype, wevent string
-		var n float64
-		_, err := pgx.ForEachRow(rows, []any{&state, &wtype, &wevent, &n, &internal}, func() error {
+		var hidden bool
+		err := eachRow(rr, 5, func(row [][]byte) error {
+			internal, err := textBool(row[4])
+			if err != nil {
+				return err
+			}
+			n, err := textFloat(row[3])
+			if err != nil {
+				return err
+			}
+			for _, v := range row[:3] {
+				if v == nil {
+					return errNull
+				}
+			}
 			if internal {
 				citusSeen = true
 				vals[sampled.ConnectionsCitusInternal] += n
 				return nil
 			}
 			vals[sampled.ConnectionsTotal] += n
-			if state == "" {
-				state, hidden = "unknown", true
+			state := row[0]
+			if len(state) == 0 {
+				state, hidden = []byte("unknown"), true
 			}
-			vals[sampled.Connections+seriesWord(state)] += n
-			if state != "active" {
+			key, ok := stateKeys[string(state)]
+			if !ok {
+				key = sampled.Connections + seriesWord(string(state))
+				stateKeys[string(state)] = key
+			}
+			vals[key] += n
+			if string(state) != "active" {
 				return nil
 			}
 			vals[sampled.Active] += n
 			key, typ := "CPU", "CPU"
-			if wtype != "" {
-				key, typ = wtype+":"+wevent, wtype
+			if wtype := row[1]; len(wtype) > 0 {
+				key, typ = string(wtype)+":"+string(row[2]), string(wtype)
 			}
 			waits[key] += n
 			vals[sampled.WaitType+typ] += n
@@ -510,24 +551,23 @@ func (s *server) sampleWAL() *serverSource {
 	if s.version >= 140000 {
 		query = `select pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8, wal_fpi::float8, wal_buffers_full::float8 from pg_stat_wal`
 	}
-	c := newCounters()
-	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
-		var lsn, fpi, full float64
-		if err := scanOne(rows, &lsn, &fpi, &full); err != nil {
+	c := newCounters("wal_bytes", "wal_fpi", "wal_buffers_full")
+	read := func(rr *pgconn.ResultReader, now time.Time) (store.Sample, bool, error) {
+		if err := oneRow(rr, c.cur); err != nil {
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "55000" { // promoted or demoted: recovery is in progress
 				return store.Sample{}, false, fmt.Errorf("%w: the server is in recovery", errSkip)
 			}
 			return store.Sample{}, false, err
 		}
-		d, secs, ok := c.update(time.Now(), map[string]float64{"wal_bytes": lsn, "wal_fpi": fpi, "wal_buffers_full": full})
+		secs, ok := c.update(time.Now())
 		if !ok {
 			return store.Sample{}, false, nil
 		}
-		vals := map[string]float64{sampled.WALBytesPerS: d["wal_bytes"] / secs}
+		vals := map[string]float64{sampled.WALBytesPerS: c.get(0) / secs}
 		if s.version >= 140000 {
-			vals[sampled.WALFPIPerS] = d["wal_fpi"] / secs
-			vals[sampled.WALBuffersFull] = d["wal_buffers_full"]
+			vals[sampled.WALFPIPerS] = c.get(1) / secs
+			vals[sampled.WALBuffersFull] = c.get(2)
 		}
 		return store.Sample{Values: vals}, true, nil
 	}
@@ -551,41 +591,46 @@ func (s *server) sampleCheckpoints() *serverSource {
 			extract(epoch from pg_postmaster_start_time())::float8
 			from pg_stat_checkpointer c, pg_stat_bgwriter b`
 	}
-	names := []string{"checkpoints_timed", "checkpoints_req", "checkpoint_write_ms", "checkpoint_sync_ms",
-		"buffers_checkpoint", "buffers_clean", "maxwritten_clean", "buffers_backend", startedKey}
-	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
-		vals := make([]float64, len(names))
-		ptrs := make([]any, len(vals))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+	s.ckpt = newCounters("checkpoints_timed", "checkpoints_req", "checkpoint_write_ms", "checkpoint_sync_ms",
+		"maxwritten_clean", "buffers_checkpoint", "buffers_clean", "buffers_backend", startedKey)
+	const counts, started = 5, 8 // the first five are counts in the interval, the next three rates
+	// the query's columns, in the counters' order
+	order := []int{0, 1, 2, 3, 6, 4, 5, 7, 8}
+	keys := make([]string, started)
+	for i, n := range s.ckpt.names[:started] {
+		keys[i] = sampled.Server + n
+		if i >= counts {
+			keys[i] += "_per_s"
 		}
-		if err := scanOne(rows, ptrs...); err != nil {
+	}
+	row := make([]float64, len(order))
+	read := func(rr *pgconn.ResultReader, now time.Time) (store.Sample, bool, error) {
+		c := s.ckpt
+		if err := oneRow(rr, row); err != nil {
 			return store.Sample{}, false, err
 		}
-		cur := make(map[string]float64, len(names))
-		for i, n := range names {
-			cur[n] = vals[i]
+		for i, col := range order {
+			c.cur[i] = row[col]
 		}
-		if s.ckpt.restarted(time.Now(), cur) {
+		if c.restarted(time.Now(), started) {
 			// The checkpoints since the last sample include the restart's
 			// (end-of-recovery, shutdown): none of them is counted.
-			at := time.Unix(int64(cur[startedKey]), 0).UTC().Format("15:04:05")
+			at := time.Unix(int64(c.prev[started]), 0).UTC().Format("15:04:05")
 			return noteSample(now, "checkpoints", "checkpoints: the server restarted at "+at+
 				" UTC; its restart checkpoints are not counted", store.SeverityInfo), true, nil
 		}
-		d, secs, ok := s.ckpt.update(time.Now(), cur)
+		secs, ok := c.update(time.Now())
 		if !ok {
 			return store.Sample{}, false, nil
 		}
-		out := map[string]float64{}
-		for _, n := range []string{"checkpoints_timed", "checkpoints_req", "checkpoint_write_ms", "checkpoint_sync_ms", "maxwritten_clean"} {
-			if v, ok := d[n]; ok {
-				out[sampled.Server+n] = v
-			}
-		}
-		for _, n := range []string{"buffers_checkpoint", "buffers_clean", "buffers_backend"} {
-			if v, ok := d[n]; ok {
-				out[sampled.Server+n+"_per_s"] = v / secs
+		out := make(map[string]float64, len(keys))
+		for i, k := range keys {
+			switch {
+			case !c.has(i):
+			case i < counts:
+				out[k] = c.delta[i]
+			default:
+				out[k] = c.delta[i] / secs
 			}
 		}
 		return store.Sample{Values: out}, true, nil
@@ -595,12 +640,12 @@ func (s *server) sampleCheckpoints() *serverSource {
 
 const locksQuery = `select count(*) filter (where not granted)::float8, count(*)::float8 from pg_locks`
 
-func readLocks(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
-	var waiting, total float64
-	if err := scanOne(rows, &waiting, &total); err != nil {
+func readLocks(rr *pgconn.ResultReader, now time.Time) (store.Sample, bool, error) {
+	var v [2]float64
+	if err := oneRow(rr, v[:]); err != nil {
 		return store.Sample{}, false, err
 	}
-	return store.Sample{Values: map[string]float64{sampled.LocksWaiting: waiting, sampled.LocksTotal: total}}, true, nil
+	return store.Sample{Values: map[string]float64{sampled.LocksWaiting: v[0], sampled.LocksTotal: v[1]}}, true, nil
 }
 
 const replicationQuery = `select coalesce(nullif(application_name, ''), host(client_addr), pid::text), pid,
@@ -608,23 +653,38 @@ const replicationQuery = `select coalesce(nullif(application_name, ''), host(cli
 	extract(epoch from write_lag)::float8, extract(epoch from flush_lag)::float8, extract(epoch from replay_lag)::float8
 	from pg_stat_replication order by 1, 2`
 
-func readReplication(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
+// replicationSuffixes name the replication query's lag columns (3 to 6).
+var replicationSuffixes = [4]string{sampled.LagBytes, ".write_lag_s", ".flush_lag_s", ".replay_lag_s"}
+
+func readReplication(rr *pgconn.ResultReader, now time.Time) (store.Sample, bool, error) {
 	vals := map[string]float64{}
 	labels := map[string]string{}
-	var name string
-	var pid int32
-	var lag, write, flush, replay *float64
 	n := 0
-	_, err := pgx.ForEachRow(rows, []any{&name, &pid, &lag, &write, &flush, &replay}, func() error {
+	err := eachRow(rr, 6, func(row [][]byte) error {
+		name, err := textString(row[0])
+		if err != nil {
+			return err
+		}
+		pid, err := textInt(row[1], 32)
+		if err != nil {
+			return err
+		}
+		var lags [4]float64
+		var have [4]bool
+		for i, v := range row[2:] {
+			if lags[i], have[i], err = textFloatOrNull(v); err != nil {
+				return err
+			}
+		}
 		n++
 		key := sampled.Replication + seriesWord(name)
 		if _, dup := labels[key]; dup {
 			key += "_" + strconv.Itoa(int(pid))
 		}
 		labels[key] = name
-		for suffix, v := range map[string]*float64{sampled.LagBytes: lag, ".write_lag_s": write, ".flush_lag_s": flush, ".replay_lag_s": replay} {
-			if v != nil {
-				vals[key+suffix] = *v
+		for i, suffix := range replicationSuffixes {
+			if have[i] {
+				vals[key+suffix] = lags[i]
 			}
 		}
 		return nil
@@ -649,12 +709,18 @@ func (s *server) sampleStatements() *serverSource {
 		from pg_stat_statements(false)
 		where dbid = (select oid from pg_database where datname = current_database()) and queryid is not null
 		group by queryid`
-	read := func(rows pgx.Rows, now time.Time) (store.Sample, bool, error) {
-		cur := map[int64]stmtStat{}
-		var id int64
-		var st stmtStat
-		if _, err := pgx.ForEachRow(rows, []any{&id, &st.calls, &st.ms}, func() error {
-			cur[id] = st
+	read := func(rr *pgconn.ResultReader, now time.Time) (store.Sample, bool, error) {
+		cur := make(map[int64]stmtStat, len(prev))
+		if err := eachRow(rr, 3, func(row [][]byte) error {
+			id, err := textInt(row[0], 64)
+			if err != nil {
+				return err
+			}
+			var v [2]float64
+			if err := floats(row[1:], v[:]); err != nil {
+				return err
+			}
+			cur[id] = stmtStat{calls: v[0], ms: v[1]}
 			return nil
 		}); err != nil {
 			return store.Sample{}, false, err

@@ -152,6 +152,7 @@ func (r *run) startWatchers(ctx context.Context, m *measurement, latest *latestS
 	if m.smp != nil {
 		m.markStep = m.smp.MarkStep
 		r.markSteady = m.smp.MarkSteady
+		r.alignSamples = m.smp.Align
 	}
 	if m.closeObs, err = r.startObservers(); err != nil {
 		r.repl.stop()

@@ -218,6 +218,9 @@ type run struct {
 	// markSteady gives the sampler a step's windows of constant load
 	// (nil without a sampler)
 	markSteady func(...sampler.Window)
+	// alignSamples gives the sampler the start of a step's intervals
+	// (sampler.Align; nil without a sampler)
+	alignSamples func(time.Time)
 	// fanned is set once the outputs are behind the fan (which closes them).
 	fanned bool
 	// fan is the outputs' fan once measuring set it up (the run's own

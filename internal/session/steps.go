@@ -146,6 +146,9 @@ func (r *run) driverConfig(ss *steps, i int, st Step, stepAcc *metrics.Accumulat
 		// The clock goroutine only adds up and hands over: disk,
 		// terminal and database work happen in the outputs.
 		OnInterval: func(iv metrics.Interval) {
+			if iv.Seq == 1 && r.alignSamples != nil {
+				r.alignSamples(iv.Start) // the step's start: samples come with its ticks
+			}
 			iv.Seq += seq
 			iv.Step = stepNo
 			ss.acc.Add(iv)

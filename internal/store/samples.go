@@ -68,10 +68,17 @@ type Point struct {
 	Value float64
 }
 
+// samplesSyncEvery bounds how long an append to samples.jsonl waits for its
+// fsync: the samples of the last seconds before a machine crash may be
+// lost (intervals.jsonl, the run's measurement, is fsynced at each
+// append). Finish and Close fsync what is left.
+const samplesSyncEvery = 10 * time.Second
+
 // AppendSamples appends one compact JSON line per sample to samples.jsonl
-// (created on first use) in a single write, then fsyncs once. Values that
-// are not finite numbers (NaN, ±Inf) are left out. As with AppendIntervals a
-// write that fails part-way is cut back to the last whole line.
+// (created on first use) in a single write; it fsyncs once the oldest
+// append not yet synced is samplesSyncEvery old. Values that are not
+// finite numbers (NaN, ±Inf) are left out. As with AppendIntervals a write
+// that fails part-way is cut back to the last whole line.
 func (w *Writer) AppendSamples(ss ...Sample) error {
 	if len(ss) == 0 {
 		return nil
@@ -105,7 +112,28 @@ func (w *Writer) AppendSamples(ss ...Sample) error {
 		}
 		w.samples, w.samplesSize = f, fi.Size()
 	}
-	return w.appendLines(w.samples, &w.samplesSize, &w.samplesTorn, buf, "samples")
+	now := time.Now()
+	if w.samplesDirty.IsZero() {
+		w.samplesDirty = now
+	}
+	sync := now.Sub(w.samplesDirty) >= samplesSyncEvery
+	err := w.appendLines(w.samples, &w.samplesSize, &w.samplesTorn, buf, "samples", sync)
+	if sync && err == nil {
+		w.samplesDirty = time.Time{}
+	}
+	return err
+}
+
+// syncSamples fsyncs samples.jsonl if appends wait for it. w.mu is held.
+func (w *Writer) syncSamples() error {
+	if w.samples == nil || w.samplesDirty.IsZero() {
+		return nil
+	}
+	if err := w.samples.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", w.samples.Name(), err)
+	}
+	w.samplesDirty = time.Time{}
+	return nil
 }
 
 // appendSampleJSON appends s, whose values are finite, as encoding/json

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pgarena/pgarena/internal/metrics"
 )
 
 func TestSamplesRoundTrip(t *testing.T) {
@@ -136,5 +138,44 @@ func TestSampleJSON(t *testing.T) {
 		if !bytes.Equal(got[1:], want) {
 			t.Fatalf("case %d: by hand\n%s\nencoding/json\n%s", i, got[1:], want)
 		}
+	}
+}
+
+// TestSamplesSyncPolicy: samples.jsonl is fsynced once its oldest unsynced
+// append is samplesSyncEvery old, and by Finish; not at every append.
+func TestSamplesSyncPolicy(t *testing.T) {
+	w, err := openStore(t).Create(testSpec("tpcb", t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	smp := Sample{Time: t0, Source: "host_cpu", Values: map[string]float64{"host.cpu.busy_pct": 50}}
+	for range 3 {
+		if err := w.AppendSamples(smp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := w.samplesDirty
+	if first.IsZero() {
+		t.Fatal("appends synced at once")
+	}
+	w.samplesDirty = first.Add(-samplesSyncEvery)
+	if err := w.AppendSamples(smp); err != nil {
+		t.Fatal(err)
+	}
+	if !w.samplesDirty.IsZero() {
+		t.Fatalf("not synced %s after the oldest append", samplesSyncEvery)
+	}
+	if err := w.AppendSamples(smp); err != nil || w.samplesDirty.IsZero() {
+		t.Fatalf("append after a sync: %v, dirty since %v", err, w.samplesDirty)
+	}
+	if err := w.Finish(metrics.Summary{Status: metrics.StatusComplete}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !w.samplesDirty.IsZero() {
+		t.Error("Finish left samples unsynced")
+	}
+	if b, err := os.ReadFile(w.Path(SamplesFile)); err != nil || bytes.Count(b, []byte{'\n'}) != 5 {
+		t.Errorf("samples.jsonl: %d lines (%v)", bytes.Count(b, []byte{'\n'}), err)
 	}
 }

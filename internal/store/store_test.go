@@ -672,3 +672,39 @@ func BenchmarkList(b *testing.B) {
 		}
 	}
 }
+
+// TestIntervalsFileIsJSONMarshal: intervals.jsonl holds json.Marshal's
+// line for each interval, byte for byte, names that encoding/json
+// escapes included.
+func TestIntervalsFileIsJSONMarshal(t *testing.T) {
+	w, err := openStore(t).Create(testSpec("tpcb", t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rec := metrics.NewRecorder([]string{"a<b>&c", "é\u2028\"x\""}, t0)
+	h := rec.NewHandle()
+	var want []byte
+	for k := 1; k <= 3; k++ {
+		base := t0.Add(time.Duration(k-1) * time.Second)
+		for j := range 20 * k {
+			h.Record(j%2, base, base, base.Add(time.Duration(j+1)*time.Millisecond), pgerr.ClassNone)
+		}
+		iv := rec.Tick(base.Add(time.Second))
+		b, err := json.Marshal(iv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(append(want, b...), '\n')
+		if err := w.AppendIntervals(iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(w.Path(IntervalsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("intervals.jsonl\n%s\njson.Marshal\n%s", got, want)
+	}
+}
