@@ -93,7 +93,7 @@ func (c *rawConn) holdWait(fd uintptr) int {
 		return notReady
 	}
 	if c.parkSlow {
-		c.parkedAt = time.Now().UnixNano()
+		c.parkedAt = h.now()
 		c.parked++
 		return notReady
 	}
@@ -132,11 +132,11 @@ const (
 
 // sleep waits in ppoll(2), with no timeout, until fd is readable or the
 // wait is woken (a deadline, Close). It tells whether fd is readable and
-// whether it was at once, and when it began and returned (Unix ns).
+// whether it was at once, and when it began and returned (Hold.now).
 func (c *rawConn) sleep(fd uintptr) (r int, start, now int64) {
 	c.waiting.Store(true)
 	pfd := [2]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: c.wake, Events: unix.POLLIN}}
-	start = time.Now().UnixNano()
+	start = c.hold.now()
 	var e syscall.Errno
 	for {
 		if c.rdSet.Load() || c.closing.Load() {
@@ -150,7 +150,7 @@ func (c *rawConn) sleep(fd uintptr) (r int, start, now int64) {
 		runtime.Gosched() // a preemption, a stop-the-world: let it happen
 	}
 	c.waiting.Store(false)
-	now = time.Now().UnixNano()
+	now = c.hold.now()
 	if pfd[1].Revents != 0 {
 		var b [8]byte
 		unix.Read(int(c.wake), b[:])
@@ -169,7 +169,7 @@ func (c *rawConn) sleep(fd uintptr) (r int, start, now int64) {
 //
 //go:noinline
 func (c *rawConn) unparked() {
-	now := time.Now().UnixNano()
+	now := c.hold.now()
 	c.noteAnswer(now - c.parkedAt)
 	c.parkedAt, c.yielded = 0, now
 }
