@@ -85,15 +85,17 @@ func (c *rawConn) closeWake() {
 // goroutines that wait for a P run (the run's clock; and sysmon then sees
 // no goroutine run for 10 ms, so it sends no preemption signal, unless one
 // wait is that long). With parkSlow it leaves the wait to the netpoller
-// (notReady) and notes when (parkedAt; readFd's unparked then judges the
-// answer's time).
+// (notReady) and notes when (parkedAt, kept if the netpoller wakes the read
+// for nothing; readFd's unparked then judges the answer's time from it).
 func (c *rawConn) holdWait(fd uintptr) int {
 	h := c.hold
 	if c.wake < 0 {
 		return notReady
 	}
 	if c.parkSlow {
-		c.parkedAt = h.now()
+		if c.parkedAt == 0 {
+			c.parkedAt = h.now()
+		}
 		c.parked++
 		return notReady
 	}
