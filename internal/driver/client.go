@@ -113,6 +113,10 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		return
 	}
 	limit := c.group.LatencyLimit
+	// start is also the last transaction's end while the next one starts
+	// right after it (a closed loop, no pause between): then that is its
+	// start, as in pgbench, one clock read per transaction instead of two.
+	var start time.Time
 	for {
 		intended, ok := c.model.next(stopNew, c.done)
 		if !ok {
@@ -121,11 +125,14 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		tx := c.worker.Next()
 		var thinking time.Duration
 		if c.paced {
+			start = time.Time{}
 			if thinking, ok = c.keyIn(tx, stopNew); !ok {
 				return
 			}
 		}
-		start := c.cfg.Clock.Now()
+		if !intended.IsZero() || start.IsZero() {
+			start = c.cfg.Clock.Now()
+		}
 		if intended.IsZero() {
 			if c.pastEnd(start) {
 				return // the measured time is over: nothing new starts
@@ -148,10 +155,11 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			}
 			return
 		}
-		c.record(tx, &intended, &start, class, err)
+		start = c.record(tx, &intended, &start, class, err)
 		c.done++
 		if connectFailed {
 			// The backoff is the wait; no think time on top of it.
+			start = time.Time{}
 			if !c.sleepBackoff(ctx, stopNew) {
 				return
 			}
@@ -159,8 +167,11 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		}
 		// Think time after the result, skipped after a -t run's last
 		// transaction; a stop during it ends the client at once.
-		if thinking > 0 && (c.cfg.Transactions == 0 || c.done < c.cfg.Transactions) && !pause(c.cfg.Clock, thinking, stopNew) {
-			return
+		if thinking > 0 && (c.cfg.Transactions == 0 || c.done < c.cfg.Transactions) {
+			start = time.Time{}
+			if !pause(c.cfg.Clock, thinking, stopNew) {
+				return
+			}
 		}
 	}
 }
@@ -188,14 +199,14 @@ func (c *client) begin(cancelled, stopNew <-chan struct{}) bool {
 }
 
 // record counts the outcome of transaction tx, due at intended and started
-// at start, ending now, and tells the run's Observer.
-func (c *client) record(tx workload.TxType, intended, start *time.Time, class pgerr.ErrorClass, err error) {
+// at start, ending now, tells the run's Observer and returns the end.
+func (c *client) record(tx workload.TxType, intended, start *time.Time, class pgerr.ErrorClass, err error) time.Time {
 	end := c.cfg.Clock.Now()
 	if c.pastEnd(end) {
 		// Not one of the measured time's: the Observer's logs (pgbench
 		// -l) hold what the summary counts.
 		c.unfinished(tx, intended, class, err, &end)
-		return
+		return end
 	}
 	if class == pgerr.ClassNone {
 		latency := end.Sub(*intended)
@@ -209,6 +220,7 @@ func (c *client) record(tx workload.TxType, intended, start *time.Time, class pg
 	if c.cfg.Observer != nil {
 		c.observe(tx, intended, start, &end, class, err)
 	}
+	return end
 }
 
 // pastEnd reports whether t is after the end of the measured time.

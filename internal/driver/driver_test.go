@@ -483,3 +483,29 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// countingClock is the real clock, counting its reads.
+type countingClock struct {
+	clock.Clock
+	reads atomic.Int64
+}
+
+func (c *countingClock) Now() time.Time { c.reads.Add(1); return c.Clock.Now() }
+
+// TestClosedLoopReadsTheClockOncePerTransaction: with no pause between
+// transactions, the next one starts at the last one's end, as in pgbench.
+func TestClosedLoopReadsTheClockOncePerTransaction(t *testing.T) {
+	const n = 200
+	clk := &countingClock{Clock: clock.Real()}
+	_, col, err := run(t, context.Background(), &sleepWorkload{}, nilDialer, Config{Clients: 1, Transactions: n, Tick: time.Hour, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _, _ := col.total(); ok != n {
+		t.Fatalf("committed %d, want %d", ok, n)
+	}
+	// A few more for the run itself (its start, its end).
+	if got := clk.reads.Load(); got > n+20 {
+		t.Fatalf("%d clock reads for %d transactions, want at most one each and 20 more", got, n)
+	}
+}

@@ -236,11 +236,13 @@ func (r *groupRun) launch(ctx context.Context) {
 	r.done = make(chan struct{})
 	go func() { wg.Wait(); close(r.done) }()
 
-	if !r.plannedEnd.IsZero() {
+	r.tick = newTicker(r.start, r.cfg.Tick, r.cfg.Clock)
+	// A planned end on a tick is the tick's (measure): with the ticker
+	// on an alarm, no timer of the runtime's is then pending.
+	if !r.plannedEnd.IsZero() && (r.tick.alarm == nil || r.plannedEnd.Sub(r.start)%r.cfg.Tick != 0) {
 		r.endClock = r.cfg.Clock.NewTimer(clock.Until(r.cfg.Clock, r.plannedEnd))
 		r.endTimer = r.endClock.C
 	}
-	r.tick = newTicker(r.start, r.cfg.Tick, r.cfg.Clock)
 }
 
 // stopClocks stops the end timer and the ticker.
@@ -263,7 +265,8 @@ func (r *groupRun) measure(ctx context.Context) {
 				continue // the measured time ended at this very tick
 			}
 			if !r.measured && !r.plannedEnd.IsZero() && !now.Before(r.plannedEnd) {
-				// The tick at the planned end came before its timer.
+				// The tick at the planned end came before its timer (or
+				// there is none: launch).
 				r.endMeasured(r.plannedEnd)
 				r.beginStop("", false)
 				continue

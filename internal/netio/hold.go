@@ -1,6 +1,9 @@
 package netio
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Hold lets raw connections (Linux) wait for an answer that is not there
 // yet asleep in the kernel, in a raw ppoll(2) on their own socket, as
@@ -24,8 +27,9 @@ import "sync/atomic"
 // netpoller instead (parkAfter, hold_linux.go; 15 ms on a unix socket
 // whose registration in the runtime's epoll was not found, quiet_linux.go).
 type Hold struct {
-	max int32
-	n   atomic.Int32
+	max   int32
+	n     atomic.Int32
+	epoch time.Time // the waits' clock reads are monotonic offsets from it (now)
 }
 
 // NewHold returns a Hold for up to max waiting clients; nil if max < 1.
@@ -33,5 +37,10 @@ func NewHold(max int) *Hold {
 	if max < 1 {
 		return nil
 	}
-	return &Hold{max: int32(max)}
+	return &Hold{max: int32(max), epoch: time.Now().Add(-1)}
 }
+
+// now is the time since h was made in ns (at least 1): a read of the
+// monotonic clock alone (time.Since; time.Now reads the wall clock too,
+// twice the cost, and a parked round trip reads the clock twice).
+func (h *Hold) now() int64 { return int64(time.Since(h.epoch)) }

@@ -85,15 +85,17 @@ func (c *rawConn) closeWake() {
 // goroutines that wait for a P run (the run's clock; and sysmon then sees
 // no goroutine run for 10 ms, so it sends no preemption signal, unless one
 // wait is that long). With parkSlow it leaves the wait to the netpoller
-// (notReady) and notes when (parkedAt; readFd's unparked then judges the
-// answer's time).
+// (notReady) and notes when (parkedAt, kept if the netpoller wakes the read
+// for nothing; readFd's unparked then judges the answer's time from it).
 func (c *rawConn) holdWait(fd uintptr) int {
 	h := c.hold
 	if c.wake < 0 {
 		return notReady
 	}
 	if c.parkSlow {
-		c.parkedAt = time.Now().UnixNano()
+		if c.parkedAt == 0 {
+			c.parkedAt = h.now()
+		}
 		c.parked++
 		return notReady
 	}
@@ -132,11 +134,11 @@ const (
 
 // sleep waits in ppoll(2), with no timeout, until fd is readable or the
 // wait is woken (a deadline, Close). It tells whether fd is readable and
-// whether it was at once, and when it began and returned (Unix ns).
+// whether it was at once, and when it began and returned (Hold.now).
 func (c *rawConn) sleep(fd uintptr) (r int, start, now int64) {
 	c.waiting.Store(true)
 	pfd := [2]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: c.wake, Events: unix.POLLIN}}
-	start = time.Now().UnixNano()
+	start = c.hold.now()
 	var e syscall.Errno
 	for {
 		if c.rdSet.Load() || c.closing.Load() {
@@ -150,7 +152,7 @@ func (c *rawConn) sleep(fd uintptr) (r int, start, now int64) {
 		runtime.Gosched() // a preemption, a stop-the-world: let it happen
 	}
 	c.waiting.Store(false)
-	now = time.Now().UnixNano()
+	now = c.hold.now()
 	if pfd[1].Revents != 0 {
 		var b [8]byte
 		unix.Read(int(c.wake), b[:])
@@ -169,7 +171,7 @@ func (c *rawConn) sleep(fd uintptr) (r int, start, now int64) {
 //
 //go:noinline
 func (c *rawConn) unparked() {
-	now := time.Now().UnixNano()
+	now := c.hold.now()
 	c.noteAnswer(now - c.parkedAt)
 	c.parkedAt, c.yielded = 0, now
 }

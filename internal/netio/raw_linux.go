@@ -137,8 +137,8 @@ type rawConn struct {
 	net.Conn      // the wrapped connection: addresses
 	held     uint // waits of hold that found the answer (rmu)
 	// A held wait (hold_linux.go):
-	yielded   int64       // when it last yielded its P, Unix ns (rmu)
-	parkedAt  int64       // when a wait was left to the netpoller (parkSlow), Unix ns; 0: none (rmu)
+	yielded   int64       // when it last yielded its P (Hold.now; rmu)
+	parkedAt  int64       // when a wait was left to the netpoller (parkSlow; Hold.now); 0: none (rmu)
 	parked    uint        // waits left to the netpoller as slow (rmu)
 	parkAfter int64       // an answer that took this long (ns) or more: wait for the next in the netpoller (see parkAfterTCP)
 	parkSlow  bool        // the next wait is the netpoller's (noteAnswer; rmu)

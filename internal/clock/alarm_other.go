@@ -1,0 +1,5 @@
+//go:build !linux
+
+package clock
+
+func newAlarm() Alarm { return nil }

@@ -1,0 +1,45 @@
+package clock
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestAlarmWaitsAndCloseEndsItsWait(t *testing.T) {
+	if NewAlarm(NewFake(t0)) != nil {
+		t.Fatal("an Alarm on a Fake clock")
+	}
+	a := NewAlarm(Real())
+	if a == nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal("no Alarm on Linux")
+		}
+		t.Skip("no Alarm on " + runtime.GOOS)
+	}
+	for _, d := range []time.Duration{20 * time.Millisecond, 0} {
+		start := time.Now()
+		if err := a.Wait(d); err != nil {
+			t.Fatalf("Wait(%s): %v", d, err)
+		}
+		if got := time.Since(start); got < d {
+			t.Fatalf("Wait(%s) returned after %s", d, got)
+		}
+	}
+	// A Wait that would last an hour ends when Close is called (during
+	// it or before it starts: either way).
+	done := make(chan error, 1)
+	go func() { done <- a.Wait(time.Hour) }()
+	a.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Wait ended by Close returned nil")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end the Wait within 10 s")
+	}
+	if a.Wait(time.Millisecond) == nil {
+		t.Fatal("Wait after Close returned nil")
+	}
+}
