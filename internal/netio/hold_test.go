@@ -325,6 +325,8 @@ func TestStopWhileHeldInAStatement(t *testing.T) {
 					}
 				})
 				t.Logf("statement ended %v after the %s", time.Since(start), how)
+				// pgconn's asyncClose still reads rc (its waits count parked).
+				within(t, 20*time.Second, "the connection's clean-up", func() { <-conn.PgConn().CleanupDone() })
 				if parked && rc.parked == 0 {
 					t.Error("no wait was left to the netpoller")
 				}
