@@ -18,7 +18,7 @@ var allowed = map[string][]string{
 	"internal/session": sessionReach,
 	"internal/driver":  {"internal/await", "internal/clock", "internal/gostack", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
 	"internal/loader":  {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, xsync},
-	"internal/sampler": {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys},
+	"internal/sampler": {"internal/clock", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys},
 	"internal/sampled": {},
 	"internal/netio":   {pgx, xsys},
 	// the one-round-trip statements that read behind pgconn's back

@@ -13,6 +13,9 @@ import "time"
 type Alarm interface {
 	// Wait returns nil after d, or an error once Close was called.
 	Wait(d time.Duration) error
+	// Ring ends a Wait in progress now, as if its time had come (nil); a
+	// Wait that starts after it is not ended. Any goroutine may call it.
+	Ring()
 	// Close ends a Wait in progress and every later one.
 	Close() error
 }

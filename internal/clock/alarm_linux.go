@@ -38,6 +38,19 @@ func newAlarm() Alarm {
 }
 
 func (t *timerfd) Wait(d time.Duration) error {
+	if err := t.arm(d); err != nil {
+		return err
+	}
+	var expirations [8]byte
+	_, err := t.f.Read(expirations[:])
+	return err
+}
+
+// Ring arms the timer to expire at once: the Wait in progress reads it.
+func (t *timerfd) Ring() { t.arm(0) }
+
+// arm sets the timer to expire once, d from now.
+func (t *timerfd) arm(d time.Duration) error {
 	// it_interval zero, it_value d (at least 1 ns: zero disarms).
 	spec := [2]syscall.Timespec{1: syscall.NsecToTimespec(int64(max(d, 1)))}
 	var e syscall.Errno
@@ -47,11 +60,6 @@ func (t *timerfd) Wait(d time.Duration) error {
 	if err == nil && e != 0 {
 		err = os.NewSyscallError("timerfd_settime", e)
 	}
-	if err != nil {
-		return err
-	}
-	var expirations [8]byte
-	_, err = t.f.Read(expirations[:])
 	return err
 }
 

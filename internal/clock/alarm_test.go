@@ -26,6 +26,21 @@ func TestAlarmWaitsAndCloseEndsItsWait(t *testing.T) {
 			t.Fatalf("Wait(%s) returned after %s", d, got)
 		}
 	}
+	// Ring ends a Wait in progress with nil.
+	rung := make(chan error, 1)
+	go func() { rung <- a.Wait(time.Hour) }()
+	for end := time.Now().Add(10 * time.Second); len(rung) == 0 && time.Now().Before(end); {
+		a.Ring() // until the Wait has begun and reads it
+		runtime.Gosched()
+	}
+	select {
+	case err := <-rung:
+		if err != nil {
+			t.Fatalf("Wait ended by Ring: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ring did not end the Wait within 10 s")
+	}
 	// A Wait that would last an hour ends when Close is called (during
 	// it or before it starts: either way).
 	done := make(chan error, 1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pgarena/pgarena/internal/clock"
 	"net"
 	"strings"
 	"sync"
@@ -60,6 +61,7 @@ type Sampler struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	align  chan time.Time // from Align
+	alarm  clock.Alarm    // the loop's wait; nil: a timer
 
 	srv   *server // nil without ConnConfig
 	host  *host
@@ -145,6 +147,7 @@ func Start(ctx context.Context, opts Options) (*Sampler, error) {
 	}
 	loopCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
+	s.alarm = clock.NewAlarm(clock.Real())
 	go s.loop(loopCtx)
 	return s, nil
 }
@@ -154,10 +157,10 @@ func Start(ctx context.Context, opts Options) (*Sampler, error) {
 // and an idle process wakes once a tick, not twice. Safe to call from any
 // goroutine while sampling; the last call wins.
 func (s *Sampler) Align(phase time.Time) {
-	for {
+	for sent := false; !sent; {
 		select {
 		case s.align <- phase:
-			return
+			sent = true
 		default:
 			select { // replace the phase not yet taken
 			case <-s.align:
@@ -165,14 +168,20 @@ func (s *Sampler) Align(phase time.Time) {
 			}
 		}
 	}
+	if s.alarm != nil {
+		s.alarm.Ring() // the loop takes the phase now
+	}
 }
 
 func (s *Sampler) loop(ctx context.Context) {
 	defer close(s.done)
 	every, phase := s.opts.Interval, time.Now()
-	t := time.NewTimer(every)
-	defer t.Stop()
 	s.tick(ctx)
+	if s.alarm != nil && s.alarmLoop(ctx, &phase) {
+		return
+	}
+	t := time.NewTimer(untilNext(phase, every, time.Now()))
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -184,6 +193,33 @@ func (s *Sampler) loop(ctx context.Context) {
 		}
 		s.tick(ctx)
 		t.Reset(untilNext(phase, every, time.Now()))
+	}
+}
+
+// alarmLoop samples with waits on s.alarm, which keeps them out of Go's
+// timers: a client parked on a slow answer then waits in epoll_pwait with
+// no timeout (clock.Alarm). Align rings it, so a new phase is taken at
+// once. It returns true when stopped, false if the alarm failed (the
+// timer takes over).
+func (s *Sampler) alarmLoop(ctx context.Context, phase *time.Time) bool {
+	a := s.alarm
+	stop := context.AfterFunc(ctx, func() { a.Close() })
+	defer stop()
+	defer a.Close()
+	for {
+		select {
+		case *phase = <-s.align:
+		default:
+		}
+		if a.Wait(untilNext(*phase, s.opts.Interval, time.Now())) != nil {
+			return ctx.Err() != nil
+		}
+		select {
+		case *phase = <-s.align: // rung by Align: wait for the new phase
+			continue
+		default:
+		}
+		s.tick(ctx)
 	}
 }
 
