@@ -77,6 +77,7 @@ var allowed = map[string][]string{
 	"internal/archtest": {},
 
 	// test helpers: imported by _test.go files only (TestHelpersOnlyInTests)
+	"internal/pgtext":            {pgx},
 	"internal/pgtest":            {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/target/local", "internal/target/pooler", pgx},
 	"internal/golden":            {},
 	"internal/waittest":          {"internal/await", "internal/clock"},
