@@ -16,8 +16,8 @@ var allowed = map[string][]string{
 
 	// one run end to end, and what it runs
 	"internal/session": sessionReach,
-	"internal/driver":  {"internal/await", "internal/clock", "internal/gostack", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, hdr},
-	"internal/loader":  {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/workload", pflag, pgx, xsync},
+	"internal/driver":  {"internal/await", "internal/clock", "internal/gostack", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/pgtext", "internal/target", "internal/workload", pflag, pgx, hdr},
+	"internal/loader":  {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/pgtext", "internal/target", "internal/workload", pflag, pgx, xsync},
 	"internal/sampler": {"internal/clock", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/sampled", "internal/store", pgx, hdr, xsys},
 	"internal/sampled": {},
 	"internal/netio":   {pgx, xsys},
@@ -39,24 +39,24 @@ var allowed = map[string][]string{
 	"internal/output/postgres":   with(sessionReach, "internal/output", "internal/session"),
 
 	// targets: a target knows nothing of workloads, the driver or the store
-	"internal/target":         {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", pgx},
-	"internal/target/local":   {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", pgx},
-	"internal/target/pooler":  {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/target/local", pgx},
-	"internal/target/replica": {"internal/await", "internal/clock", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/target", "internal/target/local", pgx, hdr},
+	"internal/target":         {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/pgtext", pgx},
+	"internal/target/local":   {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/pgtext", "internal/target", pgx},
+	"internal/target/pooler":  {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/pgtext", "internal/target", "internal/target/local", pgx},
+	"internal/target/replica": {"internal/await", "internal/clock", "internal/lazy", "internal/metrics", "internal/pgerr", "internal/pgtext", "internal/target", "internal/target/local", pgx, hdr},
 
 	// workloads own SQL, never time, measurement or storage
-	"internal/workload":            {pflag, pgx},
-	"internal/workload/all":        {"internal/lazy", "internal/workload/...", "internal/randgen", "internal/roundtrip", pflag, pgx},
-	"internal/workload/analytic":   {"internal/workload", pflag, pgx},
-	"internal/workload/chbench":    {"internal/lazy", "internal/workload", "internal/workload/analytic", "internal/workload/tpcc", "internal/randgen", pflag, pgx},
-	"internal/workload/script":     {"internal/lazy", "internal/workload", "internal/roundtrip", pflag, pgx},
-	"internal/workload/sysbench":   {"internal/workload", "internal/roundtrip", pflag, pgx},
-	"internal/workload/tpcb":       {"internal/lazy", "internal/workload", "internal/workload/script", "internal/roundtrip", pflag, pgx},
-	"internal/workload/tpcc":       {"internal/lazy", "internal/workload", "internal/randgen", pflag, pgx},
-	"internal/workload/tpch":       {"internal/lazy", "internal/workload", "internal/workload/analytic", "internal/workload/tpch/dbgen", "internal/workload/tpch/qgen", pflag, pgx},
+	"internal/workload":            {"internal/pgtext", pflag, pgx},
+	"internal/workload/all":        {"internal/lazy", "internal/pgtext", "internal/workload/...", "internal/randgen", "internal/roundtrip", pflag, pgx},
+	"internal/workload/analytic":   {"internal/pgtext", "internal/workload", pflag, pgx},
+	"internal/workload/chbench":    {"internal/lazy", "internal/pgtext", "internal/workload", "internal/workload/analytic", "internal/workload/tpcc", "internal/randgen", pflag, pgx},
+	"internal/workload/script":     {"internal/lazy", "internal/pgtext", "internal/workload", "internal/roundtrip", pflag, pgx},
+	"internal/workload/sysbench":   {"internal/pgtext", "internal/workload", "internal/roundtrip", pflag, pgx},
+	"internal/workload/tpcb":       {"internal/lazy", "internal/pgtext", "internal/workload", "internal/workload/script", "internal/roundtrip", pflag, pgx},
+	"internal/workload/tpcc":       {"internal/lazy", "internal/pgtext", "internal/workload", "internal/randgen", pflag, pgx},
+	"internal/workload/tpch":       {"internal/lazy", "internal/pgtext", "internal/workload", "internal/workload/analytic", "internal/workload/tpch/dbgen", "internal/workload/tpch/qgen", pflag, pgx},
 	"internal/workload/tpch/dbgen": {"internal/lazy"},
 	"internal/workload/tpch/qgen":  {"internal/lazy", "internal/workload/tpch/dbgen"},
-	"internal/workload/ycsb":       {"internal/lazy", "internal/workload", pflag, pgx},
+	"internal/workload/ycsb":       {"internal/lazy", "internal/pgtext", "internal/workload", pflag, pgx},
 	"internal/randgen":             {},
 
 	// results: files on disk, never a database (they reach pgx only
@@ -77,10 +77,11 @@ var allowed = map[string][]string{
 	"internal/archtest": {},
 
 	// test helpers: imported by _test.go files only (TestHelpersOnlyInTests)
-	"internal/pgtest":            {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/target", "internal/target/local", "internal/target/pooler", pgx},
+	"internal/pgtext":            {pgx},
+	"internal/pgtest":            {"internal/await", "internal/clock", "internal/lazy", "internal/pgerr", "internal/pgtext", "internal/target", "internal/target/local", "internal/target/pooler", pgx},
 	"internal/golden":            {},
 	"internal/waittest":          {"internal/await", "internal/clock"},
-	"internal/loader/loadertest": {"internal/await", "internal/clock", "internal/lazy", "internal/loader", "internal/pgerr", "internal/pgtest", "internal/target", "internal/target/local", "internal/target/pooler", "internal/workload", pflag, pgx, xsync},
+	"internal/loader/loadertest": {"internal/await", "internal/clock", "internal/lazy", "internal/loader", "internal/pgerr", "internal/pgtext", "internal/pgtest", "internal/target", "internal/target/local", "internal/target/pooler", "internal/workload", pflag, pgx, xsync},
 	"internal/report/reporttest": {"internal/lazy", "internal/metrics", "internal/pgerr", "internal/store", pgx, hdr, xsys},
 
 	// the benchmarks' own programs (not parts of pgarena)
@@ -92,7 +93,7 @@ var allowed = map[string][]string{
 
 // sessionReach is what internal/session may reach: one run end to end.
 var sessionReach = []string{"internal/await", "internal/clock", "internal/driver", "internal/gostack", "internal/lazy", "internal/loader", "internal/metrics", "internal/netio",
-	"internal/pgerr", "internal/sampled", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
+	"internal/pgerr", "internal/pgtext", "internal/sampled", "internal/sampler", "internal/store", "internal/target", "internal/target/local",
 	"internal/target/replica", "internal/workload", pflag, pgx, hdr, xsync, xsys}
 
 // with is base and more, for entries that build on another's reach.

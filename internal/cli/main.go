@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/loader"
+	"github.com/pgarena/pgarena/internal/netio"
 	outputs "github.com/pgarena/pgarena/internal/output/all"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/session"
@@ -68,6 +70,11 @@ func (e *exitError) Error() string { return e.msg }
 
 // Run executes the command line args and returns the exit code.
 func (m Main) Run(ctx context.Context, args []string) int {
+	procs := 0 // a run's setup gets one P (netio.SetupProcs), its clients -j (runProcs)
+	if len(args) > 0 && args[0] == "run" {
+		procs = netio.SetupProcs()
+		defer runtime.GOMAXPROCS(procs)
+	}
 	if m.Stdout == nil {
 		m.Stdout = io.Discard
 	}
@@ -76,7 +83,7 @@ func (m Main) Run(ctx context.Context, args []string) int {
 	}
 	workloads.Register()
 	outputs.Register()
-	app := &app{Main: m, args: args}
+	app := &app{Main: m, args: args, procs: procs}
 	root := app.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(m.Stdout)
@@ -159,6 +166,9 @@ type app struct {
 	args     []string
 	exitCode int
 	plan     planHooks // set when a plan runs or checks a cell (plan.go)
+	// procs is GOMAXPROCS before Main.Run gave a run's setup one P (0:
+	// it did not)
+	procs int
 }
 
 func (a *app) getenv(key string) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -102,6 +103,7 @@ func (a *app) runConfig(ctx context.Context, cfg *runconfig.Config) error {
 	if err != nil {
 		return err
 	}
+	a.runProcs(f)
 	if runconfig.Val(f.Agents) > 0 {
 		return a.runAgents(ctx, f)
 	}
@@ -156,6 +158,20 @@ func (a *app) runConfig(ctx context.Context, cfg *runconfig.Config) error {
 		limits = func(w io.Writer) { printLoadLimits(w, st, res.RunID) }
 	}
 	return interruptedAfter(ctx, a.printResult(res, f.JSON, f.run.StdoutOut, summaryExtra(f, res, limits)))
+}
+
+// runProcs raises GOMAXPROCS from the one P Main.Run gave the setup to
+// the run's threads (what session.Run sets; for agents' coordinator, and
+// without -j, the process's own value).
+func (a *app) runProcs(f *runFlags) {
+	if a.procs == 0 {
+		return
+	}
+	threads := a.procs
+	if t := session.RunThreads(f.run.Spec); t > 0 && runconfig.Val(f.Agents) == 0 {
+		threads = t
+	}
+	runtime.GOMAXPROCS(threads)
 }
 
 // interruptedAfter makes a run interrupted after its measured time (in

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -108,7 +109,7 @@ func foreignError(rels ...[]relation) *ForeignTablesError {
 // relations lists the tables of w (each Table's Name and Children) and any
 // other existing partitions of them, with whether each exists and carries
 // pgarena's mark.
-func relations(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]relation, error) {
+func relations(ctx context.Context, conn pgtext.Querier, w workload.Workload) ([]relation, error) {
 	var names, tops []string
 	for _, t := range w.Tables() {
 		names = append(names, t.Name)
@@ -158,7 +159,7 @@ func relations(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]rela
 
 // Missing returns the tables of w (including listed partitions) that do
 // not exist, in the workload's order.
-func Missing(ctx context.Context, conn *pgx.Conn, w workload.Workload) ([]string, error) {
+func Missing(ctx context.Context, conn pgtext.Querier, w workload.Workload) ([]string, error) {
 	rels, err := relations(ctx, conn, w)
 	if err != nil {
 		return nil, err

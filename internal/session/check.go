@@ -5,8 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -22,7 +21,7 @@ type CheckResult struct {
 }
 
 // Check runs w's consistency checks on conn.
-func Check(ctx context.Context, conn *pgx.Conn, w workload.Workload) CheckResult {
+func Check(ctx context.Context, conn pgtext.Querier, w workload.Workload) CheckResult {
 	res := CheckResult{Workload: w.Meta().Name}
 	c, ok := w.(workload.Checker)
 	if !ok {

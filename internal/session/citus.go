@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/sampler"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -15,7 +16,7 @@ import (
 // (server.json) and init: version, primary nodes, the distribution of
 // tables (those named, all when none are) and their placements per node,
 // and the distributed functions. Nil without the citus extension.
-func DescribeCitus(ctx context.Context, conn *pgx.Conn, tables []string) (*store.CitusInfo, error) {
+func DescribeCitus(ctx context.Context, conn pgtext.Querier, tables []string) (*store.CitusInfo, error) {
 	var has bool
 	if err := conn.QueryRow(ctx, "select exists (select 1 from pg_extension where extname = 'citus')").Scan(&has); err != nil || !has {
 		return nil, err
@@ -52,7 +53,7 @@ type citusNode struct {
 
 // citusNodes reads the primary nodes into c.Workers and returns every
 // node by address, the coordinator too (nil if it is not in pg_dist_node).
-func citusNodes(ctx context.Context, conn *pgx.Conn, c *store.CitusInfo) (map[citusNode]*store.CitusNode, *store.CitusNode, error) {
+func citusNodes(ctx context.Context, conn pgtext.Querier, c *store.CitusInfo) (map[citusNode]*store.CitusNode, *store.CitusNode, error) {
 	rows, err := conn.Query(ctx, "select nodename, nodeport, isactive, groupid = 0 from pg_dist_node where noderole = 'primary' order by groupid, nodeid")
 	if err != nil {
 		return nil, nil, fmt.Errorf("citus: nodes: %w", err)
@@ -82,7 +83,7 @@ func citusNodes(ctx context.Context, conn *pgx.Conn, c *store.CitusInfo) (map[ci
 }
 
 // citusTables reads the distribution of the tables named (all when all).
-func citusTables(ctx context.Context, conn *pgx.Conn, c *store.CitusInfo, all bool, tables []string) error {
+func citusTables(ctx context.Context, conn pgtext.Querier, c *store.CitusInfo, all bool, tables []string) error {
 	rows, err := conn.Query(ctx, `select table_name::text, citus_table_type, distribution_column, colocation_id, shard_count
 		from citus_tables where $1 or table_name::text = any($2) order by colocation_id, table_name::text`, all, tables)
 	if err != nil {
@@ -105,7 +106,7 @@ func citusTables(ctx context.Context, conn *pgx.Conn, c *store.CitusInfo, all bo
 }
 
 // citusPlacements counts the distributed tables' shards and bytes per node.
-func citusPlacements(ctx context.Context, conn *pgx.Conn, nodes map[citusNode]*store.CitusNode, all bool, tables []string) error {
+func citusPlacements(ctx context.Context, conn pgtext.Querier, nodes map[citusNode]*store.CitusNode, all bool, tables []string) error {
 	rows, err := conn.Query(ctx, `select nodename, nodeport, count(*), coalesce(sum(shard_size), 0)::bigint
 		from citus_shards where citus_table_type = 'distributed' and ($1 or table_name::text = any($2)) group by 1, 2`, all, tables)
 	if err != nil {
@@ -129,7 +130,7 @@ func citusPlacements(ctx context.Context, conn *pgx.Conn, nodes map[citusNode]*s
 }
 
 // citusFunctions reads the distributed functions.
-func citusFunctions(ctx context.Context, conn *pgx.Conn, c *store.CitusInfo) error {
+func citusFunctions(ctx context.Context, conn pgtext.Querier, c *store.CitusInfo) error {
 	rows, err := conn.Query(ctx, `select p.oid::regprocedure::text, d.distribution_argument_index + 1, coalesce(d.colocationid, 0)
 		from pg_dist_object d join pg_proc p on d.classid = 'pg_proc'::regclass and d.objid = p.oid
 		where d.distribution_argument_index is not null order by 1`)

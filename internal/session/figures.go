@@ -6,9 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -23,7 +22,7 @@ import (
 // would need its own.
 type figureWindow struct {
 	rep    workload.FigureReporter
-	conn   *pgx.Conn
+	conn   pgtext.Querier
 	warmup time.Duration
 	tick   time.Duration
 
@@ -42,7 +41,7 @@ type figureWindow struct {
 	stopErr   error
 }
 
-func newFigureWindow(spec Spec, conn *pgx.Conn) *figureWindow {
+func newFigureWindow(spec Spec, conn pgtext.Querier) *figureWindow {
 	rep, ok := spec.Groups[0].Workload.(workload.FigureReporter)
 	if len(spec.Groups) > 1 {
 		rep, ok = spec.Figures, spec.Figures != nil

@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -15,7 +14,7 @@ import (
 // count, and its one figure is the window's length.
 type countingReporter struct{ snaps float64 }
 
-func (c *countingReporter) Snapshot(context.Context, *pgx.Conn) (map[string]float64, error) {
+func (c *countingReporter) Snapshot(context.Context, pgtext.Querier) (map[string]float64, error) {
 	c.snaps++
 	return map[string]float64{"n": c.snaps}, nil
 }

@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	pmetrics "github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/netio"
 	"github.com/pgarena/pgarena/internal/pgtest"
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -26,7 +25,7 @@ type heapAtStart struct {
 	live uint64
 }
 
-func (h *heapAtStart) Snapshot(context.Context, *pgx.Conn) (map[string]float64, error) {
+func (h *heapAtStart) Snapshot(context.Context, pgtext.Querier) (map[string]float64, error) {
 	if h.live == 0 {
 		// twice: sync.Pool's buffers (pgx's iobufpool) last two cycles
 		runtime.GC()

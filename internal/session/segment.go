@@ -4,8 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -42,16 +41,17 @@ func (s *Spec) recordSegment(rs *store.RunSpec) {
 // clockOffset measures the server's clock against this machine's: the
 // server's clock_timestamp() minus the local time at the query's midpoint,
 // and the round trip, in milliseconds.
-func clockOffset(ctx context.Context, conn *pgx.Conn) (offsetMS, rttMS float64, err error) {
+func clockOffset(ctx context.Context, conn pgtext.Querier) (offsetMS, rttMS float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	best := time.Duration(-1)
 	for range 3 { // the shortest round trip bounds the error best
-		var srv time.Time
+		var us int64 // read as a number: no text form of a time to parse
 		t0 := time.Now()
-		if err := conn.QueryRow(ctx, "select clock_timestamp()").Scan(&srv); err != nil {
+		if err := conn.QueryRow(ctx, "select (extract(epoch from clock_timestamp()) * 1000000)::int8").Scan(&us); err != nil {
 			return 0, 0, err
 		}
+		srv := time.UnixMicro(us)
 		t1 := time.Now()
 		if rtt := t1.Sub(t0); best < 0 || rtt < best {
 			best = rtt

@@ -23,6 +23,7 @@ import (
 	"github.com/pgarena/pgarena/internal/loader"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/netio"
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/sampler"
 	"github.com/pgarena/pgarena/internal/store"
 	"github.com/pgarena/pgarena/internal/target"
@@ -206,7 +207,7 @@ type run struct {
 	citus  *store.CitusInfo // the target's topology when it is a Citus coordinator
 	notef  func(format string, args ...any)
 	tgt    *target.Target
-	conn   *pgx.Conn // control connection: describe, prepare, figures, checks
+	conn   controlConn // control connection: describe, prepare, figures, checks
 	writer *store.Writer
 	// recorded is the run spec as written (spec.json).
 	recorded store.RunSpec
@@ -371,15 +372,42 @@ func (s *Spec) validate() error {
 	return nil
 }
 
+// controlConn is the control connection: a *pgx.Conn, or a *pgtext.Conn
+// when every workload is PgConnOnly.
+type controlConn interface {
+	pgtext.Querier
+	Close(ctx context.Context) error
+}
+
 // connect opens the control connection (to the server itself, not
-// through a pooler).
+// through a pooler). A run whose workloads are all PgConnOnly builds no
+// pgx.Conn at all: its control connection is a *pgtext.Conn.
 func (r *run) connect(ctx context.Context) error {
-	conn, err := target.WaitReady(ctx, r.tgt.Direct().Config, 0, nil)
+	cfg := r.tgt.Direct().Config
+	if r.pgconnOnly() {
+		conn, err := target.WaitReadyText(ctx, cfg, 0, nil)
+		if err != nil {
+			return err
+		}
+		r.conn = conn
+		return nil
+	}
+	conn, err := target.WaitReady(ctx, cfg, 0, nil)
 	if err != nil {
 		return err
 	}
 	r.conn = conn
 	return nil
+}
+
+// pgconnOnly: every group's workload is PgConnOnly.
+func (r *run) pgconnOnly() bool {
+	for _, g := range r.spec.Groups {
+		if !g.Workload.Meta().PgConnOnly {
+			return false
+		}
+	}
+	return true
 }
 
 // prepareExisting checks that an existing database holds every group's
@@ -556,7 +584,7 @@ func Params(w workload.Workload) map[string]string {
 
 // RequireInitialised refuses a database without the workload's tables,
 // naming what to do.
-func RequireInitialised(ctx context.Context, conn *pgx.Conn, w workload.Workload) error {
+func RequireInitialised(ctx context.Context, conn pgtext.Querier, w workload.Workload) error {
 	missing, err := loader.Missing(ctx, conn, w)
 	if err != nil {
 		return err

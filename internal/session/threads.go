@@ -2,6 +2,12 @@ package session
 
 import "runtime"
 
+// RunThreads is the GOMAXPROCS Run gives spec's clients (0: the current
+// value), without Run's notes.
+func RunThreads(spec Spec) int {
+	return runThreads(spec.Jobs, spec.totalClients(), func(string, ...any) {})
+}
+
 // runThreads is the run's -j as it runs: at most the clients, and the
 // cores (0: GOMAXPROCS as it is); notef says when it is less than asked.
 func runThreads(jobs, clients int, notef func(string, ...any)) int {

@@ -205,7 +205,7 @@ func (d *DSN) Describe() string { return Redacted(d.Config) }
 
 // Provision waits until the server accepts a connection.
 func (d *DSN) Provision(ctx context.Context) (*Target, func(), error) {
-	conn, err := WaitReady(ctx, d.Config, d.WaitReady, d.Note)
+	conn, err := WaitReadyText(ctx, d.Config, d.WaitReady, d.Note)
 	if err != nil {
 		return nil, nil, err
 	}

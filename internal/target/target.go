@@ -23,6 +23,7 @@ import (
 	"github.com/pgarena/pgarena/internal/await"
 	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/pgtext"
 )
 
 // QueryModes are the -M values, as ParseQueryMode takes them.
@@ -210,13 +211,30 @@ func Connect(ctx context.Context, cfg *pgx.ConnConfig, appName string) (*pgx.Con
 // While it waits it reports progress through note (may be nil), with the
 // server's answer, at least every 5 s (internal/await).
 func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, note func(string)) (*pgx.Conn, error) {
+	return waitReady(ctx, cfg, wait, note, func(ctx context.Context) (*pgx.Conn, error) { return Connect(ctx, cfg, "") })
+}
+
+// WaitReadyText is WaitReady for a connection of pgconn alone (a
+// *pgtext.Conn: no pgx.Conn, so no type map is built).
+func WaitReadyText(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, note func(string)) (*pgtext.Conn, error) {
+	return waitReady(ctx, cfg, wait, note, func(ctx context.Context) (*pgtext.Conn, error) {
+		pc, err := pgconn.ConnectConfig(ctx, &cfg.Copy().Config)
+		if err != nil {
+			return nil, err
+		}
+		return pgtext.New(pc), nil
+	})
+}
+
+func waitReady[C any](ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, note func(string), connect func(context.Context) (C, error)) (C, error) {
+	var none C
 	w := await.Wait{What: Redacted(cfg) + " to accept connections", Timeout: wait, Flag: "--wait-ready"}
 	if note != nil {
 		w.Notef = func(format string, args ...any) { note(fmt.Sprintf(format, args...)) }
 	}
 	p := w.Start()
 	for {
-		conn, err := Connect(ctx, cfg, "")
+		conn, err := connect(ctx)
 		if err == nil {
 			return conn, nil
 		}
@@ -224,13 +242,13 @@ func WaitReady(ctx context.Context, cfg *pgx.ConnConfig, wait time.Duration, not
 		retry := class == pgerr.ClassConnectRefused || class == pgerr.ClassAdminShutdown ||
 			class == pgerr.ClassStarting || class == pgerr.ClassTooManyConnections || class == pgerr.ClassConnectionLost
 		if !retry || p.Expired() || ctx.Err() != nil {
-			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: err, Waited: wait}
+			return none, &ConnectError{Class: class, Target: Redacted(cfg), Err: err, Waited: wait}
 		}
 		p.Report(fmt.Sprintf("%s: %s", class, pgerr.Describe(err)))
 		select {
 		case <-time.After(min(500*time.Millisecond, max(p.Left(), 0)+time.Millisecond)):
 		case <-ctx.Done():
-			return nil, &ConnectError{Class: class, Target: Redacted(cfg), Err: ctx.Err(), Waited: wait}
+			return none, &ConnectError{Class: class, Target: Redacted(cfg), Err: ctx.Err(), Waited: wait}
 		}
 	}
 }
@@ -290,7 +308,7 @@ var KeySettings = []string{
 }
 
 // Describe reads the server's version and key settings.
-func Describe(ctx context.Context, conn *pgx.Conn) (ServerInfo, error) {
+func Describe(ctx context.Context, conn pgtext.Querier) (ServerInfo, error) {
 	info := ServerInfo{Settings: map[string]string{}}
 	err := conn.QueryRow(ctx, "select version(), current_setting('server_version_num')::int").Scan(&info.Version, &info.VersionNum)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/pgtext"
 )
 
 // Citus tells whether init should distribute a workload's tables with
@@ -38,7 +40,7 @@ func Citus(ctx context.Context, conn *pgx.Conn, name string, asked bool) (bool, 
 // CitusDistributed tells whether table is a Citus distributed table on
 // the target (false without the citus extension): a run then adapts its
 // queries or session to Citus.
-func CitusDistributed(ctx context.Context, conn *pgx.Conn, table string) (bool, error) {
+func CitusDistributed(ctx context.Context, conn pgtext.Querier, table string) (bool, error) {
 	var has bool
 	if err := conn.QueryRow(ctx, "select exists (select 1 from pg_extension where extname = 'citus')").Scan(&has); err != nil || !has {
 		return false, err

@@ -60,6 +60,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
+
+	"github.com/pgarena/pgarena/internal/pgtext"
 )
 
 // Meta names a workload and makes new instances of it.
@@ -80,7 +82,9 @@ type Meta struct {
 	// PgConn only (pgconn, internal/roundtrip), never pgx.Conn's query
 	// methods, so its clients' connections carry no pgx statement cache
 	// (~3.6 KB per connection under -M prepared); when they are also
-	// PgConnWorkers, the clients connect with pgconn alone.
+	// PgConnWorkers, the clients connect with pgconn alone. Its Preparer,
+	// Checker, FigureReporter and Explainer get a *pgtext.Conn (when every
+	// workload of the run is PgConnOnly: the run builds no pgx.Conn).
 	PgConnOnly bool
 }
 
@@ -298,8 +302,12 @@ type Argser interface {
 // Preparer is implemented by workloads that must read state from the
 // database before a run (scale, warehouse count). It returns an error
 // naming what is missing when the database was not initialised.
+//
+// conn, here and in Checker, FigureReporter and Explainer, is the run's
+// control connection: a *pgx.Conn (PgxConn) unless Meta.PgConnOnly, when
+// it may be a *pgtext.Conn (text results, pgtext's types only).
 type Preparer interface {
-	Prepare(ctx context.Context, conn *pgx.Conn) error
+	Prepare(ctx context.Context, conn pgtext.Querier) error
 }
 
 // ConnSetup is implemented by workloads that need per-connection work
@@ -310,7 +318,7 @@ type ConnSetup interface {
 
 // Checker is implemented by workloads with consistency checks.
 type Checker interface {
-	Check(ctx context.Context, conn *pgx.Conn) error
+	Check(ctx context.Context, conn pgtext.Querier) error
 }
 
 // RunValidator is implemented by workloads whose parameters constrain the
@@ -327,7 +335,7 @@ type RunValidator interface {
 // before the measured window and just after it, and Figures with what the
 // window measured.
 type FigureReporter interface {
-	Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]float64, error)
+	Snapshot(ctx context.Context, conn pgtext.Querier) (map[string]float64, error)
 	Figures(w FigureWindow) []Figure
 }
 
@@ -381,7 +389,7 @@ type Lister interface {
 // the next slowest is tried).
 type Explainer interface {
 	ExplainSlowest() bool
-	Explain(ctx context.Context, conn *pgx.Conn, txType string) (string, error)
+	Explain(ctx context.Context, conn pgtext.Querier, txType string) (string, error)
 }
 
 // InputError is an error of a workload's Check or Prepare that is the
@@ -565,7 +573,7 @@ func Register(m Meta) {
 // database, "" when all do. Names are tables, or with functions true
 // function signatures ("name(int,text)"). For Preparers that must say what
 // an uninitialised database lacks.
-func FirstMissing(ctx context.Context, conn *pgx.Conn, names []string, functions bool) (string, error) {
+func FirstMissing(ctx context.Context, conn pgtext.Querier, names []string, functions bool) (string, error) {
 	lookup := "to_regclass(n)"
 	if functions {
 		lookup = "to_regprocedure(n)"
@@ -574,6 +582,16 @@ func FirstMissing(ctx context.Context, conn *pgx.Conn, names []string, functions
 	err := conn.QueryRow(ctx, `select coalesce((select n from unnest($1::text[]) with ordinality u(n, i)
 		where `+lookup+` is null order by i limit 1), '')`, names).Scan(&missing)
 	return missing, err
+}
+
+// PgxConn is conn as the *pgx.Conn the session gives the Preparer,
+// Checker, FigureReporter and Explainer of a workload that is not
+// Meta.PgConnOnly (those of PgConnOnly workloads get a *pgtext.Conn).
+func PgxConn(conn pgtext.Querier) (*pgx.Conn, error) {
+	if c, ok := conn.(*pgx.Conn); ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("a %T where a *pgx.Conn is needed (a workload that is not PgConnOnly)", conn)
 }
 
 // Get returns the registered workload named name.

@@ -38,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/analytic"
 	"github.com/pgarena/pgarena/internal/workload/tpcc"
@@ -227,7 +228,7 @@ var extraNames = []string{"supplier", "nation", "region"}
 
 // Prepare implements workload.Preparer: tpcc's (warehouses, constants),
 // and the extra tables must exist.
-func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Prepare(ctx context.Context, conn pgtext.Querier) error {
 	missing, err := workload.FirstMissing(ctx, conn, extraNames, false)
 	if err != nil {
 		return fmt.Errorf("chbench: look for tables: %w", err)
@@ -273,7 +274,7 @@ func (w *Workload) FunctionsOnly() bool { return w.tpcc.FunctionsOnly() }
 
 // Check implements workload.Checker: TPC-C's consistency conditions, and
 // the extra tables hold their rows (they are never written).
-func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Check(ctx context.Context, conn pgtext.Querier) error {
 	if err := w.tpcc.Check(ctx, conn); err != nil {
 		return err
 	}
@@ -290,7 +291,7 @@ func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // Snapshot implements workload.FigureReporter: tpcc's counters.
-func (w *Workload) Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]float64, error) {
+func (w *Workload) Snapshot(ctx context.Context, conn pgtext.Querier) (map[string]float64, error) {
 	return w.tpcc.Snapshot(ctx, conn)
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -38,7 +38,7 @@ func (e *RowCountError) Error() string {
 // sbtest1), a unique index on id (the primary key; with --secondary any
 // index on id) and, unless --create-secondary=off, an index on k (k_N as
 // sysbench names it). It only reads.
-func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Check(ctx context.Context, conn pgtext.Querier) error {
 	var q strings.Builder
 	for n := 1; n <= w.tables; n++ {
 		if n > 1 {

@@ -32,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -260,7 +261,7 @@ func tableName(n int) string { return "sbtest" + strconv.Itoa(n) }
 // they exist, and without --table-size it takes the rows of sbtest1 (a
 // sysbench user passes the prepare's --tables and --table-size again).
 // Tables sysbench created are only read, never marked or altered.
-func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Prepare(ctx context.Context, conn pgtext.Querier) error {
 	w.notes = nil
 	want := w.tables
 	if !w.flags.Changed("tables") {
@@ -320,7 +321,7 @@ func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
 
 // countTables returns N when sbtest1..sbtestN are visible tables (and
 // sbtestN+1 is not).
-func countTables(ctx context.Context, conn *pgx.Conn) (int, error) {
+func countTables(ctx context.Context, conn pgtext.Querier) (int, error) {
 	rows, err := conn.Query(ctx, `select substr(relname, 7)::int from pg_class
 		where relname ~ '^sbtest[1-9][0-9]{0,8}$' and relkind in ('r', 'p') and pg_table_is_visible(oid)`)
 	if err != nil {

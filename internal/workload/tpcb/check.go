@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -38,7 +38,7 @@ func (e *SkippedUpdatesError) Error() string {
 // sum(tbalance) = sum(delta) unless simple-update ran, which is reported as
 // a *SkippedUpdatesError. The sums are read by one statement, so from one
 // snapshot.
-func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Check(ctx context.Context, conn pgtext.Querier) error {
 	var branches, tellers, accounts, abal, tbal, bbal, delta int64
 	err := conn.QueryRow(ctx, `select
 		(select count(*) from pgbench_branches),

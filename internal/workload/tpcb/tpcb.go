@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/script"
 )
@@ -191,7 +192,7 @@ func (w *Workload) Params() map[string]string {
 // --partitions; if one was given and differs, Params carries a note saying
 // so (pgbench prints "scale option ignored, using count from
 // pgbench_branches table").
-func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Prepare(ctx context.Context, conn pgtext.Querier) error {
 	missing, err := workload.FirstMissing(ctx, conn,
 		[]string{"pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"}, false)
 	if err != nil {

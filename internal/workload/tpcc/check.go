@@ -6,6 +6,9 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/pgarena/pgarena/internal/pgtext"
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // consistency are the conditions of clause 3.3.2.1-3.3.2.4. Each query
@@ -53,8 +56,12 @@ var consistency = []struct {
 // transaction so that they see one snapshot. Its error names the
 // condition, the first warehouse and district that break it, and the
 // values found.
-func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) (err error) {
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+func (w *Workload) Check(ctx context.Context, conn pgtext.Querier) (err error) {
+	pc, err := workload.PgxConn(conn)
+	if err != nil {
+		return fmt.Errorf("tpcc check: %w", err)
+	}
+	tx, err := pc.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("tpcc check: %w", err)
 	}

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -19,7 +18,7 @@ import (
 // xact_commit + xact_rollback of every database, as HammerDB sums them
 // (kept per database, so that one dropped during the run cannot make the
 // sum's delta negative), and the current database's alone.
-func (w *Workload) Snapshot(ctx context.Context, conn *pgx.Conn) (map[string]float64, error) {
+func (w *Workload) Snapshot(ctx context.Context, conn pgtext.Querier) (map[string]float64, error) {
 	var nextOID, xacts float64
 	err := conn.QueryRow(ctx, `select
 		(select coalesce(sum(d_next_o_id), 0)::float8 from district),

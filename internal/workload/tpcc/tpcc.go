@@ -58,6 +58,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/lazy"
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -339,7 +340,7 @@ var tableNames = []string{"warehouse", "district", "customer", "history", "new_o
 // Prepare implements workload.Preparer: it reads the number of warehouses
 // from the database. If --warehouses was given and differs, it fails: the
 // run would address warehouses that do not exist, or leave some idle.
-func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Prepare(ctx context.Context, conn pgtext.Querier) error {
 	missing, err := workload.FirstMissing(ctx, conn, tableNames, false)
 	if err != nil {
 		return fmt.Errorf("tpcc: look for tables: %w", err)

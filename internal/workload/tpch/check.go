@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
 	"github.com/pgarena/pgarena/internal/workload/tpch/qgen"
@@ -17,7 +18,11 @@ import (
 // Check implements workload.Checker: row counts per Clause 4.2.5 and key
 // integrity; with --answers, the 22 queries' answers with the validation
 // parameters (Clause 2.4.x.4) against the scale's answer set.
-func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Check(ctx context.Context, q pgtext.Querier) error {
+	conn, err := workload.PgxConn(q)
+	if err != nil {
+		return err
+	}
 	if w.answers {
 		return w.checkAnswers(ctx, conn)
 	}

@@ -42,10 +42,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
 	"github.com/pgarena/pgarena/internal/lazy"
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/analytic"
 	"github.com/pgarena/pgarena/internal/workload/tpch/dbgen"
@@ -401,9 +401,13 @@ func (w *Workload) SetSegment(_, _ int) { w.segmented = true }
 
 // Prepare implements workload.Preparer: the scale and the next refresh
 // sets, from the state table.
-func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Prepare(ctx context.Context, q pgtext.Querier) error {
 	if w.segmented && (w.power || w.throughput) {
 		return &workload.InputError{Msg: "tpch --power and --throughput run in one process (their streams follow each other): leave out --segment and --agents"}
+	}
+	conn, err := workload.PgxConn(q)
+	if err != nil {
+		return err
 	}
 	missing, err := workload.FirstMissing(ctx, conn, append(tableNames(), stateTable), false)
 	if err != nil {
@@ -444,7 +448,11 @@ func (w *Workload) ExplainSlowest() bool { return w.explain }
 // Explain implements workload.Explainer: EXPLAIN (ANALYZE, BUFFERS) of
 // query txType ("q5", "streams/q5") with the parameters of the stream it
 // ran in (explainStream); "" for the refresh functions.
-func (w *Workload) Explain(ctx context.Context, conn *pgx.Conn, txType string) (string, error) {
+func (w *Workload) Explain(ctx context.Context, q pgtext.Querier, txType string) (string, error) {
+	conn, err := workload.PgxConn(q)
+	if err != nil {
+		return "", err
+	}
 	n := slices.Index(queryNames.Get(), analytic.BaseName(txType)) + 1
 	if n == 0 {
 		return "", nil

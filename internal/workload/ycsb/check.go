@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/pgarena/pgarena/internal/pgtext"
 )
 
 // Check implements workload.Checker, after Prepare: usertable holds at
@@ -13,7 +13,7 @@ import (
 // decimal number, no field is NULL, and the first and last keys of the
 // load exist as keyName builds them (the load's insert order). The counts
 // come from one statement, so from one snapshot.
-func (w *Workload) Check(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Check(ctx context.Context, conn pgtext.Querier) error {
 	records := w.loadedRec
 	if records < 0 {
 		records = int64(w.records) // not loaded by pgarena: --records

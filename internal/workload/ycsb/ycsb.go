@@ -38,9 +38,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
+	"github.com/pgarena/pgarena/internal/pgtext"
 	"github.com/pgarena/pgarena/internal/workload"
 )
 
@@ -288,7 +288,7 @@ func (w *Workload) Params() map[string]string {
 // --data-integrity on a load without it is refused. A load by slices
 // that is not complete is refused. A table without the mark (loaded by
 // YCSB itself) is taken as it is, with the flags' parameters.
-func (w *Workload) Prepare(ctx context.Context, conn *pgx.Conn) error {
+func (w *Workload) Prepare(ctx context.Context, conn pgtext.Querier) error {
 	missing, err := workload.FirstMissing(ctx, conn, []string{table}, false)
 	if err != nil {
 		return fmt.Errorf("ycsb: look for %s: %w", table, err)
