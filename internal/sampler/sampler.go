@@ -211,13 +211,13 @@ func (s *Sampler) alarmLoop(ctx context.Context, phase *time.Time) bool {
 		case *phase = <-s.align:
 		default:
 		}
-		if a.Wait(untilNext(*phase, s.opts.Interval, time.Now())) != nil {
+		d := untilNext(*phase, s.opts.Interval, time.Now())
+		due := time.Now().Add(d)
+		if a.Wait(d) != nil {
 			return ctx.Err() != nil
 		}
-		select {
-		case *phase = <-s.align: // rung by Align: wait for the new phase
-			continue
-		default:
+		if time.Now().Before(due) {
+			continue // rung by Align before its time: wait for the new phase
 		}
 		s.tick(ctx)
 	}
