@@ -360,7 +360,7 @@ func (w *Workload) NewWorker(id int, rng *rand.Rand) workload.Worker {
 
 // Snapshot implements workload.FigureReporter: the figures come from the
 // clients' committed counts alone.
-func (w *Workload) Snapshot(context.Context, *pgx.Conn) (map[string]float64, error) {
+func (w *Workload) Snapshot(context.Context, pgtext.Querier) (map[string]float64, error) {
 	return map[string]float64{}, nil
 }
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/pgarena/pgarena/internal/pgtext"
 
 	"github.com/pgarena/pgarena/internal/workload"
 	"github.com/pgarena/pgarena/internal/workload/analytic"
@@ -22,7 +22,7 @@ const notAudited = "TPC-H-derived, not audited"
 
 // Snapshot implements workload.FigureReporter: nothing is read from the
 // database (the figures are the queries' times).
-func (w *Workload) Snapshot(context.Context, *pgx.Conn) (map[string]float64, error) {
+func (w *Workload) Snapshot(context.Context, pgtext.Querier) (map[string]float64, error) {
 	return map[string]float64{}, nil
 }
 
