@@ -3,7 +3,6 @@ package report
 import (
 	_ "embed"
 	"fmt"
-	"html/template"
 	"io"
 	"maps"
 	"math"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/report/htmlw"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -27,39 +26,27 @@ var (
 	reportJS string
 	//go:embed assets/report.css
 	reportCSS string
-	//go:embed assets/report.html.tmpl
-	reportTmpl string
 )
-
-// htmlTemplate is parsed on first use, not at start-up: every pgarena
-// command would otherwise pay for it (~2 M instructions).
-var htmlTemplate = lazy.Value[*template.Template]{New: buildHtmlTemplate}
-
-func buildHtmlTemplate() *template.Template {
-	return template.Must(template.New("report").Funcs(template.FuncMap{
-		"ms":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-		"num": fmtNum,
-		"rel": fmtRel,
-		"int": func(v int64) string { return strconv.FormatInt(v, 10) },
-		"inc": func(i int) int { return i + 1 },
-	}).Parse(reportTmpl))
-}
 
 // HTML writes one self-contained HTML report of runs: styles, scripts
 // (uPlot) and data are inline, so the file opens anywhere without network.
 // With several runs their series are overlaid on elapsed time and a
 // comparison table (against the first run) is added. Every string that
 // comes from a run (labels, parameters, settings, command lines) is escaped
-// by html/template, in the page and in the embedded data.
+// for its context (htmlw), in the page and in the embedded data.
 func HTML(w io.Writer, runs []*store.Run) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("report: no runs")
 	}
-	page := buildPage(runs)
-	return htmlTemplate.Get().Execute(w, page)
+	var b htmlw.Writer
+	if err := buildPage(runs).render(&b); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
-// page is what the template renders.
+// page is what html_render.go writes.
 type page struct {
 	Title          string
 	Runs           []runView
@@ -73,10 +60,6 @@ type page struct {
 	HasStatements  bool         // a run has per-statement figures (-r)
 	HasFailover    bool         // a run fails over (--failover): its timeline
 	HasReplication bool         // a run measured replicas: lag, catch-up, sustainable tps
-	UplotJS        template.JS
-	UplotCSS       template.CSS
-	ReportJS       template.JS
-	ReportCSS      template.CSS
 }
 
 type runView struct {
@@ -187,8 +170,7 @@ func runNames(runs []*store.Run) []string {
 }
 
 func buildPage(runs []*store.Run) *page {
-	p := &page{UplotJS: template.JS(uplotJS), UplotCSS: template.CSS(uplotCSS),
-		ReportJS: template.JS(reportJS), ReportCSS: template.CSS(reportCSS)}
+	p := &page{}
 	names := runNames(runs)
 	if len(runs) == 1 {
 		p.Title = "pgarena: " + runs[0].Spec.Workload + " " + names[0]

@@ -23,6 +23,7 @@ func renderHTML(t testing.TB, runs []*store.Run) string {
 	if err := HTML(&b, runs); err != nil {
 		t.Fatal(err)
 	}
+	checkReference(t, runs, b.Bytes())
 	if dir := os.Getenv("PGARENA_REPORT_OUT"); dir != "" { // to look at it
 		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".html"), b.Bytes(), 0o644)
 	}

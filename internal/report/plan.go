@@ -1,17 +1,15 @@
 package report
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/pgarena/pgarena/internal/lazy"
+	"github.com/pgarena/pgarena/internal/report/htmlw"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -301,26 +299,18 @@ func planCells(d *PlanData, figure string) []planCell {
 	return out
 }
 
-//go:embed assets/plan.html.tmpl
-var planTemplateText string
-
-// planTemplate is parsed on first use, not when any pgarena command starts.
-var planTemplate = lazy.Value[*template.Template]{New: buildPlanTemplate}
-
-func buildPlanTemplate() *template.Template {
-	return template.Must(template.New("plan").Funcs(template.FuncMap{
-		"est": func(e Estimate) string {
-			switch {
-			case e.N == 0 || math.IsNaN(e.Mean):
-				return "–"
-			case math.IsNaN(e.Half):
-				return fmt.Sprintf("%.1f", e.Mean)
-			}
-			return fmt.Sprintf("%.1f ± %.1f", e.Mean, e.Half)
-		},
-	}).Parse(planTemplateText))
+// fmtEstimate writes a mean and its 95% confidence interval.
+func fmtEstimate(e Estimate) string {
+	switch {
+	case e.N == 0 || math.IsNaN(e.Mean):
+		return "–"
+	case math.IsNaN(e.Half):
+		return fmt.Sprintf("%.1f", e.Mean)
+	}
+	return fmt.Sprintf("%.1f ± %.1f", e.Mean, e.Half)
 }
 
+// planPage is what plan_render.go writes.
 // planPage is what the template renders.
 type planPage struct {
 	*PlanData
@@ -340,7 +330,14 @@ type envLine struct{ Key, Value string }
 // line per target (and other axis values); a table of every cell with the
 // mean and 95% confidence interval over its repeats; the environment.
 func PlanHTML(w io.Writer, d *PlanData) error {
-	pg := planPage{PlanData: d, Metric: "tps", Counts: map[string]int{}}
+	var b htmlw.Writer
+	newPlanPage(d).render(&b)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func newPlanPage(d *PlanData) *planPage {
+	pg := &planPage{PlanData: d, Metric: "tps", Counts: map[string]int{}}
 	switch {
 	case d.hasFigure("nopm"):
 		pg.Metric = "nopm"
@@ -354,7 +351,7 @@ func PlanHTML(w io.Writer, d *PlanData) error {
 	for _, r := range d.Rows {
 		pg.Counts[r.State]++
 	}
-	return planTemplate.Get().Execute(w, pg)
+	return pg
 }
 
 // planEnvironment lists what the campaign ran on: pgarena versions, client

@@ -13,7 +13,7 @@ import (
 // raw tps and the catch-up beside it; "≤" where a replica did not catch up
 // (the figure is then an upper bound).
 
-// replicationTable is that table, rendered by plan.html.tmpl.
+// replicationTable is that table, written by plan_render.go.
 type replicationTable struct {
 	Axis    string
 	Columns []string

@@ -1,14 +1,12 @@
 package serve
 
 import (
-	"bytes"
 	"fmt"
-	"html/template"
 	"strings"
 	"time"
 
-	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/metrics"
+	"github.com/pgarena/pgarena/internal/report/htmlw"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -147,24 +145,34 @@ func fmtValue(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// autostopSection is the run page's section of its autostop rules; the
-// live page replaces it on each update (live.js swaps sections by id).
-var autostopSection = lazy.Value[*template.Template]{New: buildAutostopSection}
-
-func buildAutostopSection() *template.Template {
-	return template.Must(template.New("autostop").Parse(
-		`<section id="autostop"><h2>Autostop rules</h2><ul class="autostop">` +
-			`{{range .}}<li class="rule{{if .Fired}} fired{{else if .Holds}} holds{{end}}">{{.Text}}` +
-			`{{if .Fired}} <strong>— fired: this rule stopped the run</strong>{{end}}</li>{{end}}</ul></section>` + "\n"))
-}
-
 // autostopHTML renders the section, or nothing for a run without rules.
-func autostopHTML(r *store.Run) ([]byte, error) {
+func autostopHTML(r *store.Run) []byte {
 	rules := runRuleStatus(r)
 	if len(rules) == 0 {
-		return nil, nil
+		return nil
 	}
-	var b bytes.Buffer
-	err := autostopSection.Get().Execute(&b, rules)
-	return b.Bytes(), err
+	var w htmlw.Writer
+	writeAutostop(&w, rules)
+	return w.Bytes()
+}
+
+// writeAutostop writes the section of the rules; the live page replaces it
+// on each update (live.js swaps sections by id).
+func writeAutostop(w *htmlw.Writer, rules []ruleStatus) {
+	w.S(`<section id="autostop"><h2>Autostop rules</h2><ul class="autostop">`)
+	for _, r := range rules {
+		w.S(`<li class="rule`)
+		if r.Fired {
+			w.S(" fired")
+		} else if r.Holds {
+			w.S(" holds")
+		}
+		w.S(`">`)
+		w.T(r.Text())
+		if r.Fired {
+			w.S(" <strong>— fired: this rule stopped the run</strong>")
+		}
+		w.S("</li>")
+	}
+	w.S("</ul></section>\n")
 }

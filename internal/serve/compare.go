@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/report/htmlw"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -46,17 +45,34 @@ func selectionQuery(runs []*store.Run) string {
 	return v.Encode()
 }
 
-var compareTop = lazy.Value[*template.Template]{New: buildCompareTop}
-
-func buildCompareTop() *template.Template {
-	return template.Must(template.New("top").Parse(`<section class="serve-compare" style="padding:0 1em">
-<h2>Comparison with the noise band</h2>
-{{if .Refuse}}<p class="note interrupted">{{.Refuse}}</p>{{end}}
-{{range .Warnings}}<p class="note">warning: {{.}}</p>{{end}}
-<p>verdict metric: {{range .Metrics}}<a href="/compare?{{$.Query}}&amp;metric={{.}}">{{.}}</a> {{end}}</p>
-<pre id="compare-text">{{.Text}}</pre>
-</section>
-`))
+// writeCompareTop writes the compare page's section above the report: what
+// refuses or warns against the comparison, the verdict metrics, the table.
+func writeCompareTop(w *htmlw.Writer, refuse string, warnings, metrics []string, query, text string) {
+	w.S("<section class=\"serve-compare\" style=\"padding:0 1em\">\n<h2>Comparison with the noise band</h2>\n")
+	if refuse != "" {
+		w.S("<p class=\"note interrupted\">")
+		w.T(refuse)
+		w.S("</p>")
+	}
+	w.S("\n")
+	for _, warning := range warnings {
+		w.S("<p class=\"note\">warning: ")
+		w.T(warning)
+		w.S("</p>")
+	}
+	w.S("\n<p>verdict metric: ")
+	for _, m := range metrics {
+		w.S("<a href=\"/compare?")
+		w.URLPath(query)
+		w.S("&amp;metric=")
+		w.URLQuery(m)
+		w.S("\">")
+		w.T(m)
+		w.S("</a> ")
+	}
+	w.S("</p>\n<pre id=\"compare-text\">")
+	w.T(text)
+	w.S("</pre>\n</section>\n")
 }
 
 // handleCompare shows the selected runs side by side: the compare table with
@@ -97,13 +113,8 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	q := selectionQuery(runs)
-	var top bytes.Buffer
-	err = compareTop.Get().Execute(&top, map[string]any{"Refuse": strings.TrimSuffix(refuse, " (use --force to compare anyway)"),
-		"Warnings": warnings, "Metrics": keys, "Query": template.URL(q), "Text": text.String()})
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
+	var top htmlw.Writer
+	writeCompareTop(&top, strings.TrimSuffix(refuse, " (use --force to compare anyway)"), warnings, keys, q, text.String())
 	s.writeReport(w, runs, q, reportParts{top: top.Bytes()})
 }
 

@@ -7,6 +7,7 @@
 //
 // It is read-only: it never changes or deletes a run. Pages are rendered by
 // internal/report (the same HTML as `pgarena report`); every string that
-// comes from a run is escaped by html/template, and targets are shown as the
+// comes from a run is escaped for its context (internal/report/htmlw, as
+// html/template would), and targets are shown as the
 // store recorded them (passwords already redacted).
 package serve

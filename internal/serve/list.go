@@ -187,5 +187,5 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		p.Workloads = append(p.Workloads, k)
 	}
 	slices.Sort(p.Workloads)
-	render(w, "list", p)
+	render(w, "pgarena: runs", p.write)
 }

@@ -57,5 +57,5 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 	if eta, ok := st.ETA(); ok {
 		p.ETA = eta.Round(time.Second).String()
 	}
-	render(w, "plan", p)
+	render(w, "pgarena: plan "+p.Name, p.write)
 }

@@ -81,7 +81,8 @@ func (s *Server) handlePNGList(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	render(w, "png", map[string]any{"ID": run.ID, "Charts": charts, "W": report.PNGWidth, "H": report.PNGHeight})
+	page := &pngPage{ID: run.ID, Charts: charts, W: report.PNGWidth, H: report.PNGHeight}
+	render(w, "pgarena: PNG charts", page.write)
 }
 
 // handlePNG serves one chart of a run; a name that is not one of its

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"html/template"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/pgarena/pgarena/internal/lazy"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/report"
+	"github.com/pgarena/pgarena/internal/report/htmlw"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -80,14 +79,38 @@ func runError(w http.ResponseWriter, err error) {
 	http.Error(w, err.Error(), code)
 }
 
-// serveBar is put at the top of report pages served here.
-var serveBar = lazy.Value[*template.Template]{New: buildServeBar}
+// writeServeBar writes the bar put at the top of report pages served
+// here: the list, downloads of the selection (query) and, on a run's page,
+// its PNG charts.
+func writeServeBar(w *htmlw.Writer, query, run string) {
+	w.S(`<nav class="serve" style="padding:.5em 1em;border-bottom:1px solid #d6dde3"><a href="/">runs</a> · download: `)
+	for i, d := range [][2]string{{"html", "HTML report"}, {"csv", "CSV"}, {"json", "JSON"}, {"png", "PNG charts (zip)"}} {
+		if i > 0 {
+			w.S(" · ")
+		}
+		w.S(`<a href="/download/`, d[0], "?")
+		w.URLPath(query)
+		w.S(`">`, d[1], "</a>")
+	}
+	if run != "" {
+		w.S(` · <a href="/run/`)
+		w.URLPath(run)
+		w.S(`/png">PNG charts</a>`)
+	}
+	w.S("</nav>")
+}
 
-func buildServeBar() *template.Template {
-	return template.Must(template.New("bar").Parse(
-		`<nav class="serve" style="padding:.5em 1em;border-bottom:1px solid #d6dde3"><a href="/">runs</a> · download: ` +
-			`<a href="/download/html?{{.Query}}">HTML report</a> · <a href="/download/csv?{{.Query}}">CSV</a> · <a href="/download/json?{{.Query}}">JSON</a> · <a href="/download/png?{{.Query}}">PNG charts (zip)</a>` +
-			`{{with .Run}} · <a href="/run/{{.}}/png">PNG charts</a>{{end}}</nav>`))
+// escapeAttr is text/template's HTMLEscapeString: htmlw's escaping, but
+// for '+', which it keeps.
+func escapeAttr(s string) string {
+	var w htmlw.Writer
+	for i, part := range strings.Split(s, "+") {
+		if i > 0 {
+			w.S("+")
+		}
+		w.T(part)
+	}
+	return w.String()
 }
 
 // handleRun serves a run's report; while the run goes, the page follows it
@@ -98,14 +121,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		runError(w, err)
 		return
 	}
-	rules, err := autostopHTML(run)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
+	rules := autostopHTML(run)
 	var extra bytes.Buffer
 	if run.Status == metrics.StatusRunning {
-		fmt.Fprintf(&extra, `<script src="/static/live.js" data-run="%s"></script>`, template.HTMLEscapeString(run.ID))
+		fmt.Fprintf(&extra, `<script src="/static/live.js" data-run="%s"></script>`, escapeAttr(run.ID))
 	}
 	s.writeReport(w, []*store.Run{run}, "run="+urlEscape(run.ID), reportParts{main: rules, end: extra.Bytes(), run: run.ID})
 }
@@ -126,11 +145,8 @@ func (s *Server) writeReport(w http.ResponseWriter, runs []*store.Run, query str
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	var bar bytes.Buffer
-	if err := serveBar.Get().Execute(&bar, map[string]any{"Query": template.URL(query), "Run": parts.run}); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
+	var bar htmlw.Writer
+	writeServeBar(&bar, query, parts.run)
 	html := page.Bytes()
 	head, tail, ok := bytes.Cut(html, []byte("<body>\n"))
 	body, foot, ok2 := bytes.Cut(tail, []byte("</body>"))
