@@ -208,9 +208,17 @@ workload, benchmarks it and removes the cluster.`,
   pgarena show last`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Version:       Version, // --version, as the version command
+		// --version, as the version command; not cobra's Version, whose
+		// template cobra executes with text/template (issue 34).
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				fmt.Fprintf(a.Stdout, "pgarena %s\n", Version)
+				return nil
+			}
+			return cmd.Help()
+		},
 	}
-	root.SetVersionTemplate("pgarena {{.Version}}\n")
+	root.Flags().BoolP("version", "v", false, "version for pgarena")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%s (see %s --help)", err, c.CommandPath())
 	})
