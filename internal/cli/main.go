@@ -104,10 +104,11 @@ func (m Main) Run(ctx context.Context, args []string) int {
 
 // setupProcs gives a run's setup one P (netio.SetupProcs) and returns
 // the GOMAXPROCS to set back after it: the process's own (0: none). Any
-// other command gets the Ps the process started with back at once.
+// other command gets the Ps the process started with back at once but
+// --help and --version alone, which print on one.
 func (m Main) setupProcs(args []string) int {
 	if len(args) == 0 || args[0] != "run" {
-		if m.StartProcs > 0 {
+		if m.StartProcs > 0 && !(&app{args: args}).rootOnly() {
 			runtime.GOMAXPROCS(m.StartProcs)
 		}
 		return 0
