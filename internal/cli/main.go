@@ -234,29 +234,26 @@ workload, benchmarks it and removes the cluster.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%s (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(
-		a.runCommand(),
-		a.rerunCommand(),
-		a.initCommand(),
-		a.checkCommand(),
-		a.dropCommand(),
-		a.listCommand(),
-		a.showCommand(),
-		a.clusterCommand(),
-		a.versionCommand(),
-		a.exportCommand(),
-		a.compareCommand(),
-		a.reportCommand(),
-		a.planCommand(),
-		a.findMaxCommand(),
-		a.mergeCommand(),
-		a.serveCommand(),
-		a.publishCommand(),
-		a.k8sCommand(),
-	)
+	tops := a.topCommands()
+	for _, c := range tops {
+		if a.buildsCommand(tops, c.name) {
+			root.AddCommand(c.build())
+		}
+	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	usageArgs(root)
 	return root
+}
+
+// topCommands are the root's subcommands, in help's order.
+func (a *app) topCommands() []topCommand {
+	return []topCommand{
+		{"run", a.runCommand}, {"rerun", a.rerunCommand}, {"init", a.initCommand}, {"check", a.checkCommand},
+		{"drop", a.dropCommand}, {"list", a.listCommand}, {"show", a.showCommand}, {"cluster", a.clusterCommand},
+		{"version", a.versionCommand}, {"export", a.exportCommand}, {"compare", a.compareCommand},
+		{"report", a.reportCommand}, {"plan", a.planCommand}, {"find-max", a.findMaxCommand},
+		{"merge", a.mergeCommand}, {"serve", a.serveCommand}, {"publish", a.publishCommand}, {"k8s", a.k8sCommand},
+	}
 }
 
 // usageArgs makes every wrong argument count and unknown command in the
