@@ -29,6 +29,8 @@ var allowed = map[string][]string{
 	"internal/gostack":   {},
 	"internal/metrics":   {"internal/lazy", "internal/pgerr", pgx, hdr},
 	"internal/pgerr":     {pgx},
+	// the process's Ps at its start (its init)
+	"internal/startprocs": {},
 
 	// --out: outputs of a run beside its results directory (the registry and one package per kind)
 	"internal/output":            with(sessionReach, "internal/session"),

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgarena/pgarena/internal/target/local"
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 func (a *app) clusterCommand() *cobra.Command {
@@ -65,7 +66,7 @@ func (a *app) clusterStartCommand() *cobra.Command {
 	}
 	start.Flags().StringVar(&name, "name", "dev", "cluster name")
 	start.Flags().StringVar(&pgBin, "pg-bin", "", "PostgreSQL server binaries (default: $PGARENA_PG_BIN, else the highest version found)")
-	start.Flags().StringArrayVar(&pgSet, "pg-set", nil, "server setting, key=value (repeatable)")
+	workload.StringArrayVarP(start.Flags(), &pgSet, "pg-set", "", "server setting, key=value (repeatable)")
 	start.Flags().IntVar(&port, "port", 0, "TCP port on 127.0.0.1 (default: a free one)")
 	start.Flags().IntVar(&maxCon, "max-connections", 100, "at least this many connections")
 

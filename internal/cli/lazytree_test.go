@@ -37,6 +37,7 @@ func TestNarrowTreeAnswersAsWholeTree(t *testing.T) {
 		{"run", "nosuch", "-c", "1"}, {"run", "tpcb", "--no-such-flag"}, {"check", "tpcb", "-t", "x"},
 		{"run", "tpcb", "-c", "0", "-t", "1"}, {"rnu", "tpcb"}, {"run", "--help"}, {"help", "run", "tpcb"},
 		{"--help"}, {"-h"}, {"--version"}, {"--no-such-flag"},
+		{"version"}, {"version", "x"}, {"list", "--help"}, {"cluster", "--help"}, {"k8s", "--help"}, {"find-max", "-h"},
 	} {
 		wc, wout, werr := invoke(args, true)
 		nc, nout, nerr := invoke(args, false)
@@ -85,4 +86,20 @@ func mustFind(t *testing.T, verb string) *cobra.Command {
 	}
 	t.Fatalf("no command %s", verb)
 	return nil
+}
+
+// A command line that names a verb builds that verb alone, under the name
+// topCommands gives it.
+func TestNarrowTreeBuildsOneVerb(t *testing.T) {
+	t.Parallel()
+	for _, top := range (&app{}).topCommands() {
+		cmds := (&app{args: []string{top.name, "--help"}}).rootCommand().Commands()
+		if len(cmds) != 1 || cmds[0].Name() != top.name {
+			names := []string{}
+			for _, c := range cmds {
+				names = append(names, c.Name())
+			}
+			t.Errorf("%s --help builds %v, want [%s]", top.name, names, top.name)
+		}
+	}
 }

@@ -49,6 +49,9 @@ type Main struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Env    []string // KEY=VALUE, as os.Environ
+	// StartProcs is the GOMAXPROCS the process started with when its
+	// start gave it one P (cmd/pgarena: internal/startprocs); 0: it did not.
+	StartProcs int
 }
 
 // UsageError is bad input: printed as one line, exit code 2.
@@ -70,9 +73,8 @@ func (e *exitError) Error() string { return e.msg }
 
 // Run executes the command line args and returns the exit code.
 func (m Main) Run(ctx context.Context, args []string) int {
-	procs := 0 // a run's setup gets one P (netio.SetupProcs), its clients -j (runProcs)
-	if len(args) > 0 && args[0] == "run" {
-		procs = netio.SetupProcs()
+	procs := m.setupProcs(args)
+	if procs > 0 {
 		defer runtime.GOMAXPROCS(procs)
 	}
 	if m.Stdout == nil {
@@ -98,6 +100,24 @@ func (m Main) Run(ctx context.Context, args []string) int {
 		err = &exitError{code: ExitInterrupted, msg: "interrupted: " + oneLine(err.Error())}
 	}
 	return app.report(err)
+}
+
+// setupProcs gives a run's setup one P (netio.SetupProcs) and returns
+// the GOMAXPROCS to set back after it: the process's own (0: none). Any
+// other command gets the Ps the process started with back at once but
+// --help and --version alone, which print on one.
+func (m Main) setupProcs(args []string) int {
+	if len(args) == 0 || args[0] != "run" {
+		if m.StartProcs > 0 && !(&app{args: args}).rootOnly() {
+			runtime.GOMAXPROCS(m.StartProcs)
+		}
+		return 0
+	}
+	procs := netio.SetupProcs() // 1 already when the start gave it one P
+	if m.StartProcs > 0 {
+		procs = m.StartProcs
+	}
+	return procs
 }
 
 // report prints err as one line and maps it to an exit code.
@@ -222,29 +242,26 @@ workload, benchmarks it and removes the cluster.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%s (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(
-		a.runCommand(),
-		a.rerunCommand(),
-		a.initCommand(),
-		a.checkCommand(),
-		a.dropCommand(),
-		a.listCommand(),
-		a.showCommand(),
-		a.clusterCommand(),
-		a.versionCommand(),
-		a.exportCommand(),
-		a.compareCommand(),
-		a.reportCommand(),
-		a.planCommand(),
-		a.findMaxCommand(),
-		a.mergeCommand(),
-		a.serveCommand(),
-		a.publishCommand(),
-		a.k8sCommand(),
-	)
+	tops := a.topCommands()
+	for _, c := range tops {
+		if a.buildsCommand(tops, c.name) {
+			root.AddCommand(c.build())
+		}
+	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	usageArgs(root)
 	return root
+}
+
+// topCommands are the root's subcommands, in help's order.
+func (a *app) topCommands() []topCommand {
+	return []topCommand{
+		{"run", a.runCommand}, {"rerun", a.rerunCommand}, {"init", a.initCommand}, {"check", a.checkCommand},
+		{"drop", a.dropCommand}, {"list", a.listCommand}, {"show", a.showCommand}, {"cluster", a.clusterCommand},
+		{"version", a.versionCommand}, {"export", a.exportCommand}, {"compare", a.compareCommand},
+		{"report", a.reportCommand}, {"plan", a.planCommand}, {"find-max", a.findMaxCommand},
+		{"merge", a.mergeCommand}, {"serve", a.serveCommand}, {"publish", a.publishCommand}, {"k8s", a.k8sCommand},
+	}
 }
 
 // usageArgs makes every wrong argument count and unknown command in the

@@ -32,3 +32,29 @@ func TestRunProcsAroundSetup(t *testing.T) {
 		}
 	}
 }
+
+// TestStartProcsGivenBack: a process that started on one P
+// (internal/startprocs, Main.StartProcs) gets the Ps it started with back
+// for every command, and for a run after its setup: a run without -j
+// runs on them, and the version command leaves them set.
+func TestStartProcsGivenBack(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	mustRun(t, "init", "tpcb", "-s", "1", "--dsn", dsn)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, args := range [][]string{
+		{"version"},
+		{"run", "tpcb", "-S", "-c", "2", "-t", "5", "--dsn", dsn, "--results", t.TempDir()},
+	} {
+		runtime.GOMAXPROCS(1)
+		var out, errb strings.Builder
+		if code := (Main{Stdout: &out, Stderr: &errb, Env: cleanEnv(), StartProcs: 2}).Run(t.Context(), args); code != 0 {
+			t.Fatalf("pgarena %v: exit %d\n%s", args, code, errb.String())
+		}
+		if args[0] == "run" && !strings.Contains(out.String(), "number of threads: 2\n") {
+			t.Errorf("run: want %q in\n%s", "number of threads: 2", out.String())
+		}
+		if got := runtime.GOMAXPROCS(0); got != 2 {
+			t.Errorf("%s: GOMAXPROCS %d afterwards, want 2, what the process started with", args[0], got)
+		}
+	}
+}

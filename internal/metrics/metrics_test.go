@@ -277,7 +277,7 @@ func TestIntervalHistogramsAsHdr(t *testing.T) {
 		}
 		return string(e)
 	}
-	// Same payload as hdr's encoding; the zlib level differs (BestSpeed).
+	// Same payload as hdr's encoding; the zlib level differs (HuffmanOnly).
 	same := func(got, want string) bool { return bytes.Equal(v2Payload(t, got), v2Payload(t, want)) }
 	for i, tx := range iv.Tx {
 		if lat, svc := hdrText(tx.Latency), hdrText(tx.Service); !same(back.Tx[i].LatencyHist, lat) || !same(back.Tx[i].ServiceHist, svc) {

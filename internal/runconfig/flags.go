@@ -17,6 +17,7 @@ import (
 	"github.com/pgarena/pgarena/internal/session"
 	"github.com/pgarena/pgarena/internal/target/pooler"
 	"github.com/pgarena/pgarena/internal/target/replica"
+	"github.com/pgarena/pgarena/internal/workload"
 )
 
 // AddFlags defines the run flags on fl, bound to c's fields, and sets c to
@@ -46,7 +47,7 @@ func (c *Config) targetFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&c.Cluster, "cluster", "", "use the local cluster `NAME`, as started by 'pgarena cluster start --name NAME'")
 	fl.DurationVar(&c.WaitReady, "wait-ready", 0, "wait up to this long for the server to accept connections")
 	fl.StringVar(&c.PgBin, "pg-bin", "", "PostgreSQL server binaries for the embedded cluster (default: $PGARENA_PG_BIN, else the highest version found)")
-	fl.StringArrayVar(&c.PgSet, "pg-set", nil, "server setting for the embedded cluster, key=value (repeatable)")
+	workload.StringArrayVarP(fl, &c.PgSet, "pg-set", "", "server setting for the embedded cluster, key=value (repeatable)")
 	fl.BoolVar(&c.KeepCluster, "keep-cluster", false, "keep the embedded cluster (running) after the run and print how to reach it")
 }
 
@@ -76,7 +77,7 @@ func (c *Config) loadFlags(fl *pflag.FlagSet) {
 	fl.VarP(millis{&c.LatencyLimit}, "latency-limit", "L", "open loop: skip transactions already later than this, count those finishing later (ms or 50ms, 1s)")
 	fl.Var(seconds{&c.Ramp}, "ramp", "start clients one after another over this time")
 	fl.Var(seconds{&c.Warmup}, "warmup", "flag the first part of the run as warm-up: recorded, excluded from the summary")
-	fl.StringArrayVar(&c.Autostop, "autostop", nil, "stop the run when a rule holds, e.g. 'errors>25/s for 10s', 'p95>500ms for 10s', 'tps<10 for 30s' (repeatable; exit code 3)")
+	workload.StringArrayVarP(fl, &c.Autostop, "autostop", "", "stop the run when a rule holds, e.g. 'errors>25/s for 10s', 'p95>500ms for 10s', 'tps<10 for 30s' (repeatable; exit code 3)")
 	c.LatencyLimit, c.Ramp, c.Warmup = 0, 0, 0
 }
 
@@ -103,15 +104,15 @@ func (c *Config) runFlags(fl *pflag.FlagSet) {
 	fl.BoolVarP(&c.Connect, "connect", "C", false, "open a new connection for every transaction")
 	fl.IntVar(&c.MaxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock (retries are counted)")
 	fl.StringVar(&c.Label, "label", "", "label recorded with the run (for listing and comparing)")
-	fl.StringArrayVar(&c.SessionSet, "session-set", nil, "session setting key=value on every connection of the workload's clients (repeatable); group:key=value for one client group only (chbench: olap:work_mem=256MB); recorded with the run")
-	fl.StringArrayVar(&c.WorkerDSN, "worker-dsn", nil, "a Citus worker to sample (repeatable), in place of the coordinator's workers at their pg_dist_node addresses with --dsn's credentials")
+	workload.StringArrayVarP(fl, &c.SessionSet, "session-set", "", "session setting key=value on every connection of the workload's clients (repeatable); group:key=value for one client group only (chbench: olap:work_mem=256MB); recorded with the run")
+	workload.StringArrayVarP(fl, &c.WorkerDSN, "worker-dsn", "", "a Citus worker to sample (repeatable), in place of the coordinator's workers at their pg_dist_node addresses with --dsn's credentials")
 	SeedVar(fl, &c.Seed, &c.SeedFrom, "random seed of the clients' streams and of generated data (recorded; same seed, same run)")
 	fl.BoolVar(&c.JSON, "json", false, "print the final summary as JSON on stdout")
 	var kinds []string
 	for _, k := range output.Kinds() {
 		kinds = append(kinds, k.Usage+": "+k.Help)
 	}
-	fl.StringArrayVar(&c.Out, "out", nil, "also stream the run to an output (repeatable; the results directory is always written): "+strings.Join(kinds, "; "))
+	workload.StringArrayVarP(fl, &c.Out, "out", "", "also stream the run to an output (repeatable; the results directory is always written): "+strings.Join(kinds, "; "))
 	fl.BoolVarP(&c.ReportPerCommand, "report-per-command", "r", false, "report each script command's mean latency, failures and retries in the summary (script workloads: tpcb, script)")
 	fl.StringVar(&c.Results, "results", "", "results directory (default $PGARENA_RESULTS or ./pgarena-results)")
 	fl.DurationVar(&c.Interval, "interval", time.Second, "length of a recorded interval")

@@ -58,8 +58,8 @@ func NewWorkload() *Workload {
 // AddFlags defines pgbench's -f FILE[@WEIGHT] and -D NAME=VALUE on fs (for
 // the script workload and for tpcb).
 func AddFlags(fs *pflag.FlagSet, files, defines *[]string) {
-	fs.StringArrayVarP(files, "file", "f", nil, "pgbench script FILE[@WEIGHT] (repeatable; a weight picks scripts in proportion)")
-	fs.StringArrayVarP(defines, "define", "D", nil, "script variable NAME=VALUE every client starts with (repeatable)")
+	workload.StringArrayVarP(fs, files, "file", "f", "pgbench script FILE[@WEIGHT] (repeatable; a weight picks scripts in proportion)")
+	workload.StringArrayVarP(fs, defines, "define", "D", "script variable NAME=VALUE every client starts with (repeatable)")
 	workload.ForVerbs(fs, []string{workload.VerbRun}, "file", "define")
 }
 

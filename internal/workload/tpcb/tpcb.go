@@ -95,7 +95,7 @@ func New() *Workload {
 	fs.IntVar(&w.fillfactor, "fillfactor", 100, "fill factor of pgbench_accounts, _tellers and _branches, 10..100 (init)")
 	fs.BoolVarP(&w.selectOnly, "select-only", "S", false, "run the select-only script (same as -b select-only)")
 	fs.BoolVarP(&w.skipSome, "skip-some-updates", "N", false, "run the simple-update script (same as -b simple-update)")
-	fs.StringArrayVarP(&w.builtins, "builtin", "b", nil, "builtin script NAME[@WEIGHT]: tpcb-like, simple-update or select-only (a unique prefix will do; repeatable, mixes with -f, as in pgbench)")
+	workload.StringArrayVarP(fs, &w.builtins, "builtin", "b", "builtin script NAME[@WEIGHT]: tpcb-like, simple-update or select-only (a unique prefix will do; repeatable, mixes with -f, as in pgbench)")
 	script.AddFlags(fs, &w.files, &w.defines)
 	fs.IntVar(&w.partitions, "partitions", 0, "range-partition pgbench_accounts into this many partitions, 0 for none (init)")
 	fs.BoolVar(&w.unlogged, "unlogged", false, "create unlogged tables (init)")
