@@ -124,12 +124,12 @@ type RunProcs struct {
 }
 
 // SetupProcs gives a run's setup (parsing, connecting, describing: one
-// goroutine's work) one P, from the start of the process, and returns
-// the value GOMAXPROCS had, for the caller to set back or to raise it to
-// the run's threads once they are known (SetRunProcs keeps the current
-// value for threads < 1). A P the runtime has used keeps memory in its
-// caches that giving it up later does not return (~0.5 MB of a -j 1
-// run's peak RSS).
+// goroutine's work) one P and returns the value GOMAXPROCS had, for the
+// caller to set back or to raise it to the run's threads once they are
+// known (SetRunProcs keeps the current value for threads < 1). The binary
+// already starts on one P (internal/startprocs): a P the runtime has used
+// keeps memory in its caches that giving it up later does not return
+// (~0.5 MB of a -j 1 run's peak RSS).
 func SetupProcs() (prev int) { return runtime.GOMAXPROCS(1) }
 
 // SetRunProcs sets GOMAXPROCS to threads for a run; threads < 1 keeps
