@@ -108,8 +108,12 @@ func (m Main) Run(ctx context.Context, args []string) int {
 // --help and --version alone, which print on one.
 func (m Main) setupProcs(args []string) int {
 	if len(args) == 0 || args[0] != "run" {
-		if m.StartProcs > 0 && !(&app{args: args}).rootOnly() {
-			runtime.GOMAXPROCS(m.StartProcs)
+		if a := (&app{Main: m, args: args}); m.StartProcs > 0 && !a.rootOnly() {
+			if a.getenv("GOMAXPROCS") == "" {
+				runtime.SetDefaultGOMAXPROCS() // and it follows CPU limits again
+			} else {
+				runtime.GOMAXPROCS(m.StartProcs)
+			}
 		}
 		return 0
 	}
