@@ -117,11 +117,10 @@ func (m Main) setupProcs(args []string) int {
 		}
 		return 0
 	}
-	procs := netio.SetupProcs() // 1 already when the start gave it one P
 	if m.StartProcs > 0 {
-		procs = m.StartProcs
+		return m.StartProcs // the binary's start gave it one P already
 	}
-	return procs
+	return netio.SetupProcs()
 }
 
 // report prints err as one line and maps it to an exit code.
