@@ -31,7 +31,7 @@ func (b *Bouncer) DSN() string { return b.dsn }
 // pgbouncer, as the same user).
 func (b *Bouncer) AdminDSN() string { return b.admin }
 
-// Log returns pgbouncer's log so far (for a failing test's message).
+// Log returns pgbouncer's log so far. A failing test prints it at its end.
 func (b *Bouncer) Log() string {
 	out, _ := os.ReadFile(filepath.Join(b.dir, "pgbouncer.log"))
 	return string(out)
@@ -65,11 +65,18 @@ func StartBouncer(t testing.TB, c *local.Cluster, dbname, mode string, poolSize 
 		t.Fatalf("pgtest: starting pgbouncer: %v", err)
 	}
 	t.Cleanup(teardown)
+	b := &Bouncer{dir: tg.Config.Host}
+	t.Cleanup(func() { // runs before teardown, which removes the log
+		if t.Failed() {
+			t.Logf("--- pgbouncer log ---\n%s", b.Log())
+		}
+	})
 	dsn := func(db string) string {
 		return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", tg.Config.Host, tg.Config.Port,
 			tg.Config.User, db)
 	}
-	return &Bouncer{dsn: dsn(tg.Config.Database), admin: dsn("pgbouncer"), dir: tg.Config.Host}
+	b.dsn, b.admin = dsn(tg.Config.Database), dsn("pgbouncer")
+	return b
 }
 
 // clusterDB is a database of a test cluster as a target provider, with its
