@@ -272,8 +272,8 @@ func (p *page) renderReplication(w *htmlw.Writer) {
 				over, caught = "", "yes"
 			}
 			w.S("<tr>")
-			w.Cells(`<td class="text">`, "</td>", l.Name, l.Kind)
-			w.Cells("<td>", "</td>", fmtFixed(l.LagMaxS, 3), fmtFixed(l.LagP99S, 3), fmtFixed(l.LagEndS, 3), over+fmtFixed(l.CatchUpS, 2))
+			w.Elems(`<td class="text">`, "</td>", l.Name, l.Kind)
+			w.Elems("<td>", "</td>", fmtFixed(l.LagMaxS, 3), fmtFixed(l.LagP99S, 3), fmtFixed(l.LagEndS, 3), over+fmtFixed(l.CatchUpS, 2))
 			w.Elem(`<td class="text">`, caught, "</td>")
 			w.Elem("<td>", fmtFixed(l.UnreadableS, 1), "</td></tr>\n")
 		}
@@ -367,7 +367,7 @@ func (p *page) renderComparison(w *htmlw.Writer) {
 		w.T(c.Name)
 		w.S("</td>")
 		w.Elem(`<td class="text">`, c.Status, "</td>")
-		w.Cells("<td>", "</td>", fmtNum(c.TPS), tpsRel, fmtMS(c.P50), fmtMS(c.P95), p95Rel, fmtMS(c.P99), p99Rel,
+		w.Elems("<td>", "</td>", fmtNum(c.TPS), tpsRel, fmtMS(c.P50), fmtMS(c.P95), p95Rel, fmtMS(c.P99), p99Rel,
 			fmtMS(c.Max), fmtInt(c.Failed), strconv.Itoa(c.Clients), fmtFixed(c.DurationS, 0))
 		w.S("</tr>\n")
 	}
@@ -412,9 +412,9 @@ func (p *page) renderFailures(w *htmlw.Writer) {
 			"<thead><tr><th>class</th><th>type</th><th>failed</th><th>when</th><th>SQLSTATE</th><th>message</th></tr></thead>\n<tbody>\n")
 		for _, f := range v.Failures {
 			w.S("<tr>")
-			w.Cells(`<td class="text">`, "</td>", f.Class, f.Tx)
+			w.Elems(`<td class="text">`, "</td>", f.Class, f.Tx)
 			w.Elem("<td>", fmtInt(f.Failed), "</td>")
-			w.Cells(`<td class="text">`, "</td>", f.When, f.SQLState, f.Text)
+			w.Elems(`<td class="text">`, "</td>", f.When, f.SQLState, f.Text)
 			w.S("</tr>\n")
 		}
 		w.S("</tbody>\n</table></div>\n")
@@ -448,7 +448,7 @@ func (p *page) renderSteps(w *htmlw.Writer) {
 			}
 			l := &st.Latency
 			w.S("<tr>")
-			w.Cells("<td>", "</td>", strconv.Itoa(st.Step), strconv.Itoa(st.Clients), rate, fmtFixed(st.DurationS, 1),
+			w.Elems("<td>", "</td>", strconv.Itoa(st.Step), strconv.Itoa(st.Clients), rate, fmtFixed(st.DurationS, 1),
 				fmtInt(st.Transactions), fmtInt(st.Failed), fmtNum(st.TPS), fmtMS(l.Avg), fmtMS(l.P50), fmtMS(l.P95), fmtMS(l.P99))
 			w.S(`<td class="text">`)
 			w.T(st.Status)
@@ -499,11 +499,11 @@ func (p *page) renderTransactions(w *htmlw.Writer) {
 }
 
 func txCells(w *htmlw.Writer, transactions, failed, retries int64, tps float64) {
-	w.Cells("<td>", "</td>", fmtInt(transactions), fmtInt(failed), fmtInt(retries), fmtNum(tps))
+	w.Elems("<td>", "</td>", fmtInt(transactions), fmtInt(failed), fmtInt(retries), fmtNum(tps))
 }
 
 func latencyCells(w *htmlw.Writer, l *metrics.LatencyStats) {
-	w.Cells("<td>", "</td>", fmtMS(l.Avg), fmtMS(l.P50), fmtMS(l.P95), fmtMS(l.P99), fmtMS(l.P999), fmtMS(l.Max))
+	w.Elems("<td>", "</td>", fmtMS(l.Avg), fmtMS(l.P50), fmtMS(l.P95), fmtMS(l.P99), fmtMS(l.P999), fmtMS(l.Max))
 }
 
 func (p *page) renderStatements(w *htmlw.Writer) {
@@ -528,7 +528,7 @@ func (p *page) renderStatements(w *htmlw.Writer) {
 				"<thead><tr><th>#</th><th>avg ms</th><th>completed</th><th>failures</th><th>retries</th><th>command</th></tr></thead>\n<tbody>\n")
 			for i, st := range t.Statements {
 				w.S("<tr>")
-				w.Cells("<td>", "</td>", strconv.Itoa(i+1), fmtFixed(st.AvgMS, 3), fmtInt(st.Count), fmtInt(st.Failures), fmtInt(st.Retries))
+				w.Elems("<td>", "</td>", strconv.Itoa(i+1), fmtFixed(st.AvgMS, 3), fmtInt(st.Count), fmtInt(st.Failures), fmtInt(st.Retries))
 				w.Elem(`<td class="text cmd">`, st.Command, "</td></tr>\n")
 			}
 			w.S("</tbody>\n</table></div>\n")

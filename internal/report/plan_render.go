@@ -126,12 +126,12 @@ func (t *replicationTable) render(w *htmlw.Writer) {
 	w.S("<p>transactions / (run time + the replica's catch-up after the load), as the classic comparison of replication systems reports it; ",
 		"≤: a replica did not catch up within --catch-up-timeout (an upper bound)</p>\n<table id=\"plan-replication\">\n<tr>")
 	w.Elem("<th>", t.Axis, "</th>")
-	w.Cells("<th>", "</th>", t.Columns...)
+	w.Elems("<th>", "</th>", t.Columns...)
 	w.S("</tr>\n")
 	for _, r := range t.Rows {
 		w.S("<tr>")
 		w.Elem(`<td class="num">`, r.Key, "</td>")
-		w.Cells(`<td class="num">`, "</td>", r.Cells...)
+		w.Elems(`<td class="num">`, "</td>", r.Cells...)
 		w.S("</tr>\n")
 	}
 	w.S("</table>\n")
@@ -140,7 +140,7 @@ func (t *replicationTable) render(w *htmlw.Writer) {
 func (pg *planPage) renderCells(w *htmlw.Writer) {
 	w.S("<h2>Cells</h2>\n<p>Mean over the repeats that finished, ± the half-width of the 95% confidence interval (Student's t).</p>\n",
 		"<table id=\"plan-cells\">\n<tr><th>cell</th><th>target</th><th>workload</th>")
-	w.Cells("<th>", "</th>", pg.Axes...)
+	w.Elems("<th>", "</th>", pg.Axes...)
 	w.S("<th>runs</th><th>failed</th><th>tps</th><th>p95 ms</th>")
 	switch pg.Metric {
 	case "nopm":
@@ -152,15 +152,15 @@ func (pg *planPage) renderCells(w *htmlw.Writer) {
 	w.S("</tr>\n")
 	for _, c := range pg.Cells {
 		w.S("<tr>")
-		w.Cells("<td>", "</td>", c.Name, c.Target, c.Workload)
-		w.Cells("<td>", "</td>", c.Axes...)
+		w.Elems("<td>", "</td>", c.Name, c.Target, c.Workload)
+		w.Elems("<td>", "</td>", c.Axes...)
 		w.Elem(`<td class="num">`, strconv.Itoa(c.Runs), "</td>")
 		w.S(`<td class="num`)
 		if c.Failed != 0 {
 			w.S(" state-failed")
 		}
 		w.Elem(`">`, strconv.Itoa(c.Failed), "</td>")
-		w.Cells(`<td class="num">`, "</td>", fmtEstimate(c.TPS), fmtEstimate(c.P95))
+		w.Elems(`<td class="num">`, "</td>", fmtEstimate(c.TPS), fmtEstimate(c.P95))
 		if pg.Metric != "tps" {
 			w.Elem(`<td class="num">`, fmtEstimate(c.Figure), "</td>")
 		}
@@ -186,7 +186,7 @@ func (pg *planPage) renderRuns(w *htmlw.Writer) {
 		w.Elem(`<td class="state-`, r.State, `">`)
 		w.T(r.State)
 		w.S("</td>")
-		w.Cells("<td>", "</td>", id, status)
+		w.Elems("<td>", "</td>", id, status)
 		w.S("</tr>\n")
 	}
 	w.S("</table>\n")

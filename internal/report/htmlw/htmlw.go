@@ -62,9 +62,9 @@ func (w *Writer) Elem(open, text, close string) {
 	w.WriteString(close)
 }
 
-// Cells writes each of texts as Elem(open, text, close): a row's cells
-// that are alike.
-func (w *Writer) Cells(open, close string, texts ...string) {
+// Elems writes each of texts as Elem(open, text, close): a row's cells
+// that are alike, say.
+func (w *Writer) Elems(open, close string, texts ...string) {
 	for _, t := range texts {
 		w.Elem(open, t, close)
 	}

@@ -47,7 +47,7 @@ func TestSameAsHTMLTemplate(t *testing.T) {
 	same(t, `<title>{{.}}</title>`, (*Writer).T)
 	same(t, `<td class="{{.}}">`, (*Writer).T)
 	sameWhole(t, `<td class="x">{{.}}</td>`, func(w *Writer, v string) { w.Elem(`<td class="x">`, v, "</td>") })
-	sameWhole(t, `<td>{{.}}</td><td>{{.}}</td><td>{{.}}</td>`, func(w *Writer, v string) { w.Cells("<td>", "</td>", v, v, v) })
+	sameWhole(t, `<td>{{.}}</td><td>{{.}}</td><td>{{.}}</td>`, func(w *Writer, v string) { w.Elems("<td>", "</td>", v, v, v) })
 	sameWhole(t, `<td title="{{.}}" class="{{.}}">`, func(w *Writer, v string) {
 		w.S("<td")
 		w.Attr("title", v)
