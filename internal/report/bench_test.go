@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/report/htmlw"
 	"github.com/pgarena/pgarena/internal/report/reporttest"
 	"github.com/pgarena/pgarena/internal/store"
 )
@@ -93,5 +94,28 @@ func BenchmarkHTMLDayRun(b *testing.B) {
 		if err := HTML(io.Discard, []*store.Run{r}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkHTMLRender writes the page of every fixture run, hostile values
+// in its strings: the writing alone, the page already built.
+func BenchmarkHTMLRender(b *testing.B) {
+	runs := fixtureRuns(b)
+	makeHostile(runs)
+	p := buildPage(runs)
+	for b.Loop() {
+		var w htmlw.Writer
+		if err := p.render(&w); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlanHTMLRender writes a plan's page, the page already built.
+func BenchmarkPlanHTMLRender(b *testing.B) {
+	p := newPlanPage(planFixture(true))
+	for b.Loop() {
+		var w htmlw.Writer
+		p.render(&w)
 	}
 }

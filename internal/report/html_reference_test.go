@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/report/htmlw"
 	"github.com/pgarena/pgarena/internal/store"
 )
 
@@ -110,5 +111,96 @@ func TestHTMLSameAsTemplate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHTMLBranchesSameAsTemplate renders pages whose runs take both sides
+// of every choice the page makes (caught up or not, a fired limit, mins,
+// failure advice, a due fault...), with hostile values, and compares them
+// with the template.
+func TestHTMLBranchesSameAsTemplate(t *testing.T) {
+	t.Parallel()
+	for _, flip := range []bool{false, true} {
+		runs := fixtureRuns(t)
+		makeHostile(runs)
+		p := buildPage(runs)
+		p.HasServer, p.HasHost, p.HasPooler, p.HasSteps = flip, flip, flip, flip
+		p.HasFailureText, p.HasStatements, p.HasFailover, p.HasReplication = flip, flip, flip, flip
+		if flip {
+			p.Data.Note, p.Data.Warmup = hostileValues[0], nil
+		}
+		for i := range p.Runs {
+			v := &p.Runs[i]
+			odd := (i%2 == 1) != flip
+			h := func(k int) string { return hostileValues[(i+k)%len(hostileValues)] }
+			pick := func(s string) string {
+				if odd {
+					return s
+				}
+				return ""
+			}
+			num := func(x float64) float64 {
+				if odd {
+					return x
+				}
+				return 0
+			}
+			v.Note, v.Interrupted, v.Label = pick(h(0)), odd, pick(h(1))
+			if odd {
+				v.Name = v.ID
+			}
+			s := &v.Summary
+			s.WarmupS, s.Failed = num(5), int64(num(3))
+			v.Limits = &LoadLimits{Rule: h(2), Fired: odd, Reached: 12.5, Held: num(7.25)}
+			if i%3 == 2 {
+				v.Limits = nil
+			}
+			s.Replication = &metrics.Replication{CaughtUp: odd, CatchUpS: 2.5, SustainableTPS: 9.5, SustainableRatio: 0.75,
+				Replicas: []metrics.ReplicaLag{{Name: h(3), Kind: h(4), CaughtUp: odd, CatchUpS: 1}, {Name: h(5), CaughtUp: !odd}}}
+			s.Failover = &metrics.Failover{FaultAtS: 3, DowntimeS: 1.5, AckedLost: int64(num(2)), LedgerAcked: 40, Replication: pick(h(6))}
+			v.Failover = &failoverView{Planned: num(2.5), Events: []failoverEvent{{X: 3, What: h(0)}, {X: 4.5, What: h(1)}},
+				Final: &metrics.Failover{FaultAtS: num(3), DowntimeS: 1.5, PromotedS: 0.5, FailedDuring: 4, RecoveredS: num(6),
+					AckedLost: 1, LedgerAcked: 40, Replication: []string{h(2), ""}[i/2%2], Problem: pick(h(3))}}
+			switch i % 3 {
+			case 1:
+				v.Failover.Events, v.Failover.Final = nil, nil
+			case 2:
+				v.Failover, s.Replication, s.Failover = nil, nil, nil
+			}
+			v.Failures = []failureRow{{Class: h(0), Tx: h(1), When: h(2), SQLState: h(3), Text: h(4), Failed: 2}}
+			v.Advice = []kv{{h(5), h(6)}}
+			v.Mins = nil
+			if odd {
+				v.Failures, v.Advice = v.Failures[:0], nil
+				v.Mins = map[string]float64{}
+				for j, tx := range s.Tx {
+					v.Mins[tx.Name] = float64(j % 2)
+				}
+			}
+			s.Steps = []metrics.StepSummary{{Step: 1, Clients: 2, Rate: num(50), Status: h(5), StopReason: pick(h(6))},
+				{Step: 2, Clients: 4, Rate: 0, Status: h(0)}}
+			if i%3 == 1 {
+				s.Steps = nil
+			}
+			if odd && len(s.Tx) > 0 {
+				v.Settings, s.Tx[0].Statements = nil, nil
+			}
+		}
+		for i := range p.Data.Charts {
+			p.Data.Charts[i].Anchor = []string{"", hostileValues[i%len(hostileValues)]}[i%2]
+		}
+		var got htmlw.Writer
+		if err := p.render(&got); err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		ref := referencePage{p, template.JS(uplotJS), template.CSS(uplotCSS), template.JS(reportJS), template.CSS(reportCSS)}
+		if err := referenceReport.Execute(&want, ref); err != nil {
+			t.Fatal(err)
+		}
+		if i := firstDiff(got.Bytes(), want.Bytes()); i != got.Len() || got.Len() != want.Len() {
+			t.Fatalf("flip %v: the page differs from html/template's at byte %d:\n got: %q\nwant: %q", flip, i,
+				around(got.Bytes(), i), around(want.Bytes(), i))
+		}
 	}
 }

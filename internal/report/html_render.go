@@ -12,17 +12,20 @@ import (
 // escaped by htmlw as html/template escaped them (html_render_test.go
 // compares with the template the page was once rendered by).
 
-func fmtMS(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+func fmtMS(v float64) string { return fmtFixed(v, 2) }
+
+// fmtFixed is v with prec decimals, as printf's %.<prec>f writes it.
+func fmtFixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 
 func fmtInt(v int64) string { return strconv.FormatInt(v, 10) }
 
 func (p *page) render(w *htmlw.Writer) error {
 	w.S("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
-		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"pgarena\">\n<title>")
-	w.T(p.Title)
-	w.S("</title>\n<style>", uplotCSS, "</style>\n<style>", reportCSS, "</style>\n</head>\n<body>\n<header>\n<h1>")
-	w.T(p.Title)
-	w.S("</h1>\n<nav>\n")
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"pgarena\">\n")
+	w.Elem("<title>", p.Title, "</title>\n")
+	w.S("<style>", uplotCSS, "</style>\n<style>", reportCSS, "</style>\n</head>\n<body>\n<header>\n")
+	w.Elem("<h1>", p.Title, "</h1>\n")
+	w.S("<nav>\n")
 	p.renderNav(w)
 	w.S("\n</nav>\n</header>\n<main>\n<section id=\"summary\">\n")
 	for i := range p.Runs {
@@ -77,45 +80,53 @@ func (p *page) renderNav(w *htmlw.Writer) {
 	link(true, "environment", "environment")
 }
 
+// swatch writes the square of a run's colour.
+func swatch(w *htmlw.Writer, color string) {
+	w.S(`<span class="swatch" style="background: `)
+	w.CSSValue(color)
+	w.S(`"></span>`)
+}
+
 // renderRunHead writes the heading of a run's part of a section.
 func renderRunHead(w *htmlw.Writer, color, name string) {
-	w.S("<h3><span class=\"swatch\" style=\"background: ")
-	w.CSSValue(color)
-	w.S("\"></span>")
+	w.S("<h3>")
+	swatch(w, color)
 	w.T(name)
 	w.S("</h3>\n")
 }
 
-// card writes a summary card: its key, value and unit, escaped.
+// card writes a summary card: its key, value and unit, escaped; class is
+// added to the card's ("" or " bad").
 func card(w *htmlw.Writer, class, k, v, u string) {
-	w.S("<div class=\"card", class, "\"><div class=\"k\">")
-	w.T(k)
-	w.S("</div><div class=\"v\">")
-	w.T(v)
-	w.S("</div><div class=\"u\">")
-	w.T(u)
-	w.S("</div></div>")
+	cardOf(w, class, `<div class="v">`, k, v, u)
+}
+
+// textCard writes a card whose value is a small text.
+func textCard(w *htmlw.Writer, class, k, v, u string) {
+	cardOf(w, class, `<div class="v small">`, k, v, u)
+}
+
+func cardOf(w *htmlw.Writer, class, valueOpen, k, v, u string) {
+	w.S(`<div class="card`, class, `">`)
+	w.Elem(`<div class="k">`, k, "</div>")
+	w.Elem(valueOpen, v, "</div>")
+	w.Elem(`<div class="u">`, u, "</div></div>")
 }
 
 func (v *runView) renderSummary(w *htmlw.Writer) {
-	w.S("\n<div class=\"run\">\n<h2><span class=\"swatch\" style=\"background: ")
-	w.CSSValue(v.Color)
-	w.S("\"></span>")
+	w.S("\n<div class=\"run\">\n<h2>")
+	swatch(w, v.Color)
 	w.T(v.Name)
 	if v.Name != v.ID {
-		w.S(" <small>")
-		w.T(v.ID)
-		w.S("</small>")
+		w.Elem(" <small>", v.ID, "</small>")
 	}
 	w.S("</h2>\n")
 	if v.Note != "" {
-		w.S("<p class=\"note ")
+		w.S(`<p class="note `)
 		if v.Interrupted {
 			w.S("interrupted")
 		}
-		w.S("\">")
-		w.T(v.Note)
-		w.S("</p>")
+		w.Elem(`">`, v.Note, "</p>")
 	}
 	w.S("\n<div class=\"cards\">\n")
 	v.renderHeadlineCards(w)
@@ -128,11 +139,9 @@ func (v *runView) renderSummary(w *htmlw.Writer) {
 	if len(v.Findings) > 0 {
 		w.S("<ul class=\"findings\">")
 		for _, f := range v.Findings {
-			w.S("<li class=\"")
-			w.T(f.Severity)
-			w.S("\"><b>")
-			w.T(f.Severity)
-			w.S("</b>: ")
+			w.S("<li")
+			w.Attr("class", f.Severity)
+			w.Elem("><b>", f.Severity, "</b>: ")
 			w.T(f.Message)
 			w.S("</li>")
 		}
@@ -144,39 +153,24 @@ func (v *runView) renderSummary(w *htmlw.Writer) {
 func (v *runView) renderHeadlineCards(w *htmlw.Writer) {
 	s := &v.Summary
 	if len(s.Steps) == 0 {
-		w.S("<div class=\"card\"><div class=\"k\">throughput</div><div class=\"v\">")
-		w.T(fmtNum(s.TPS))
-		w.S("</div><div class=\"u\">tps</div></div>\n<div class=\"card\"><div class=\"k\">p95 latency</div><div class=\"v\">")
-		w.T(fmtMS(s.Latency.P95))
-		w.S("</div><div class=\"u\">ms</div></div>\n<div class=\"card\"><div class=\"k\">p99 latency</div><div class=\"v\">")
-		w.T(fmtMS(s.Latency.P99))
-		w.S("</div><div class=\"u\">ms</div></div>\n")
+		card(w, "", "throughput", fmtNum(s.TPS), "tps")
+		w.S("\n")
+		card(w, "", "p95 latency", fmtMS(s.Latency.P95), "ms")
+		w.S("\n")
+		card(w, "", "p99 latency", fmtMS(s.Latency.P99), "ms")
+		w.S("\n")
 		return
 	}
 	for _, st := range s.Steps {
-		w.S("<div class=\"card step\"><div class=\"k\">step ")
-		w.V(st.Step)
-		w.S(": ")
-		w.V(st.Clients)
-		w.S(" clients")
+		k := "step " + strconv.Itoa(st.Step) + ": " + strconv.Itoa(st.Clients) + " clients"
 		if st.Rate != 0 {
-			w.S(" at ")
-			w.T(fmtNum(st.Rate))
-			w.S(" tx/s")
+			k += " at " + fmtNum(st.Rate) + " tx/s"
 		}
-		w.S("</div><div class=\"v\">")
-		w.T(fmtNum(st.TPS))
-		w.S("</div><div class=\"u\">tps; p95 ")
-		w.T(fmtMS(st.Latency.P95))
-		w.S(", p99 ")
-		w.T(fmtMS(st.Latency.P99))
-		w.S(" ms</div></div>\n")
+		card(w, " step", k, fmtNum(st.TPS), "tps; p95 "+fmtMS(st.Latency.P95)+", p99 "+fmtMS(st.Latency.P99)+" ms")
+		w.S("\n")
 	}
-	w.S("<div class=\"card\"><div class=\"k\">all steps together</div><div class=\"v\">")
-	w.T(fmtNum(s.TPS))
-	w.S("</div><div class=\"u\">tps, ")
-	w.V(len(s.Steps))
-	w.S(" load levels blended</div></div>\n")
+	card(w, "", "all steps together", fmtNum(s.TPS), "tps, "+strconv.Itoa(len(s.Steps))+" load levels blended")
+	w.S("\n")
 }
 
 func (v *runView) renderLimitCards(w *htmlw.Writer) {
@@ -190,9 +184,8 @@ func (v *runView) renderLimitCards(w *htmlw.Writer) {
 	}
 	card(w, "", k, fmtNum(l.Reached), "tx/s ("+l.Rule+")")
 	w.S("\n")
-	w.S("<div class=\"card\"><div class=\"k\">highest rate held</div><div class=\"v\">")
-	w.T(fmtNum(l.Held))
-	w.S("</div><div class=\"u\">tx/s for the rule's window without meeting it</div></div>\n")
+	w.S(`<div class="card"><div class="k">highest rate held</div>`) // the unit's ' is markup
+	w.Elem(`<div class="v">`, fmtNum(l.Held), `</div><div class="u">tx/s for the rule's window without meeting it</div></div>`+"\n")
 }
 
 func (v *runView) renderRunCards(w *htmlw.Writer) {
@@ -202,24 +195,19 @@ func (v *runView) renderRunCards(w *htmlw.Writer) {
 		bad = " bad"
 	}
 	card(w, bad, "errors", fmtInt(s.Failed), "failed transactions")
-	w.S("\n<div class=\"card\"><div class=\"k\">duration</div><div class=\"v\">")
-	w.F("%.0f", s.DurationS)
-	w.S("</div><div class=\"u\">s measured")
+	w.S("\n")
+	measured := "s measured"
 	if s.WarmupS != 0 {
-		w.S(", ")
-		w.F("%.0f", s.WarmupS)
-		w.S(" s warm-up")
+		measured += ", " + fmtFixed(s.WarmupS, 0) + " s warm-up"
 	}
-	w.S("</div></div>\n")
-	w.S("<div class=\"card\"><div class=\"k\">status</div><div class=\"v small\">")
-	w.T(v.Status)
-	w.S("</div><div class=\"u\">")
-	w.T(s.StopReason)
-	w.S("</div></div>\n")
-	wideCard(w, "target", v.Target, strconv.Itoa(s.Clients)+" clients, "+s.QueryMode)
+	card(w, "", "duration", fmtFixed(s.DurationS, 0), measured)
+	w.S("\n")
+	textCard(w, "", "status", v.Status, s.StopReason)
+	w.S("\n")
+	textCard(w, " wide", "target", v.Target, strconv.Itoa(s.Clients)+" clients, "+s.QueryMode)
 	w.S("\n")
 	if v.Label != "" {
-		wideCard(w, "label", v.Label, s.Workload)
+		textCard(w, " wide", "label", v.Label, s.Workload)
 	}
 	w.S("\n")
 	for _, f := range s.Figures {
@@ -228,37 +216,19 @@ func (v *runView) renderRunCards(w *htmlw.Writer) {
 	w.S("\n")
 }
 
-// wideCard writes a wide card whose value is a small text.
-func wideCard(w *htmlw.Writer, k, v, u string) {
-	w.S("<div class=\"card wide\"><div class=\"k\">", k, "</div><div class=\"v small\">")
-	w.T(v)
-	w.S("</div><div class=\"u\">")
-	w.T(u)
-	w.S("</div></div>")
-}
-
 func (v *runView) renderReplicationCards(w *htmlw.Writer) {
 	r := v.Summary.Replication
 	if r == nil {
 		return
 	}
-	bad, le, gt, ub := " bad", "≤ ", "&gt; ", ": an upper bound"
+	bad, le, gt, ub, caught := " bad", "≤ ", "> ", ": an upper bound", "did NOT catch up"
 	if r.CaughtUp {
-		bad, le, gt, ub = "", "", "", ""
+		bad, le, gt, ub, caught = "", "", "", "", "caught up"
 	}
-	w.S("<div class=\"card", bad, "\"><div class=\"k\">sustainable throughput</div><div class=\"v\">", le)
-	w.F("%.1f", r.SustainableTPS)
-	w.S("</div><div class=\"u\">tps, ")
-	w.F("%.3f", r.SustainableRatio)
-	w.S(" of tps", ub, "</div></div>\n<div class=\"card", bad, "\"><div class=\"k\">replica catch-up</div><div class=\"v\">", gt)
-	w.F("%.2f", r.CatchUpS)
-	w.S("</div><div class=\"u\">s after the load; ")
-	if r.CaughtUp {
-		w.S("caught up")
-	} else {
-		w.S("did NOT catch up")
-	}
-	w.S("</div></div>\n")
+	card(w, bad, "sustainable throughput", le+fmtFixed(r.SustainableTPS, 1), "tps, "+fmtFixed(r.SustainableRatio, 3)+" of tps"+ub)
+	w.S("\n")
+	card(w, bad, "replica catch-up", gt+fmtFixed(r.CatchUpS, 2), "s after the load; "+caught)
+	w.S("\n")
 }
 
 func (v *runView) renderFailoverCards(w *htmlw.Writer) {
@@ -266,23 +236,17 @@ func (v *runView) renderFailoverCards(w *htmlw.Writer) {
 	if f == nil || f.FaultAtS == 0 {
 		return
 	}
-	w.S("<div class=\"card\"><div class=\"k\">failover downtime</div><div class=\"v\">")
-	w.F("%.3f", f.DowntimeS)
-	w.S("</div><div class=\"u\">s, fault to first commit on the new primary</div></div>\n<div class=\"card")
+	card(w, "", "failover downtime", fmtFixed(f.DowntimeS, 3), "s, fault to first commit on the new primary")
+	w.S("\n")
+	bad, standby := "", f.Replication
 	if f.AckedLost != 0 {
-		w.S(" bad")
+		bad = " bad"
 	}
-	w.S("\"><div class=\"k\">acknowledged commits lost</div><div class=\"v\">")
-	w.T(fmtInt(f.AckedLost))
-	w.S("</div><div class=\"u\">of ")
-	w.T(fmtInt(f.LedgerAcked))
-	w.S(" (ledger); standby ")
-	if f.Replication != "" {
-		w.T(f.Replication)
-	} else {
-		w.S("not listed")
+	if standby == "" {
+		standby = "not listed"
 	}
-	w.S("</div></div>\n")
+	card(w, bad, "acknowledged commits lost", fmtInt(f.AckedLost), "of "+fmtInt(f.LedgerAcked)+" (ledger); standby "+standby)
+	w.S("\n")
 }
 
 func (p *page) renderReplication(w *htmlw.Writer) {
@@ -303,30 +267,15 @@ func (p *page) renderReplication(w *htmlw.Writer) {
 		w.S("<div class=\"scroll\"><table class=\"num replicas\">\n",
 			"<thead><tr><th>replica</th><th>kind</th><th>lag max s</th><th>lag p99 s</th><th>lag at end s</th><th>catch-up s</th><th>caught up</th><th>unreadable s</th></tr></thead>\n<tbody>\n")
 		for _, l := range r.Replicas {
-			w.S("<tr><td class=\"text\">")
-			w.T(l.Name)
-			w.S("</td><td class=\"text\">")
-			w.V(l.Kind)
-			w.S("</td><td>")
-			w.F("%.3f", l.LagMaxS)
-			w.S("</td><td>")
-			w.F("%.3f", l.LagP99S)
-			w.S("</td><td>")
-			w.F("%.3f", l.LagEndS)
-			w.S("</td><td>")
-			if !l.CaughtUp {
-				w.S("&gt; ")
-			}
-			w.F("%.2f", l.CatchUpS)
-			w.S("</td><td class=\"text\">")
+			over, caught := "> ", "NO"
 			if l.CaughtUp {
-				w.S("yes")
-			} else {
-				w.S("NO")
+				over, caught = "", "yes"
 			}
-			w.S("</td><td>")
-			w.F("%.1f", l.UnreadableS)
-			w.S("</td></tr>\n")
+			w.S("<tr>")
+			w.Elems(`<td class="text">`, "</td>", l.Name, l.Kind)
+			w.Elems("<td>", "</td>", fmtFixed(l.LagMaxS, 3), fmtFixed(l.LagP99S, 3), fmtFixed(l.LagEndS, 3), over+fmtFixed(l.CatchUpS, 2))
+			w.Elem(`<td class="text">`, caught, "</td>")
+			w.Elem("<td>", fmtFixed(l.UnreadableS, 1), "</td></tr>\n")
 		}
 		w.S("</tbody>\n</table></div>\n")
 	}
@@ -350,19 +299,14 @@ func (p *page) renderFailover(w *htmlw.Writer) {
 		w.S("\n")
 		renderRunHead(w, v.Color, v.Name)
 		if fv.Planned != 0 {
-			w.S("<p class=\"note\">the fault is due ")
-			w.F("%.1f", fv.Planned)
-			w.S(" s into the run</p>")
+			w.Elem(`<p class="note">the fault is due `, fmtFixed(fv.Planned, 1), " s into the run</p>")
 		}
 		w.S("\n")
 		if len(fv.Events) > 0 {
 			w.S("<table class=\"num failover-events\">\n<thead><tr><th>s</th><th>event</th></tr></thead>\n<tbody>\n")
 			for _, e := range fv.Events {
-				w.S("<tr><td>")
-				w.F("%.2f", e.X)
-				w.S("</td><td class=\"text\">")
-				w.T(e.What)
-				w.S("</td></tr>\n")
+				w.Elem("<tr><td>", fmtFixed(e.X, 2), "</td>")
+				w.Elem(`<td class="text">`, e.What, "</td></tr>\n")
 			}
 			w.S("</tbody>\n</table>")
 		}
@@ -379,23 +323,15 @@ func renderFailoverFinal(w *htmlw.Writer, f *metrics.Failover) {
 	}
 	w.S("<p>")
 	if f.FaultAtS != 0 {
-		w.S("downtime ")
-		w.F("%.3f", f.DowntimeS)
-		w.S(" s (promotion after ")
-		w.F("%.2f", f.PromotedS)
-		w.S(" s); failed during it ")
-		w.T(fmtInt(f.FailedDuring))
-		w.S("; ")
+		w.Elem("downtime ", fmtFixed(f.DowntimeS, 3), " s")
+		w.Elem(" (promotion after ", fmtFixed(f.PromotedS, 2), " s)")
+		w.Elem("; failed during it ", fmtInt(f.FailedDuring), "; ")
 		if f.RecoveredS != 0 {
-			w.S("back to 90% of the median tps ")
-			w.F("%.2f", f.RecoveredS)
-			w.S(" s after the fault")
+			w.Elem("back to 90% of the median tps ", fmtFixed(f.RecoveredS, 2), " s after the fault")
 		} else {
 			w.S("the rate did not come back to 90% of the median before the fault within the run")
 		}
-		w.S("; acknowledged commits lost ")
-		w.T(fmtInt(f.AckedLost))
-		w.S(" of ")
+		w.Elem("; acknowledged commits lost ", fmtInt(f.AckedLost), " of ")
 		w.T(fmtInt(f.LedgerAcked))
 		w.S(" (ledger); standby ")
 		if f.Replication != "" {
@@ -416,49 +352,24 @@ func (p *page) renderComparison(w *htmlw.Writer) {
 	if len(p.Compare) == 0 {
 		return
 	}
-	w.S("\n<section id=\"comparison\">\n<h2>Comparison</h2>\n<p>Relative differences are from the first run, ")
-	w.T(p.Compare[0].Name)
-	w.S(". For a verdict with a noise band use <code>pgarena compare</code>.</p>\n",
-		"<div class=\"scroll\"><table class=\"num\" id=\"comparison-table\">\n",
+	w.S("\n<section id=\"comparison\">\n<h2>Comparison</h2>\n")
+	w.Elem("<p>Relative differences are from the first run, ", p.Compare[0].Name,
+		". For a verdict with a noise band use <code>pgarena compare</code>.</p>\n")
+	w.S("<div class=\"scroll\"><table class=\"num\" id=\"comparison-table\">\n",
 		"<thead><tr><th>run</th><th>status</th><th>tps</th><th>Δ tps</th><th>p50 ms</th><th>p95 ms</th><th>Δ p95</th><th>p99 ms</th><th>Δ p99</th><th>max ms</th><th>failed</th><th>clients</th><th>duration s</th></tr></thead>\n<tbody>\n")
 	for _, c := range p.Compare {
-		rel := func(v float64) {
-			if !c.Baseline {
-				w.T(fmtRel(v))
-			}
+		tpsRel, p95Rel, p99Rel := "baseline", "", ""
+		if !c.Baseline {
+			tpsRel, p95Rel, p99Rel = fmtRel(c.TPSRel), fmtRel(c.P95Rel), fmtRel(c.P99Rel)
 		}
-		w.S("<tr><td class=\"text\"><span class=\"swatch\" style=\"background: ")
-		w.CSSValue(c.Color)
-		w.S("\"></span>")
+		w.S(`<tr><td class="text">`)
+		swatch(w, c.Color)
 		w.T(c.Name)
-		w.S("</td><td class=\"text\">")
-		w.T(c.Status)
-		w.S("</td><td>")
-		w.T(fmtNum(c.TPS))
-		w.S("</td><td>")
-		if c.Baseline {
-			w.S("baseline")
-		}
-		rel(c.TPSRel)
-		w.S("</td><td>")
-		w.T(fmtMS(c.P50))
-		w.S("</td><td>")
-		w.T(fmtMS(c.P95))
-		w.S("</td><td>")
-		rel(c.P95Rel)
-		w.S("</td><td>")
-		w.T(fmtMS(c.P99))
-		w.S("</td><td>")
-		rel(c.P99Rel)
-		w.S("</td><td>")
-		w.T(fmtMS(c.Max))
-		w.S("</td><td>")
-		w.T(fmtInt(c.Failed))
-		w.S("</td><td>")
-		w.V(c.Clients)
-		w.S("</td><td>")
-		w.F("%.0f", c.DurationS)
-		w.S("</td></tr>\n")
+		w.S("</td>")
+		w.Elem(`<td class="text">`, c.Status, "</td>")
+		w.Elems("<td>", "</td>", fmtNum(c.TPS), tpsRel, fmtMS(c.P50), fmtMS(c.P95), p95Rel, fmtMS(c.P99), p99Rel,
+			fmtMS(c.Max), fmtInt(c.Failed), strconv.Itoa(c.Clients), fmtFixed(c.DurationS, 0))
+		w.S("</tr>\n")
 	}
 	w.S("</tbody>\n</table></div>\n</section>\n")
 }
@@ -475,17 +386,12 @@ func (p *page) renderCharts(w *htmlw.Writer) {
 	}
 	w.S("</p>\n")
 	for _, c := range p.Data.Charts {
-		w.S("<div class=\"chart-box\"")
+		w.S(`<div class="chart-box"`)
 		if c.Anchor != "" {
-			w.S(" id=\"")
-			w.T(c.Anchor)
-			w.S("\"")
+			w.Attr("id", c.Anchor)
 		}
-		w.S("><h3>")
-		w.T(c.Title)
-		w.S("</h3><div class=\"chart\" id=\"chart-")
-		w.T(c.ID)
-		w.S("\"></div></div>\n")
+		w.Elem("><h3>", c.Title, "</h3>")
+		w.Elem(`<div class="chart" id="chart-`, c.ID, `"></div></div>`+"\n")
 	}
 	w.S("\n</section>\n")
 }
@@ -505,25 +411,15 @@ func (p *page) renderFailures(w *htmlw.Writer) {
 		w.S("<div class=\"scroll\"><table class=\"num failures\">\n",
 			"<thead><tr><th>class</th><th>type</th><th>failed</th><th>when</th><th>SQLSTATE</th><th>message</th></tr></thead>\n<tbody>\n")
 		for _, f := range v.Failures {
-			w.S("<tr><td class=\"text\">")
-			w.T(f.Class)
-			w.S("</td><td class=\"text\">")
-			w.T(f.Tx)
-			w.S("</td><td>")
-			w.T(fmtInt(f.Failed))
-			w.S("</td><td class=\"text\">")
-			w.T(f.When)
-			w.S("</td><td class=\"text\">")
-			w.T(f.SQLState)
-			w.S("</td><td class=\"text\">")
-			w.T(f.Text)
-			w.S("</td></tr>\n")
+			w.S("<tr>")
+			w.Elems(`<td class="text">`, "</td>", f.Class, f.Tx)
+			w.Elem("<td>", fmtInt(f.Failed), "</td>")
+			w.Elems(`<td class="text">`, "</td>", f.When, f.SQLState, f.Text)
+			w.S("</tr>\n")
 		}
 		w.S("</tbody>\n</table></div>\n")
 		for _, a := range v.Advice {
-			w.S("<p class=\"note\"><b>")
-			w.T(a.K)
-			w.S("</b>: ")
+			w.Elem(`<p class="note"><b>`, a.K, "</b>: ")
 			w.T(a.V)
 			w.S("</p>\n")
 		}
@@ -546,29 +442,15 @@ func (p *page) renderSteps(w *htmlw.Writer) {
 		w.S("<div class=\"scroll\"><table class=\"num steps\">\n",
 			"<thead><tr><th>step</th><th>clients</th><th>rate</th><th>duration s</th><th>transactions</th><th>failed</th><th>tps</th><th>avg ms</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>status</th></tr></thead>\n<tbody>\n")
 		for _, st := range v.Summary.Steps {
-			w.S("<tr><td>")
-			w.V(st.Step)
-			w.S("</td><td>")
-			w.V(st.Clients)
-			w.S("</td><td>")
+			rate := "-"
 			if st.Rate != 0 {
-				w.T(fmtNum(st.Rate))
-			} else {
-				w.S("-")
+				rate = fmtNum(st.Rate)
 			}
-			w.S("</td><td>")
-			w.F("%.1f", st.DurationS)
-			w.S("</td><td>")
-			w.T(fmtInt(st.Transactions))
-			w.S("</td><td>")
-			w.T(fmtInt(st.Failed))
-			w.S("</td><td>")
-			w.T(fmtNum(st.TPS))
-			for _, l := range []float64{st.Latency.Avg, st.Latency.P50, st.Latency.P95, st.Latency.P99} {
-				w.S("</td><td>")
-				w.T(fmtMS(l))
-			}
-			w.S("</td><td class=\"text\">")
+			l := &st.Latency
+			w.S("<tr>")
+			w.Elems("<td>", "</td>", strconv.Itoa(st.Step), strconv.Itoa(st.Clients), rate, fmtFixed(st.DurationS, 1),
+				fmtInt(st.Transactions), fmtInt(st.Failed), fmtNum(st.TPS), fmtMS(l.Avg), fmtMS(l.P50), fmtMS(l.P95), fmtMS(l.P99))
+			w.S(`<td class="text">`)
 			w.T(st.Status)
 			if st.StopReason != "" {
 				w.S(": ")
@@ -592,24 +474,20 @@ func (p *page) renderTransactions(w *htmlw.Writer) {
 		}
 		w.S("<th>avg ms</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th></tr></thead>\n<tbody>\n")
 		for _, t := range v.Summary.Tx {
-			w.S("<tr><td class=\"text\">")
-			w.T(t.Name)
-			w.S("</td>")
+			w.Elem(`<tr><td class="text">`, t.Name, "</td>")
 			txCells(w, t.Transactions, t.Failed, t.Retries, t.TPS)
 			if len(v.Mins) > 0 {
-				w.S("<td>")
-				if m := v.Mins[t.Name]; m != 0 {
-					w.T(fmtMS(m))
-				} else {
-					w.S("-")
+				m := "-"
+				if v.Mins[t.Name] != 0 {
+					m = fmtMS(v.Mins[t.Name])
 				}
-				w.S("</td>")
+				w.Elem("<td>", m, "</td>")
 			}
 			latencyCells(w, &t.Latency)
 			w.S("</tr>\n")
 		}
 		s := &v.Summary
-		w.S("<tr class=\"total\"><td class=\"text\">all</td>")
+		w.S(`<tr class="total"><td class="text">all</td>`)
 		txCells(w, s.Transactions, s.Failed, s.Retries, s.TPS)
 		if len(v.Mins) > 0 {
 			w.S("<td></td>")
@@ -621,22 +499,11 @@ func (p *page) renderTransactions(w *htmlw.Writer) {
 }
 
 func txCells(w *htmlw.Writer, transactions, failed, retries int64, tps float64) {
-	for _, n := range []int64{transactions, failed, retries} {
-		w.S("<td>")
-		w.T(fmtInt(n))
-		w.S("</td>")
-	}
-	w.S("<td>")
-	w.T(fmtNum(tps))
-	w.S("</td>")
+	w.Elems("<td>", "</td>", fmtInt(transactions), fmtInt(failed), fmtInt(retries), fmtNum(tps))
 }
 
 func latencyCells(w *htmlw.Writer, l *metrics.LatencyStats) {
-	for _, v := range []float64{l.Avg, l.P50, l.P95, l.P99, l.P999, l.Max} {
-		w.S("<td>")
-		w.T(fmtMS(v))
-		w.S("</td>")
-	}
+	w.Elems("<td>", "</td>", fmtMS(l.Avg), fmtMS(l.P50), fmtMS(l.P95), fmtMS(l.P99), fmtMS(l.P999), fmtMS(l.Max))
 }
 
 func (p *page) renderStatements(w *htmlw.Writer) {
@@ -651,26 +518,18 @@ func (p *page) renderStatements(w *htmlw.Writer) {
 			if len(t.Statements) == 0 {
 				continue
 			}
-			w.S("\n<h3><span class=\"swatch\" style=\"background: ")
-			w.CSSValue(v.Color)
-			w.S("\"></span>")
+			w.S("\n<h3>")
+			swatch(w, v.Color)
 			w.T(v.Name)
 			w.S(": ")
 			w.T(t.Name)
-			w.S("</h3>\n<div class=\"scroll\"><table class=\"num statements\">\n",
+			w.S("</h3>\n")
+			w.S("<div class=\"scroll\"><table class=\"num statements\">\n",
 				"<thead><tr><th>#</th><th>avg ms</th><th>completed</th><th>failures</th><th>retries</th><th>command</th></tr></thead>\n<tbody>\n")
 			for i, st := range t.Statements {
-				w.S("<tr><td>")
-				w.V(i + 1)
-				w.S("</td><td>")
-				w.F("%.3f", st.AvgMS)
-				for _, n := range []int64{st.Count, st.Failures, st.Retries} {
-					w.S("</td><td>")
-					w.T(fmtInt(n))
-				}
-				w.S("</td><td class=\"text cmd\">")
-				w.T(st.Command)
-				w.S("</td></tr>\n")
+				w.S("<tr>")
+				w.Elems("<td>", "</td>", strconv.Itoa(i+1), fmtFixed(st.AvgMS, 3), fmtInt(st.Count), fmtInt(st.Failures), fmtInt(st.Retries))
+				w.Elem(`<td class="text cmd">`, st.Command, "</td></tr>\n")
 			}
 			w.S("</tbody>\n</table></div>\n")
 		}
@@ -688,9 +547,8 @@ func (p *page) renderEnvironment(w *htmlw.Writer) {
 		kvRows(w, v.KeySettings)
 		w.S("</table></div>\n")
 		if len(v.Settings) > 0 {
-			w.S("<details><summary>all ")
-			w.V(len(v.Settings))
-			w.S(" server settings</summary><div class=\"scroll\"><table class=\"kv\">\n")
+			w.Elem("<details><summary>all ", strconv.Itoa(len(v.Settings)), " server settings</summary>")
+			w.S("<div class=\"scroll\"><table class=\"kv\">\n")
 			kvRows(w, v.Settings)
 			w.S("</table></div></details>")
 		}
@@ -701,10 +559,7 @@ func (p *page) renderEnvironment(w *htmlw.Writer) {
 
 func kvRows(w *htmlw.Writer, rows []kv) {
 	for _, r := range rows {
-		w.S("<tr><th>")
-		w.T(r.K)
-		w.S("</th><td>")
-		w.T(r.V)
-		w.S("</td></tr>\n")
+		w.Elem("<tr><th>", r.K, "</th>")
+		w.Elem("<td>", r.V, "</td></tr>\n")
 	}
 }

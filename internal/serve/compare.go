@@ -50,29 +50,20 @@ func selectionQuery(runs []*store.Run) string {
 func writeCompareTop(w *htmlw.Writer, refuse string, warnings, metrics []string, query, text string) {
 	w.S("<section class=\"serve-compare\" style=\"padding:0 1em\">\n<h2>Comparison with the noise band</h2>\n")
 	if refuse != "" {
-		w.S("<p class=\"note interrupted\">")
-		w.T(refuse)
-		w.S("</p>")
+		w.Elem(`<p class="note interrupted">`, refuse, "</p>")
 	}
 	w.S("\n")
-	for _, warning := range warnings {
-		w.S("<p class=\"note\">warning: ")
-		w.T(warning)
-		w.S("</p>")
-	}
+	w.Elems(`<p class="note">warning: `, "</p>", warnings...)
 	w.S("\n<p>verdict metric: ")
 	for _, m := range metrics {
-		w.S("<a href=\"/compare?")
+		w.S(`<a href="/compare?`)
 		w.URLPath(query)
 		w.S("&amp;metric=")
 		w.URLQuery(m)
-		w.S("\">")
-		w.T(m)
-		w.S("</a> ")
+		w.Elem(`">`, m, "</a> ")
 	}
-	w.S("</p>\n<pre id=\"compare-text\">")
-	w.T(text)
-	w.S("</pre>\n</section>\n")
+	w.S("</p>\n")
+	w.Elem(`<pre id="compare-text">`, text, "</pre>\n</section>\n")
 }
 
 // handleCompare shows the selected runs side by side: the compare table with

@@ -41,103 +41,94 @@ func render(w http.ResponseWriter, title string, body func(*htmlw.Writer)) {
 
 func writeHead(w *htmlw.Writer, title string) {
 	w.S("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
-		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>")
-	w.T(title)
-	w.S("</title>\n<style>\n", layoutCSS, "</style>\n</head>\n<body>\n",
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	w.Elem("<title>", title, "</title>\n")
+	w.S("<style>\n", layoutCSS, "</style>\n</head>\n<body>\n",
 		"<header><a href=\"/\">runs</a><span class=\"muted\">pgarena serve · read-only</span></header>\n")
 }
 
 func fmtMS(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
+// runLink writes a link to a run's page.
+func runLink(w *htmlw.Writer, id string) {
+	w.S(`<a href="/run/`)
+	w.URLPath(id)
+	w.Elem(`">`, id, "</a>")
+}
+
+// classCell writes a cell whose class is its text (a status or a state).
+func classCell(w *htmlw.Writer, text string) {
+	w.S("<td")
+	w.Attr("class", text)
+	w.Elem(">", text, "</td>")
+}
+
 // writeRunRow writes a run's row of a list table.
 func writeRunRow(w *htmlw.Writer, r listRow) {
-	w.S("<tr>\n<td><input type=\"checkbox\" name=\"run\" value=\"")
-	w.T(r.ID)
-	w.S("\"></td>\n<td><a href=\"/run/")
-	w.URLPath(r.ID)
-	w.S("\">")
-	w.T(r.ID)
-	w.S("</a></td>\n<td>")
-	w.T(r.Created.Local().Format("2006-01-02 15:04:05"))
-	w.S("</td>\n<td class=\"label\">")
-	w.T(r.Label)
-	w.S("</td>\n<td>")
-	w.T(r.Workload)
-	w.S("</td>\n<td>")
-	w.T(r.Target)
-	w.S("</td>\n<td class=\"")
-	w.T(r.Status)
-	w.S("\">")
-	w.T(r.Status)
-	w.S("</td>\n<td class=\"num\">")
+	w.S("<tr>\n")
+	w.Elem(`<td><input type="checkbox" name="run" value="`, r.ID, `"></td>`+"\n")
+	w.S("<td>")
+	runLink(w, r.ID)
+	w.S("</td>\n")
+	w.Elem("<td>", r.Created.Local().Format("2006-01-02 15:04:05"), "</td>\n")
+	w.Elem(`<td class="label">`, r.Label, "</td>\n")
+	w.Elems("<td>", "</td>\n", r.Workload, r.Target)
+	classCell(w, r.Status)
+	w.S("\n", `<td class="num">`)
 	w.T(r.Headline())
 	if repl := r.Repl(); repl != "" {
-		w.S("<br><small class=\"muted repl\">")
-		w.T(repl)
-		w.S("</small>")
+		w.Elem(`<br><small class="muted repl">`, repl, "</small>")
 	}
-	w.S("</td>\n<td class=\"num\">")
+	w.S("</td>\n")
+	p95 := "-"
 	if r.P95MS != 0 {
-		w.T(fmtMS(r.P95MS))
-	} else {
-		w.S("-")
+		p95 = fmtMS(r.P95MS)
 	}
-	w.S("</td>\n<td class=\"num\">")
-	w.V(r.Failed)
-	w.S("</td>\n</tr>\n")
+	w.Elems(`<td class="num">`, "</td>\n", p95, strconv.FormatInt(r.Failed, 10))
+	w.S("</tr>\n")
 }
 
 func (p *listPage) write(w *htmlw.Writer) {
 	q := &p.Query
-	w.S("\n<h1>Runs <small class=\"muted\">")
-	w.T(p.Dir)
-	w.S(": ")
-	w.V(p.Total)
-	w.S(" runs</small></h1>\n<form class=\"filters\" method=\"get\" action=\"/\">\nlabel <input name=\"label\" value=\"")
-	w.T(q.Label)
-	w.S("\" placeholder=\"glob, e.g. c4*\">\nworkload <select name=\"workload\"><option value=\"\">any</option>")
+	w.Elem("\n<h1>Runs <small class=\"muted\">", p.Dir, ": ")
+	w.T(strconv.Itoa(p.Total))
+	w.S(" runs</small></h1>\n", `<form class="filters" method="get" action="/">`, "\n")
+	w.Elem(`label <input name="label" value="`, q.Label, `" placeholder="glob, e.g. c4*">`+"\n")
+	w.S(`workload <select name="workload"><option value="">any</option>`)
 	for _, wl := range p.Workloads {
 		w.S("<option")
 		if wl == q.Workload {
 			w.S(" selected")
 		}
-		w.S(">")
-		w.T(wl)
-		w.S("</option>")
+		w.Elem(">", wl, "</option>")
 	}
-	w.S("</select>\nsince <input name=\"since\" value=\"")
-	w.T(q.Since)
-	w.S("\" placeholder=\"24h or 2026-01-31\" size=\"14\">\n<input type=\"hidden\" name=\"sort\" value=\"")
-	w.T(q.Sort)
-	w.S("\"><input type=\"hidden\" name=\"order\" value=\"")
-	w.T(q.Order)
-	w.S("\">\n<button>filter</button>\n</form>\n")
+	w.S("</select>\n")
+	w.Elem(`since <input name="since" value="`, q.Since, `" placeholder="24h or 2026-01-31" size="14">`+"\n")
+	w.Elem(`<input type="hidden" name="sort" value="`, q.Sort, `">`)
+	w.Elem(`<input type="hidden" name="order" value="`, q.Order, `">`+"\n")
+	w.S("<button>filter</button>\n</form>\n")
 	if p.Error != "" {
-		w.S("<p class=\"error\">")
-		w.T(p.Error)
-		w.S("</p>")
+		w.Elem(`<p class="error">`, p.Error, "</p>")
 	}
 	w.S("\n<form method=\"get\" action=\"/compare\" id=\"runs\">\n",
 		"<p><button>compare selected</button> <span class=\"muted\">(the first selected is the baseline)</span></p>\n",
 		"<table id=\"runs-table\">\n<thead><tr><th></th>")
 	for _, c := range [][2]string{{"created", "run"}, {"created", "created"}, {"label", "label"}, {"workload", "workload"},
 		{"", "target"}, {"status", "status"}, {"tps", "tps / NOPM"}, {"p95", "p95 ms"}, {"failed", "failures"}} {
-		w.S("<th>")
-		if c[0] != "" {
-			w.S("<a href=\"")
-			w.URL(q.SortLink(c[0]))
-			w.S("\">", c[1], "</a>")
-		} else {
-			w.S(c[1])
+		if c[0] == "" {
+			w.S("<th>", c[1], "</th>")
+			continue
 		}
-		w.S("</th>")
+		w.S(`<th><a href="`)
+		w.URL(q.SortLink(c[0]))
+		w.S(`">`, c[1], "</a></th>")
 	}
 	w.S("</tr></thead>\n<tbody>\n")
 	for _, r := range p.Rows {
 		writeRunRow(w, r)
 	}
 	if len(p.Rows) == 0 {
-		w.S("<tr><td colspan=\"10\" class=\"muted\">no runs")
+		w.S(`<tr><td colspan="10" class="muted">no runs`)
 		if q.Label != "" {
 			w.S(" match")
 		}
@@ -151,39 +142,30 @@ func (p *listPage) write(w *htmlw.Writer) {
 }
 
 func (g *planGroup) write(w *htmlw.Writer) {
-	w.S("\n<h2 class=\"plan\">plan ")
-	w.T(g.Name)
-	w.S(" <small><a href=\"/plan/")
+	w.Elem("\n<h2 class=\"plan\">plan ", g.Name, " <small>")
+	w.S(`<a href="/plan/`)
 	w.URLPath(g.Name)
-	w.S("\">status</a></small></h2>\n<table class=\"plan-table\">\n",
+	w.S(`">status</a></small></h2>`, "\n<table class=\"plan-table\">\n",
 		"<thead><tr><th></th><th>run</th><th>created</th><th>label</th><th>workload</th><th>target</th><th>status</th><th>tps / NOPM</th><th>p95 ms</th><th>failures</th></tr></thead>\n<tbody>\n")
 	for _, r := range g.Rows {
 		writeRunRow(w, r)
-		w.S("<tr class=\"cell\"><td></td><td colspan=\"9\" class=\"muted\">cell ")
-		w.T(r.CellName)
-		w.S(", repeat ")
-		w.V(r.Repeat)
+		w.Elem(`<tr class="cell"><td></td><td colspan="9" class="muted">cell `, r.CellName, ", repeat ")
+		w.T(strconv.Itoa(r.Repeat))
 		w.S("</td></tr>\n")
 	}
 	w.S("</tbody>\n</table>\n")
 }
 
 func (p *planPage) write(w *htmlw.Writer) {
-	w.S("\n<h1>Plan ")
-	w.T(p.Name)
-	w.S("</h1>\n")
+	w.Elem("\n<h1>Plan ", p.Name, "</h1>\n")
 	if p.Error != "" {
-		w.S("<p class=\"error\">")
-		w.T(p.Error)
-		w.S("</p>")
+		w.Elem(`<p class="error">`, p.Error, "</p>")
 	}
 	w.S("\n")
 	if p.FromTags {
-		w.S("<p class=\"muted\">From the runs' tags (start serve with --plan FILE to see cells that have no run yet).</p>")
+		w.S(`<p class="muted">From the runs' tags (start serve with --plan FILE to see cells that have no run yet).</p>`)
 	} else {
-		w.S("<p class=\"muted\">")
-		w.T(p.File)
-		w.S("</p>")
+		w.Elem(`<p class="muted">`, p.File, "</p>")
 	}
 	w.S("\n<p id=\"plan-counts\">")
 	for i, k := range []string{"done", "running", "failed", "pending"} {
@@ -191,16 +173,14 @@ func (p *planPage) write(w *htmlw.Writer) {
 			w.S(" · ")
 		}
 		w.S(k, " ")
-		w.V(p.Counts[k])
+		w.T(strconv.Itoa(p.Counts[k]))
 	}
 	if p.ETA != "" {
 		w.S(" · ETA ")
 		w.T(p.ETA)
 	}
 	if p.Foreign != 0 {
-		w.S(" · ")
-		w.V(p.Foreign)
-		w.S(" runs of cells no longer in the plan")
+		w.Elem(" · ", strconv.Itoa(p.Foreign), " runs of cells no longer in the plan")
 	}
 	w.S("</p>\n<table id=\"plan-cells\">\n",
 		"<thead><tr><th>#</th><th>cell</th><th>repeat</th><th>state</th><th>attempts</th><th>run</th><th>status</th><th>tps</th><th>p95 ms</th></tr></thead>\n<tbody>\n")
@@ -211,37 +191,22 @@ func (p *planPage) write(w *htmlw.Writer) {
 }
 
 func writePlanCell(w *htmlw.Writer, c *plan.CellState) {
-	w.S("<tr><td class=\"num\">")
-	w.V(c.Index)
-	w.S("</td><td>")
-	w.T(c.Name)
-	w.S("</td><td class=\"num\">")
-	w.V(c.Repeat)
-	w.S("</td><td class=\"")
-	w.T(c.State)
-	w.S("\">")
-	w.T(c.State)
-	w.S("</td><td class=\"num\">")
-	w.V(c.Attempts)
-	w.S("</td>\n")
+	w.Elem(`<tr><td class="num">`, strconv.Itoa(c.Index), "</td>")
+	w.Elem("<td>", c.Name, "</td>")
+	w.Elem(`<td class="num">`, strconv.Itoa(c.Repeat), "</td>")
+	classCell(w, c.State)
+	w.Elem(`<td class="num">`, strconv.Itoa(c.Attempts), "</td>\n")
 	r := c.Run
 	if r == nil {
 		w.S("<td></td><td></td><td></td><td></td></tr>\n")
 		return
 	}
-	w.S("<td><a href=\"/run/")
-	w.URLPath(r.ID)
-	w.S("\">")
-	w.T(r.ID)
-	w.S("</a></td><td class=\"")
-	w.T(r.Status)
-	w.S("\">")
-	w.T(r.Status)
-	w.S("</td><td class=\"num\">")
-	w.F("%.1f", r.TPS)
-	w.S("</td><td class=\"num\">")
-	w.T(fmtMS(r.P95MS))
-	w.S("</td></tr>\n")
+	w.S("<td>")
+	runLink(w, r.ID)
+	w.S("</td>")
+	classCell(w, r.Status)
+	w.Elems(`<td class="num">`, "</td>", strconv.FormatFloat(r.TPS, 'f', 1, 64), fmtMS(r.P95MS))
+	w.S("</tr>\n")
 }
 
 // pngPage lists a run's charts as PNG downloads.
@@ -253,25 +218,20 @@ type pngPage struct {
 
 func (p *pngPage) write(w *htmlw.Writer) {
 	id := url.PathEscape(p.ID)
-	w.S("\n<h1>PNG charts of <a href=\"/run/")
+	w.S("\n<h1>PNG charts of ", `<a href="/run/`)
 	w.URLPath(id)
-	w.S("\">")
-	w.T(p.ID)
-	w.S("</a></h1>\n<p class=\"muted\">")
-	w.V(p.W)
-	w.S("×")
-	w.V(p.H)
-	w.S(" pixels · <a href=\"/download/png?")
+	w.Elem(`">`, p.ID, "</a></h1>\n")
+	w.Elem(`<p class="muted">`, strconv.Itoa(p.W), "×")
+	w.T(strconv.Itoa(p.H))
+	w.S(` pixels · <a href="/download/png?`)
 	w.URLPath("run=" + url.QueryEscape(p.ID))
-	w.S("\">all as a zip</a></p>\n<ul id=\"png-charts\">\n")
+	w.S(`">all as a zip</a></p>`, "\n<ul id=\"png-charts\">\n")
 	for _, c := range p.Charts {
-		w.S("<li><a href=\"/run/")
+		w.S(`<li><a href="/run/`)
 		w.URLPath(id)
 		w.S("/png/")
 		w.URLPath(url.PathEscape(c.Name))
-		w.S("\" download>")
-		w.T(c.Name)
-		w.S("</a></li>\n")
+		w.Elem(`" download>`, c.Name, "</a></li>\n")
 	}
 	w.S("</ul>\n</body>\n</html>\n")
 }

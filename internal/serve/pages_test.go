@@ -87,6 +87,10 @@ func hostileRows(n int) []listRow {
 		ri := store.RunInfo{ID: h(i) + strconv.Itoa(i), Created: time.Unix(1e9, 0), Label: h(i + 1), Workload: h(i + 2), TPS: 12.5,
 			P95MS: float64(i % 2), Status: h(i + 3), Target: h(i + 4), Failed: int64(i), NOPM: float64(i%3) * 100}
 		ri.CellName, ri.Repeat = h(i+5), i
+		if i%2 == 1 { // the replication cell, with its > and ≤
+			ri.Replication = &metrics.Replication{CatchUpS: 1.5, SustainableTPS: 9, CaughtUp: i%4 == 1}
+			ri.Failover = &metrics.Failover{FaultAtS: 3, DowntimeS: 1.25, LedgerAcked: 40}
+		}
 		rows = append(rows, listRow{ri})
 	}
 	return rows

@@ -54,6 +54,31 @@ func (w *Writer) T(s string) {
 	w.WriteString(s[last:])
 }
 
+// Elem writes open and close as markup around text escaped as T: an
+// element and its text, or the quotes around an attribute's value.
+func (w *Writer) Elem(open, text, close string) {
+	w.WriteString(open)
+	w.T(text)
+	w.WriteString(close)
+}
+
+// Elems writes each of texts as Elem(open, text, close): a row's cells
+// that are alike, say.
+func (w *Writer) Elems(open, close string, texts ...string) {
+	for _, t := range texts {
+		w.Elem(open, t, close)
+	}
+}
+
+// Attr writes the attribute ` name="value"`, value escaped as T.
+func (w *Writer) Attr(name, value string) {
+	w.WriteByte(' ')
+	w.WriteString(name)
+	w.WriteString(`="`)
+	w.T(value)
+	w.WriteByte('"')
+}
+
 // V writes a value that is not a string as html/template prints it
 // (fmt.Sprint), escaped as T.
 func (w *Writer) V(v any) { w.T(fmt.Sprint(v)) }

@@ -16,6 +16,18 @@ var values = []string{"", "plain", "<script>alert(1)</script>", `"'&+<b>`, "java
 // does, with {{.}} where the value goes.
 func same(t *testing.T, tmpl string, write func(w *Writer, v string)) {
 	t.Helper()
+	before, after, _ := strings.Cut(tmpl, "{{.}}")
+	sameWhole(t, tmpl, func(w *Writer, v string) {
+		w.S(before)
+		write(w, v)
+		w.S(after)
+	})
+}
+
+// sameWhole checks that write, writing all of tmpl, renders every value
+// as tmpl does.
+func sameWhole(t *testing.T, tmpl string, write func(w *Writer, v string)) {
+	t.Helper()
 	ref := template.Must(template.New("").Parse(tmpl))
 	for _, v := range values {
 		var want strings.Builder
@@ -23,10 +35,7 @@ func same(t *testing.T, tmpl string, write func(w *Writer, v string)) {
 			t.Fatal(err)
 		}
 		var w Writer
-		before, after, _ := strings.Cut(tmpl, "{{.}}")
-		w.S(before)
 		write(&w, v)
-		w.S(after)
 		if w.String() != want.String() {
 			t.Errorf("%s with %q:\n got %q\nwant %q", tmpl, v, w.String(), want.String())
 		}
@@ -37,6 +46,14 @@ func TestSameAsHTMLTemplate(t *testing.T) {
 	same(t, `<p>{{.}}</p>`, (*Writer).T)
 	same(t, `<title>{{.}}</title>`, (*Writer).T)
 	same(t, `<td class="{{.}}">`, (*Writer).T)
+	sameWhole(t, `<td class="x">{{.}}</td>`, func(w *Writer, v string) { w.Elem(`<td class="x">`, v, "</td>") })
+	sameWhole(t, `<td>{{.}}</td><td>{{.}}</td><td>{{.}}</td>`, func(w *Writer, v string) { w.Elems("<td>", "</td>", v, v, v) })
+	sameWhole(t, `<td title="{{.}}" class="{{.}}">`, func(w *Writer, v string) {
+		w.S("<td")
+		w.Attr("title", v)
+		w.Attr("class", v)
+		w.S(">")
+	})
 	same(t, `<a href="{{.}}">`, (*Writer).URL)
 	same(t, `<a href="/run/{{.}}/png">`, (*Writer).URLPath)
 	same(t, `<a href="/compare?run={{.}}">`, (*Writer).URLQuery)
