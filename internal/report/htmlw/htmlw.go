@@ -79,13 +79,6 @@ func (w *Writer) Attr(name, value string) {
 	w.WriteByte('"')
 }
 
-// V writes a value that is not a string as html/template prints it
-// (fmt.Sprint), escaped as T.
-func (w *Writer) V(v any) { w.T(fmt.Sprint(v)) }
-
-// F writes fmt.Sprintf(format, args...) escaped as T (a template's printf).
-func (w *Writer) F(format string, args ...any) { w.T(fmt.Sprintf(format, args...)) }
-
 // URL writes s as the start of a quoted URL attribute: a scheme other than
 // http, https or mailto becomes #ZgotmplZ (urlFilter), then as URLPath.
 func (w *Writer) URL(s string) {
