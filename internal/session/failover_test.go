@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/report"
 	"github.com/pgarena/pgarena/internal/store"
@@ -19,10 +20,15 @@ import (
 	"github.com/pgarena/pgarena/internal/workload/tpcb"
 )
 
-// runFailover runs tpcb on an embedded primary with a streaming standby
-// (primary settings over the test's), stops the primary 1.5 s into an 8 s
-// run and promotes the standby (6.5 s left: room for a loaded host).
-func runFailover(t *testing.T, settings map[string]string) (*metrics.Failover, *store.Run) {
+// faultSlack bounds how much later than asked a fault comes: the time
+// it takes to begin (the heartbeat's stop).
+const faultSlack = 0.5
+
+// failoverRun runs tpcb for 8 s (after a 0.5 s warm-up) on an embedded
+// primary with a streaming standby (primary settings over the test's),
+// with a failover 1.5 s into the measured time (6.5 s left: room for a
+// loaded host), and the spec as edit leaves it.
+func failoverRun(t *testing.T, settings map[string]string, edit func(*Spec)) (Result, *store.Run) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -43,25 +49,58 @@ func runFailover(t *testing.T, settings map[string]string) (*metrics.Failover, *
 		Inner: &local.Ephemeral{Bin: bin, Env: env, Settings: all}}
 	spec := Spec{
 		Groups:   []Group{{Name: "tpcb", Workload: tpcbWorkload(t, tpcb.ScriptTPCBLike), Clients: 2, QueryMode: "prepared"}},
-		Duration: 8 * time.Second, Tick: 250 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
+		Duration: 8 * time.Second, Warmup: 500 * time.Millisecond, Tick: 250 * time.Millisecond, Seed: 1, Init: true, LoadWorkers: 2,
 		Hooks:          Hooks{Notef: t.Logf},
 		CatchUpTimeout: time.Minute,
 		Failover:       &Failover{After: 1500 * time.Millisecond, Timeout: time.Minute},
 		MaxErrorRate:   1,
 	}
+	if edit != nil {
+		edit(&spec)
+	}
 	res, err := Run(ctx, spec, p, st)
 	if err != nil {
 		t.Fatal(err)
 	}
+	run, err := st.Load(res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, run
+}
+
+// failoverSamples are the times of a run's failover events (samples).
+func failoverSamples(run *store.Run) map[string]time.Time {
+	at := map[string]time.Time{}
+	for _, s := range run.Samples {
+		if s.Source == metrics.FailoverSource {
+			for k := range s.Values {
+				at[k] = s.Time
+			}
+		}
+	}
+	return at
+}
+
+// runFailover runs failoverRun's failover: the fault comes After into
+// the measured time (after the clients connected and the warm-up), the
+// standby is promoted.
+func runFailover(t *testing.T, settings map[string]string) (*metrics.Failover, *store.Run) {
+	t.Helper()
+	res, run := failoverRun(t, settings, nil)
 	fo := res.Summary.Failover
 	if fo == nil || fo.Problem != "" {
 		t.Fatalf("failover %+v", fo)
 	}
 	t.Logf("failover: %+v", *fo)
-	// The fault's timer starts before the clients connect, FaultAtS counts
-	// from the measured start: at most After (1.5 s), less by the connect.
-	if fo.FaultAtS <= 0 || fo.FaultAtS > 3 || fo.DowntimeS <= 0 || fo.DowntimeS > fo.PromotedS+2 || fo.LedgerAcked == 0 {
-		t.Errorf("fault at %.2f s, promoted after %.2f s, downtime %.2f s, %d acknowledged", fo.FaultAtS, fo.PromotedS, fo.DowntimeS, fo.LedgerAcked)
+	// The fault comes After (1.5 s) into the measured time, later only by
+	// the time it takes to begin.
+	if fo.FaultAtS < 1.5 || fo.FaultAtS > 1.5+faultSlack || fo.DowntimeS <= 0 || fo.DowntimeS > fo.PromotedS+2 || fo.LedgerAcked == 0 {
+		t.Errorf("fault at %.3f s, promoted after %.2f s, downtime %.2f s, %d acknowledged", fo.FaultAtS, fo.PromotedS, fo.DowntimeS, fo.LedgerAcked)
+	}
+	// The summary's start is the warm-up's; the clients connected before.
+	if d := failoverSamples(run)[metrics.FailoverFault].Sub(res.Summary.Start).Seconds(); d < 0.5+1.5 || d > 0.5+1.5+faultSlack {
+		t.Errorf("fault %.3f s after the start of the 0.5 s warm-up, want 1.5 s after its end", d)
 	}
 	if fo.Fault != "immediate shutdown" || fo.Promotion != "pg_promote" {
 		t.Errorf("fault %q, promotion %q", fo.Fault, fo.Promotion)
@@ -69,14 +108,44 @@ func runFailover(t *testing.T, settings map[string]string) (*metrics.Failover, *
 	if res.Summary.Transactions == 0 || res.Summary.Replication != nil {
 		t.Errorf("%d transactions; replication %+v (no catch-up after a failover)", res.Summary.Transactions, res.Summary.Replication)
 	}
-	run, err := st.Load(res.RunID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if run.Summary.Failover == nil || run.Summary.Failover.LedgerAcked != fo.LedgerAcked {
 		t.Errorf("stored failover %+v", run.Summary.Failover)
 	}
 	return fo, run
+}
+
+// TestFailoverNotAfterStop: a run that stops (here an autostop, 0.5 s
+// into the measured time) before its failover is due has none, and its
+// summary says so.
+func TestFailoverNotAfterStop(t *testing.T) {
+	rule, err := driver.ParseRule("tps>=0 for 1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, run := failoverRun(t, nil, func(s *Spec) { s.Autostop = []driver.Rule{rule} })
+	fo := res.Summary.Failover
+	if !res.Autostopped || fo == nil {
+		t.Fatalf("autostopped %v, failover %+v", res.Autostopped, fo)
+	}
+	t.Logf("measured %.2f s; failover: %+v", res.Summary.DurationS, *fo)
+	if res.Summary.DurationS <= 0 || res.Summary.DurationS >= 1.5 {
+		t.Errorf("measured %.2f s: the stop should come in the measured time, before the fault", res.Summary.DurationS)
+	}
+	if fo.FaultAtS != 0 || fo.DowntimeS != 0 || fo.Problem != "the measured time ended before the fault was due (1.5s into it)" {
+		t.Errorf("failover %+v: want none", *fo)
+	}
+	at := failoverSamples(run)
+	if _, ok := at[metrics.FailoverFault]; ok {
+		t.Errorf("a fault sample at %s, after the measured time ended at %s", at[metrics.FailoverFault], res.Summary.End)
+	}
+	if _, ok := at[metrics.FailoverArmed]; !ok {
+		t.Error("no armed sample")
+	}
+	var b strings.Builder
+	report.SummaryText(&b, &res.Summary)
+	if want := "did not happen: the measured time ended before the fault was due (1.5s into it)"; !strings.Contains(b.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, b.String())
+	}
 }
 
 // TestFailoverAsync: an asynchronous standby takes over; the clients
@@ -95,14 +164,7 @@ func TestFailoverAsync(t *testing.T) {
 // the events as lines over the charts.
 func failoverTimeline(t *testing.T, fo *metrics.Failover, run *store.Run) {
 	t.Helper()
-	at := map[string]time.Time{}
-	for _, s := range run.Samples {
-		if s.Source == metrics.FailoverSource {
-			for k := range s.Values {
-				at[k] = s.Time
-			}
-		}
-	}
+	at := failoverSamples(run)
 	fault, promoted, first := at[metrics.FailoverFault], at[metrics.FailoverPromoted], at[metrics.FailoverFirstCommit]
 	if _, ok := at[metrics.FailoverArmed]; !ok || fault.IsZero() || promoted.Before(fault) || first.Before(fault) {
 		t.Fatalf("failover samples: %v", at)
