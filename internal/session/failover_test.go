@@ -27,11 +27,9 @@ const faultSlack = 0.5
 // failoverRun runs tpcb for 8 s (after a 0.5 s warm-up) on an embedded
 // primary with a streaming standby (primary settings over the test's),
 // with a failover 1.5 s into the measured time (6.5 s left: room for a
-// loaded host), and the spec as edit leaves it.
-func failoverRun(t *testing.T, settings map[string]string, edit func(*Spec)) (Result, *store.Run) {
+// loaded host), the spec as edit leaves it and outs.
+func failoverRun(t *testing.T, ctx context.Context, settings map[string]string, edit func(*Spec), outs ...Output) (Result, *store.Run) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	st, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +56,7 @@ func failoverRun(t *testing.T, settings map[string]string, edit func(*Spec)) (Re
 	if edit != nil {
 		edit(&spec)
 	}
-	res, err := Run(ctx, spec, p, st)
+	res, err := Run(ctx, spec, p, st, outs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +85,9 @@ func failoverSamples(run *store.Run) map[string]time.Time {
 // standby is promoted.
 func runFailover(t *testing.T, settings map[string]string) (*metrics.Failover, *store.Run) {
 	t.Helper()
-	res, run := failoverRun(t, settings, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, run := failoverRun(t, ctx, settings, nil)
 	fo := res.Summary.Failover
 	if fo == nil || fo.Problem != "" {
 		t.Fatalf("failover %+v", fo)
@@ -114,38 +114,69 @@ func runFailover(t *testing.T, settings map[string]string) (*metrics.Failover, *
 	return fo, run
 }
 
-// TestFailoverNotAfterStop: a run that stops (here an autostop, 0.5 s
-// into the measured time) before its failover is due has none, and its
-// summary says so.
+// TestFailoverNotAfterStop: a run that stops about 0.5 s into the
+// measured time, by an autostop or an interrupt (Ctrl-C), before its
+// failover is due (4 s) has none, and its summary says so.
 func TestFailoverNotAfterStop(t *testing.T) {
-	rule, err := driver.ParseRule("tps>=0 for 1s")
+	rule, err := driver.ParseRule("tps>=0 for 1s") // the 0.5 s warm-up counts
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, run := failoverRun(t, nil, func(s *Spec) { s.Autostop = []driver.Rule{rule} })
-	fo := res.Summary.Failover
-	if !res.Autostopped || fo == nil {
-		t.Fatalf("autostopped %v, failover %+v", res.Autostopped, fo)
+	for _, interrupt := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		var outs []Output
+		if interrupt {
+			outs = []Output{&interruptAt{cancel: cancel, after: 500 * time.Millisecond}}
+		}
+		edit := func(s *Spec) {
+			s.Failover.After = 4 * time.Second
+			if !interrupt {
+				s.Autostop = []driver.Rule{rule}
+			}
+		}
+		res, run := failoverRun(t, ctx, nil, edit, outs...)
+		fo := res.Summary.Failover
+		if !res.Stopped || res.Autostopped == interrupt || fo == nil {
+			t.Fatalf("interrupt %v: stopped %v, autostopped %v, failover %+v", interrupt, res.Stopped, res.Autostopped, fo)
+		}
+		t.Logf("interrupt %v: measured %.2f s; failover: %+v", interrupt, res.Summary.DurationS, *fo)
+		if res.Summary.DurationS <= 0 || res.Summary.DurationS >= 4 {
+			t.Errorf("measured %.2f s: the stop should come in the measured time, before the fault", res.Summary.DurationS)
+		}
+		if fo.FaultAtS != 0 || fo.DowntimeS != 0 || fo.Problem != "the measured time ended before the fault was due (4s into it)" {
+			t.Errorf("failover %+v: want none", *fo)
+		}
+		at := failoverSamples(run)
+		if _, ok := at[metrics.FailoverFault]; ok {
+			t.Errorf("a fault sample at %s, after the measured time ended at %s", at[metrics.FailoverFault], res.Summary.End)
+		}
+		if _, ok := at[metrics.FailoverArmed]; !ok {
+			t.Error("no armed sample")
+		}
+		var b strings.Builder
+		report.SummaryText(&b, &res.Summary)
+		if want := "did not happen: the measured time ended before the fault was due (4s into it)"; !strings.Contains(b.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, b.String())
+		}
 	}
-	t.Logf("measured %.2f s; failover: %+v", res.Summary.DurationS, *fo)
-	if res.Summary.DurationS <= 0 || res.Summary.DurationS >= 1.5 {
-		t.Errorf("measured %.2f s: the stop should come in the measured time, before the fault", res.Summary.DurationS)
+}
+
+// interruptAt cancels the run (as Ctrl-C does) once its measured
+// intervals (warm-up excluded) cover after.
+type interruptAt struct {
+	cancel   context.CancelFunc
+	after    time.Duration
+	measured time.Duration
+}
+
+func (c *interruptAt) Write(r Record) error {
+	if iv := r.Interval; iv != nil && !iv.Warmup {
+		if c.measured += iv.Duration(); c.measured >= c.after {
+			c.cancel()
+		}
 	}
-	if fo.FaultAtS != 0 || fo.DowntimeS != 0 || fo.Problem != "the measured time ended before the fault was due (1.5s into it)" {
-		t.Errorf("failover %+v: want none", *fo)
-	}
-	at := failoverSamples(run)
-	if _, ok := at[metrics.FailoverFault]; ok {
-		t.Errorf("a fault sample at %s, after the measured time ended at %s", at[metrics.FailoverFault], res.Summary.End)
-	}
-	if _, ok := at[metrics.FailoverArmed]; !ok {
-		t.Error("no armed sample")
-	}
-	var b strings.Builder
-	report.SummaryText(&b, &res.Summary)
-	if want := "did not happen: the measured time ended before the fault was due (1.5s into it)"; !strings.Contains(b.String(), want) {
-		t.Errorf("the summary lacks %q:\n%s", want, b.String())
-	}
+	return nil
 }
 
 // TestFailoverAsync: an asynchronous standby takes over; the clients
