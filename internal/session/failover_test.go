@@ -162,6 +162,30 @@ func TestFailoverNotAfterStop(t *testing.T) {
 	}
 }
 
+// TestFailoverSweep: in a sweep the fault comes when the steps have
+// measured After between them (3 s steps after 0.5 s warm-ups, After
+// 4 s: 1 s into the second step's measured time), never between steps.
+func TestFailoverSweep(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, run := failoverRun(t, ctx, nil, func(s *Spec) {
+		s.Duration, s.Steps, s.Failover.After = 3*time.Second, []Step{{Clients: 1}, {Clients: 2}}, 4*time.Second
+	})
+	fo := res.Summary.Failover
+	if fo == nil || fo.Problem != "" || len(res.Summary.Steps) != 2 {
+		t.Fatalf("failover %+v, %d steps", fo, len(res.Summary.Steps))
+	}
+	t.Logf("failover: %+v", *fo)
+	if fo.FaultAtS < 4 || fo.FaultAtS > 4+faultSlack {
+		t.Errorf("fault %.3f s into the measured time, want 4 s", fo.FaultAtS)
+	}
+	// A step's start is its warm-up's.
+	second := res.Summary.Steps[1].Start.Add(500 * time.Millisecond)
+	if d := failoverSamples(run)[metrics.FailoverFault].Sub(second).Seconds(); d < 1 || d > 1+faultSlack {
+		t.Errorf("fault %.3f s into the second step's measured time, want 1 s", d)
+	}
+}
+
 // interruptAt cancels the run (as Ctrl-C does) once its measured
 // intervals (warm-up excluded) cover after.
 type interruptAt struct {
