@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -26,7 +27,11 @@ func (f *Failover) validate(s *Spec) error {
 	case s.Duration <= 0:
 		return inputf("--failover needs a run length in time (-T)")
 	case f.After <= 0 || f.After >= total:
-		return inputf("--failover %s must be more than 0 and less than the measured time (-T %s)", f.After, total)
+		what := "-T " + s.Duration.String()
+		if len(s.Steps) > 1 {
+			what = fmt.Sprintf("%d steps of -T %s", len(s.Steps), s.Duration)
+		}
+		return inputf("--failover %s must be more than 0 and less than the measured time (%s)", f.After, what)
 	case len(s.Groups) > 1 || s.Groups[0].Replica != "":
 		return inputf("--failover runs one client group on the primary")
 	}
