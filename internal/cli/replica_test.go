@@ -56,8 +56,8 @@ func TestReplicaLogicalSweep(t *testing.T) {
 	}
 }
 
-// TestReplicaBadInput: --replica with --dsn, or an unknown kind, is one line
-// and exit 2.
+// TestReplicaBadInput: --replica with --dsn, an unknown kind, or a
+// --failover not within the measured time, is one line and exit 2.
 func TestReplicaBadInput(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
@@ -66,6 +66,9 @@ func TestReplicaBadInput(t *testing.T) {
 		{"run", "tpcb", "--replica-dsn", "host=/nonexistent port=x"},
 		{"run", "tpcb", "-T", "10s", "--failover", "3s"},
 		{"run", "tpcb", "-T", "10s", "--failover", "20s", "--replica", "streaming"},
+		{"run", "tpcb", "-T", "10s", "--failover", "10s", "--replica", "streaming"},
+		{"run", "tpcb", "-T", "10s", "--failover", "0", "--replica", "streaming"},
+		{"run", "tpcb", "-T", "10s", "--failover", "-1s", "--replica", "streaming"},
 		{"run", "tpcb", "-T", "10s", "--failover", "3s", "--replica", "logical"},
 		{"run", "tpcb", "-t", "100", "--failover", "3s", "--replica", "streaming"},
 		{"run", "tpcb", "--failover-external"},

@@ -158,6 +158,11 @@ type Config struct {
 	// StartAt has come, just before measuring starts: a database snapshot
 	// taken there brackets the measured window (figures of merit).
 	BeforeStart func()
+	// OnStart, when set, is told the measured time's start (Result.Start)
+	// before any client begins; OnEnd, when set, its end (the planned
+	// end, a stop or an autostop), before the drain. Both run on the
+	// goroutine of RunGroups and must return at once.
+	OnStart, OnEnd func(time.Time)
 
 	stmtCtx context.Context // never cancelled; see client.run
 	// windowEnd is the end of the measured time once it is known (the

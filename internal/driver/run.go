@@ -89,6 +89,7 @@ type groupRun struct {
 	// the intervals after it are the drain. lastCut is the last interval's
 	// end. stopping is set once clients were told to stop.
 	measured, stopping bool
+	endTold            bool // Config.OnEnd was told
 	lastCut            time.Time
 }
 
@@ -193,6 +194,9 @@ func (r *groupRun) begin() {
 		if r.cfg.Ramp > 0 && r.total > 1 {
 			c.startAt = rampStart(r.start, r.cfg.Ramp, r.ids[i], r.total)
 		}
+	}
+	if r.cfg.OnStart != nil {
+		r.cfg.OnStart(r.start)
 	}
 }
 
@@ -335,6 +339,14 @@ func (r *groupRun) emit(now time.Time) {
 func (r *groupRun) endMeasured(t time.Time) {
 	if r.measured {
 		return
+	}
+	if r.cfg.OnEnd != nil && !r.endTold {
+		r.endTold = true // an autostop in the last interval comes back here
+		end := t
+		if end.Before(r.lastCut) {
+			end = r.lastCut
+		}
+		r.cfg.OnEnd(end)
 	}
 	if we := r.cfg.windowEnd.Load(); we == nil || t.Before(*we) {
 		r.cfg.windowEnd.Store(&t)

@@ -464,3 +464,37 @@ func TestStepBelowPrecision(t *testing.T) {
 		t.Errorf("steps: %s", s)
 	}
 }
+
+// TestOnStartAndEnd: OnStart is told the measured time's start and OnEnd
+// its end, once each, whether the planned end or an autostop ends it.
+func TestOnStartAndEnd(t *testing.T) {
+	storm := &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"}
+	rule, err := ParseRule("errors.too_many_connections>10/s for 300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, autostop := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			clk := clock.NewFake(fakeStart)
+			w := &sleepWorkload{sleep: 7 * time.Millisecond, clk: clk}
+			cfg := Config{Clients: 2, Duration: 500 * time.Millisecond, Tick: 100 * time.Millisecond}
+			if autostop {
+				w.fail = func(int, int) error { return storm }
+				cfg.Autostop = []Rule{rule}
+			}
+			var starts, ends []time.Time
+			cfg.OnStart = func(at time.Time) { starts = append(starts, at) }
+			cfg.OnEnd = func(at time.Time) { ends = append(ends, at) }
+			res, _, err := stepped(t, context.Background(), clk, w, nilDialer, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(starts) != 1 || !starts[0].Equal(res.Start) || len(ends) != 1 || !ends[0].Equal(res.Measured) || res.Autostopped != autostop {
+				t.Fatalf("autostop %v: told start %v and end %v; the run's %s to %s (autostopped %v)", autostop, starts, ends, res.Start, res.Measured, res.Autostopped)
+			}
+			if want := res.Start.Add(cfg.Duration); !autostop && !res.Measured.Equal(want) {
+				t.Fatalf("measured until %s, want %s", res.Measured, want)
+			}
+		})
+	}
+}

@@ -1,7 +1,7 @@
 package metrics
 
 // Failover is what a failover during the run cost (--failover): the
-// primary stopped at FaultAtS into the run, a standby was promoted, and
+// primary stopped FaultAtS into the measured time, a standby was promoted, and
 // the clients followed through a multi-host connection string
 // (target_session_attrs=read-write).
 //
@@ -16,15 +16,19 @@ type Failover struct {
 	// Promotion is "pg_promote" (pgarena promoted the standby) or
 	// "external" (pgarena waited for the user's orchestrator).
 	Promotion string `json:"promotion"`
-	// Replication is the standby's sync_state on the primary just before
-	// the fault (pg_stat_replication): async, sync, quorum or potential;
-	// empty when the primary did not list it.
+	// Replication is the standby's sync_state on the primary in the
+	// second before the fault (pg_stat_replication): async, sync, quorum
+	// or potential; empty when the primary did not list it.
 	Replication string `json:"replication"`
 	// Problem says why the figures are missing or partial (the run ended
 	// before the fault, the promotion timed out...); empty when measured.
 	Problem string `json:"problem,omitempty"`
 
-	FaultAtS float64 `json:"fault_at_s"` // from the start of the run
+	// FaultAtS is when the fault came, in measured time: from the end of
+	// the warm-up (--failover's AFTER, later only by the time the fault
+	// takes to begin: the heartbeat's stop); 0 when it did not come
+	// (Problem says why).
+	FaultAtS float64 `json:"fault_at_s"`
 	// PromotedS is the time from the fault until pgarena saw the standby
 	// out of recovery (pg_promote returned; with an orchestrator, polled
 	// every 100 ms): the promotion itself may end a little earlier.
@@ -56,8 +60,9 @@ type Failover struct {
 
 // A failover's events are recorded as they happen, as samples of source
 // FailoverSource (one value each, named below, 1 at the moment it
-// happened; FailoverArmed's value is the fault's planned time, s into the
-// run): a live page shows them before the summary exists.
+// happened; FailoverArmed's, recorded when measuring starts, is when the
+// fault is due, s after it): a live page shows them before the summary
+// exists.
 const (
 	FailoverSource      = "failover"
 	FailoverArmed       = "failover.armed"

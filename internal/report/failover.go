@@ -23,13 +23,14 @@ func failoverText(w io.Writer, s *metrics.Summary) {
 		repl = "not listed by the primary"
 	}
 	fmt.Fprintf(w, "failover (%s of the primary, promotion by %s; standby %s):\n", f.Fault, f.Promotion, repl)
+	if f.FaultAtS == 0 {
+		fmt.Fprintf(w, "  did not happen: %s\n", f.Problem)
+		return
+	}
 	if f.Problem != "" {
 		fmt.Fprintf(w, "  not fully measured: %s\n", f.Problem)
 	}
-	if f.FaultAtS == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  fault at %.2f s; standby promoted after %.2f s; downtime (fault to first commit on the new primary) %.3f s\n",
+	fmt.Fprintf(w, "  fault %.2f s into the measured time; standby promoted after %.2f s; downtime (fault to first commit on the new primary) %.3f s\n",
 		f.FaultAtS, f.PromotedS, f.DowntimeS)
 	recovered := "never within the run"
 	if f.RecoveredS > 0 {
@@ -103,7 +104,7 @@ func failoverCompare(w io.Writer, groups []*Group) {
 // recorded as they happened and, once the run ended, its summary.
 type failoverView struct {
 	Events  []failoverEvent
-	Planned float64 // when the fault is due (s into the run); 0 once it came
+	Planned float64 // when the fault is due (s since the first interval began); 0 once it came
 	Final   *metrics.Failover
 }
 
@@ -127,6 +128,7 @@ const (
 // failoverTimeline is run ri's failover view, nil when it has none.
 func failoverTimeline(r *store.Run, ri int) *failoverView {
 	at := map[string]time.Time{}
+	var armedAt time.Time
 	armed, planned := false, 0.0
 	for _, s := range r.Samples {
 		if s.Source != metrics.FailoverSource {
@@ -135,7 +137,7 @@ func failoverTimeline(r *store.Run, ri int) *failoverView {
 		for name, v := range s.Values {
 			switch name {
 			case metrics.FailoverArmed:
-				armed, planned = true, v
+				armed, armedAt, planned = true, s.Time, v
 			case metrics.FailoverFault:
 				at[eventFault] = s.Time
 			case metrics.FailoverPromoted:
@@ -154,7 +156,7 @@ func failoverTimeline(r *store.Run, ri int) *failoverView {
 		sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 		fault, ok := at[eventFault]
 		if !ok {
-			fault = r.Summary.Start.Add(sec(f.FaultAtS))
+			fault = r.Summary.Start.Add(sec(r.Summary.WarmupS + f.FaultAtS)) // FaultAtS counts from the warm-up's end
 			at[eventFault] = fault
 		}
 		if _, ok := at[eventPromoted]; !ok && f.PromotedS > 0 {
@@ -168,12 +170,15 @@ func failoverTimeline(r *store.Run, ri int) *failoverView {
 		}
 	}
 	if _, ok := at[eventFault]; !ok && f == nil {
-		v.Planned = planned
+		v.Planned = planned // s after the armed sample
 	}
 	if len(r.Intervals) == 0 {
 		return v
 	}
 	origin := r.Intervals[0].Start
+	if v.Planned != 0 {
+		v.Planned += armedAt.Sub(origin).Seconds()
+	}
 	what := map[string]string{
 		eventFault:       "fault: pgarena stopped the primary",
 		eventPromoted:    "promotion: the standby left recovery",

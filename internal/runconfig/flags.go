@@ -86,7 +86,7 @@ func (c *Config) replicaFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&c.ReplicaDSN, "replica-dsn", "", "a replica you run (any replication system; it must replicate the table pgarena_heartbeat): lag, catch-up and sustainable tps are reported")
 	fl.StringVar(&c.ReadDSN, "read-dsn", "", "send the workload's read-only transactions (tpcc order-status and stock-level, tpcb -S) to this replica, as a second client group; it must replicate pgarena_heartbeat (its lag is measured)")
 	fl.DurationVar(&c.ReplicaSyncTimeout, "replica-sync-timeout", replica.DefaultSyncTimeout, "wait at most this long for a --replica logical or pglogical to copy the loaded tables")
-	fl.DurationVar(&c.Failover, "failover", 0, "stop the primary this long into the run, promote its standby (--replica streaming or --replica-dsn) and report the downtime and the acknowledged commits lost")
+	fl.Var(positive{seconds{&c.Failover}}, "failover", "stop the primary `AFTER` into the measured time (counted from when the clients are connected and any --warmup is over; less than -T; the summary's fault_at_s), promote its standby (--replica streaming or --replica-dsn) and report the downtime and the acknowledged commits lost; a run that stops before AFTER has no fault")
 	fl.StringVar(&c.FailoverCommand, "failover-command", "", "with --failover: the command (sh -c) that stops the primary; default: an immediate shutdown of the embedded cluster")
 	fl.BoolVar(&c.FailoverExternal, "failover-external", false, "with --failover: do not promote the standby, wait for your orchestrator to")
 	fl.DurationVar(&c.FailoverTimeout, "failover-timeout", replica.DefaultFailoverTimeout, "with --failover: wait at most this long for the promotion, and then for the first commit on the new primary")
@@ -199,6 +199,21 @@ func (s seconds) Set(v string) error {
 }
 
 func (s seconds) Type() string { return "duration" }
+
+// positive is a seconds flag that must be more than 0.
+type positive struct{ seconds }
+
+func (p positive) Set(v string) error {
+	var d time.Duration
+	if err := (seconds{&d}).Set(v); err != nil {
+		return err
+	}
+	if d <= 0 {
+		return fmt.Errorf("must be more than 0")
+	}
+	*p.d = d
+	return nil
+}
 
 func parseSeconds(v string) (time.Duration, error) {
 	var d time.Duration

@@ -40,6 +40,9 @@ func (c *Config) Validate() error {
 	if c.DrainTimeout < 0 {
 		add("--drain-timeout must not be negative (got %s; 0 cancels at once)", c.DrainTimeout)
 	}
+	if c.Failover < 0 {
+		add("--failover AFTER must be more than 0 (got %s)", c.Failover)
+	}
 	if c.Jobs < 0 {
 		add("jobs must be at least 1 (got %d)", c.Jobs)
 	}

@@ -51,7 +51,8 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	if err := r.startWatchers(ctx, m, latest); err != nil {
 		return res, err
 	}
-	m.fo.start(runCtx, m.publishSamples)
+	m.fo.begin(runCtx, r.spec.Warmup, m.publishSamples)
+	r.fo = m.fo
 	// The first snapshot is taken when measuring starts (after connecting
 	// and any --start-at wait), so the figures' window is the measured one.
 	beginFigures := func() {
@@ -191,7 +192,7 @@ func (r *run) afterSteps(ctx context.Context, m *measurement, sr stepsResult, er
 		findings = m.smp.Stop()
 	}
 	m.fan.closeFirst(m.own) // the failover's output has every interval then
-	r.sum.Failover = m.fo.result(ctx, &r.sum)
+	r.sum.Failover = m.fo.result(ctx)
 	if err == nil {
 		r.sum.Figures = m.figs.end(r.notef, r.sum.Start, r.sum.End)
 		r.explainSlowest(ctx)

@@ -216,6 +216,7 @@ type run struct {
 	// without either.
 	observer driver.TxObserver
 	repl     *replication // nil without replicas
+	fo       *failover    // nil without --failover
 	// markSteady gives the sampler a step's windows of constant load
 	// (nil without a sampler)
 	markSteady func(...sampler.Window)

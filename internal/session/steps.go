@@ -162,9 +162,12 @@ func (r *run) driverConfig(ss *steps, i int, st Step, stepAcc *metrics.Accumulat
 			ss.fan.publish(Record{Interval: &iv})
 		},
 	}
+	length := spec.Duration // measured, after the warm-up
 	if !st.Schedule.Empty() {
 		dcfg.Duration = 0
+		length = max(st.Schedule.Duration()-spec.Warmup, 0)
 	}
+	dcfg.OnStart, dcfg.OnEnd = r.fo.hooks(length)
 	if i == 0 {
 		dcfg.StartAt, dcfg.BeforeStart = spec.StartAt, ss.beforeStart
 	}

@@ -37,7 +37,8 @@ const ledgerRetry = 20 * time.Millisecond
 // primary) and the acknowledged commits the new primary lacks, counted by
 // a ledger client (Start).
 type Failover struct {
-	// After is when the fault comes, from Start.
+	// After is when the fault comes: this long after the origin Arm gives
+	// (the start of the measured time).
 	After time.Duration
 	// Command, when set, is the fault (run with sh -c); otherwise Crash
 	// stops the primary (an immediate shutdown of a cluster pgarena runs).
@@ -63,7 +64,11 @@ type Failover struct {
 	mu         sync.Mutex
 	acked      []int64
 	doubt      []int64
-	start      time.Time
+	origin     time.Time // Arm's: the fault is due After from it
+	until      time.Time // Arm's: the fault begins before it (zero: no limit)
+	armed      bool
+	wake       chan struct{} // Arm and Disarm wake the fault's timer
+	faultFrom  time.Time     // the origin the fault came from (FaultAtS)
 	faultAt    time.Time
 	downAt     time.Time // the fault done: the old primary takes no connection
 	firstOK    time.Time // first ledger commit on a connection opened after downAt
@@ -125,10 +130,11 @@ func (f *Failover) Prepare(ctx context.Context) error {
 	return nil
 }
 
-// Start starts the ledger client and the fault's timer.
+// Start starts the ledger client and the fault's timer, which waits
+// for Arm.
 func (f *Failover) Start(ctx context.Context) {
 	ctx, f.stop = context.WithCancel(ctx)
-	f.start = time.Now()
+	f.wake = make(chan struct{}, 1)
 	f.fo = metrics.Failover{Fault: "immediate shutdown", Promotion: "pg_promote"}
 	if f.Command != "" {
 		f.fo.Fault = "command"
@@ -140,6 +146,77 @@ func (f *Failover) Start(ctx context.Context) {
 	f.done.Add(2)
 	go func() { defer f.done.Done(); defer close(f.ledgerDone); f.ledger(ctx) }()
 	go func() { defer f.done.Done(); defer close(f.runDone); f.run(ctx) }()
+}
+
+// Arm arms the fault: it comes After from origin, the start of the
+// measured time (FaultAtS counts from there), if that is before until
+// (zero: no limit), the end of the measured time. It replaces the last Arm.
+func (f *Failover) Arm(origin, until time.Time) {
+	f.mu.Lock()
+	f.origin, f.until, f.armed = origin, until, true
+	f.mu.Unlock()
+	f.poke()
+}
+
+// Disarm: the measured time ended, the fault does not begin before the
+// next Arm.
+func (f *Failover) Disarm() {
+	f.mu.Lock()
+	f.armed = false
+	f.mu.Unlock()
+	f.poke()
+}
+
+func (f *Failover) poke() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// syncLead is how long before the fault the standby's sync state is read
+// (a connection to the primary), so that the fault comes on time.
+const syncLead = time.Second
+
+// due waits, while the fault is armed, until lead before it is due, and
+// returns the origin it is armed with; false when ctx ended first. With
+// take the fault is decided, under mu so that none begins after Disarm
+// returned, and the Arm is used up.
+func (f *Failover) due(ctx context.Context, lead time.Duration, take bool) (time.Time, bool) {
+	for {
+		f.mu.Lock()
+		armed, origin, until := f.armed, f.origin, f.until
+		at := origin.Add(f.After - lead)
+		now := time.Now()
+		switch {
+		case armed && !until.IsZero() && !now.Before(until):
+			f.armed, armed = false, false // too late for this measured time
+		case armed && !now.Before(at):
+			if take {
+				f.armed, f.faultFrom = false, origin
+			}
+			f.mu.Unlock()
+			return origin, true
+		}
+		f.mu.Unlock()
+		var timer *time.Timer
+		var fire <-chan time.Time
+		if armed {
+			timer = time.NewTimer(at.Sub(now))
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-f.wake:
+		case <-fire:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
+			return time.Time{}, false
+		}
+	}
 }
 
 // ledger inserts ids 1, 2, ... one transaction each, through Clients,
@@ -203,18 +280,25 @@ func (f *Failover) ledger(ctx context.Context) {
 	}
 }
 
-// run waits for After, stops the primary, promotes the standby (or waits
+// run waits for the fault (Arm), stops the primary, promotes the standby (or waits
 // for its promotion) and for the first commit on it.
 func (f *Failover) run(ctx context.Context) {
-	if !sleepCtx(ctx, f.After) {
-		f.fo.Problem = fmt.Sprintf("the run ended before the failover at %s", f.After)
+	early, ok := f.due(ctx, syncLead, false)
+	if ok {
+		f.fo.Replication = syncState(ctx, f.Primary, f.Standby)
+	}
+	origin, ok := f.due(ctx, 0, true)
+	if !ok {
+		f.fo.Problem = fmt.Sprintf("the measured time ended before the fault was due (%s into it)", f.After)
 		return
 	}
-	f.fo.Replication = syncState(ctx, f.Primary, f.Standby)
+	if !origin.Equal(early) { // armed again since (a sweep's next step)
+		f.fo.Replication = syncState(ctx, f.Primary, f.Standby)
+	}
 	if f.BeforeFault != nil {
 		f.BeforeFault()
 	}
-	f.Notef("failover: stopping the primary (%s) %s into the run", f.fo.Fault, f.After)
+	f.Notef("failover: stopping the primary (%s) %s into the measured time", f.fo.Fault, f.After)
 	f.mu.Lock()
 	f.faultAt = time.Now()
 	f.mu.Unlock()
@@ -342,11 +426,10 @@ func syncState(ctx context.Context, primary, standby *pgx.ConnConfig) string {
 const stopGrace = 10 * time.Second
 
 // Stop ends the ledger client and the failover, then counts the
-// acknowledged commits the new primary lacks. interval gives the
-// workload's intervals (for the failures during the downtime and the
-// recovery of the rate); start is the start of the run.
-
-func (f *Failover) Stop(ctx context.Context, start time.Time, intervals []metrics.Interval) *metrics.Failover {
+// acknowledged commits the new primary lacks. intervals are the
+// workload's (for the failures during the downtime and the recovery of
+// the rate).
+func (f *Failover) Stop(ctx context.Context, intervals []metrics.Interval) *metrics.Failover {
 	// The ledger's last transaction finishes; then the rest stops.
 	close(f.quit)
 	select {
@@ -371,7 +454,7 @@ func (f *Failover) Stop(ctx context.Context, start time.Time, intervals []metric
 	if f.faultAt.IsZero() {
 		return &fo
 	}
-	fo.FaultAtS = f.faultAt.Sub(start).Seconds()
+	fo.FaultAtS = f.faultAt.Sub(f.faultFrom).Seconds()
 	if !f.firstOK.IsZero() {
 		fo.DowntimeS = f.firstOK.Sub(f.faultAt).Seconds()
 	}

@@ -72,8 +72,8 @@ func TestFailoverCountsLostCommits(t *testing.T) {
 	if err := fo.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	fo.Start(ctx)
+	fo.Arm(time.Now(), time.Time{})
 	// The fault comes after a second; then the ledger writes to the new
 	// primary until it holds rows written after the promotion.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
@@ -91,7 +91,7 @@ func TestFailoverCountsLostCommits(t *testing.T) {
 			break
 		}
 	}
-	res := fo.Stop(ctx, start, nil)
+	res := fo.Stop(ctx, nil)
 	t.Logf("failover: %+v", *res)
 	if res.Problem != "" || res.DowntimeS <= 0 || res.Replication != "async" {
 		t.Fatalf("failover %+v", *res)
@@ -121,8 +121,8 @@ func TestFailoverCommandAndOrchestrator(t *testing.T) {
 	if err := fo.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	fo.Start(ctx)
+	fo.Arm(time.Now(), time.Time{})
 	// The orchestrator: once the primary is gone, promote the standby.
 	for deadline := time.Now().Add(time.Minute); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -131,7 +131,7 @@ func TestFailoverCommandAndOrchestrator(t *testing.T) {
 	}
 	exec(t, ctx, standby, `select pg_promote()`)
 	waitLedgerRows(t, ctx, standby, 10)
-	res := fo.Stop(ctx, start, nil)
+	res := fo.Stop(ctx, nil)
 	t.Logf("failover: %+v", *res)
 	if res.Problem != "" || res.Fault != "command" || res.Promotion != "external" || res.DowntimeS <= 0 {
 		t.Errorf("failover %+v", *res)
