@@ -473,16 +473,20 @@ func connectAll(ctx context.Context, clients []*client, cfg *Config) (time.Durat
 	// client (~3 stack copies, ~50 k instructions, per client otherwise).
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	gc := newConnectGC()
 	for range min(max(cfg.ConnectConcurrency, 1), len(clients)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(len(clients)); i = next.Add(1) - 1 {
+				gc.begin()
 				connect(clients[i])
+				gc.end()
 			}
 		}()
 	}
 	wg.Wait()
+	gc.done()
 	if fatal != nil {
 		return 0, fatal
 	}
