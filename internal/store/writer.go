@@ -254,6 +254,12 @@ type Writer struct {
 	// samplesDirty is when the oldest append to samples.jsonl not yet
 	// fsynced was made (zero: all synced).
 	samplesDirty time.Time
+
+	// encMu guards the samples' encoder and its buffer (AppendSamples
+	// encodes outside mu).
+	encMu  sync.Mutex
+	enc    sampleEncoder
+	encBuf []byte
 }
 
 // ID returns the run id.
