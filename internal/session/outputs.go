@@ -234,8 +234,8 @@ func (f *fanout) closeFirst(n int) {
 	}
 }
 
-// storeOutput appends intervals and samples to the run's directory, each
-// fsynced: the durable output.
+// storeOutput appends intervals and samples to the run's directory: the
+// durable output (fsynced within 10 s: store's syncEvery).
 type storeOutput struct {
 	w     *store.Writer
 	notef func(string, ...any)

@@ -68,15 +68,28 @@ type Point struct {
 	Value float64
 }
 
-// samplesSyncEvery bounds how long an append to samples.jsonl waits for its
-// fsync: the samples of the last seconds before a machine crash may be
-// lost (intervals.jsonl, the run's measurement, is fsynced at each
-// append). Finish and Close fsync what is left.
-const samplesSyncEvery = 10 * time.Second
+// syncEvery bounds how long an append to intervals.jsonl or samples.jsonl
+// waits for its fsync: a file is fsynced at the first append once its
+// oldest unsynced append is syncEvery old, and by Finish and Close. A
+// process that is killed loses nothing of what it appended (the kernel
+// holds it); a machine that crashes may lose the last syncEvery of each
+// file and a tick's (the appends since the last fsync), never a line's
+// part in the middle: Load ignores a torn last line. An fsync a tick cost
+// an idle one-client run about a fifth of its background CPU.
+const syncEvery = 10 * time.Second
+
+// syncDue says whether an append made now must fsync, given when the
+// oldest unsynced append was made (*dirty, zero: none; set to now).
+func syncDue(dirty *time.Time, now time.Time) bool {
+	if dirty.IsZero() {
+		*dirty = now
+	}
+	return now.Sub(*dirty) >= syncEvery
+}
 
 // AppendSamples appends one compact JSON line per sample to samples.jsonl
 // (created on first use) in a single write; it fsyncs once the oldest
-// append not yet synced is samplesSyncEvery old. Values that are not
+// append not yet synced is syncEvery old. Values that are not
 // finite numbers (NaN, ±Inf) are left out. As with AppendIntervals a write
 // that fails part-way is cut back to the last whole line.
 func (w *Writer) AppendSamples(ss ...Sample) error {
@@ -116,11 +129,7 @@ func (w *Writer) AppendSamples(ss ...Sample) error {
 		}
 		w.samples, w.samplesSize = f, fi.Size()
 	}
-	now := time.Now()
-	if w.samplesDirty.IsZero() {
-		w.samplesDirty = now
-	}
-	sync := now.Sub(w.samplesDirty) >= samplesSyncEvery
+	sync := syncDue(&w.samplesDirty, time.Now())
 	err := w.appendLines(w.samples, &w.samplesSize, &w.samplesTorn, buf, "samples", sync)
 	if sync && err == nil {
 		w.samplesDirty = time.Time{}

@@ -166,8 +166,46 @@ func TestSampleJSON(t *testing.T) {
 	}
 }
 
+// TestIntervalsSyncPolicy: intervals.jsonl is fsynced as samples.jsonl
+// is, once its oldest unsynced append is syncEvery old, and by Finish.
+func TestIntervalsSyncPolicy(t *testing.T) {
+	w, err := openStore(t).Create(testSpec("tpcb", t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 3 {
+		if err := w.AppendIntervals(metrics.Interval{Seq: i, Start: t0, End: t0.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := w.dirty
+	if first.IsZero() {
+		t.Fatal("appends synced at once")
+	}
+	w.dirty = first.Add(-syncEvery)
+	if err := w.AppendIntervals(metrics.Interval{Seq: 3, Start: t0, End: t0.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if !w.dirty.IsZero() {
+		t.Fatalf("not synced %s after the oldest append", syncEvery)
+	}
+	if err := w.AppendIntervals(metrics.Interval{Seq: 4, Start: t0, End: t0.Add(time.Second)}); err != nil || w.dirty.IsZero() {
+		t.Fatalf("append after a sync: %v, dirty since %v", err, w.dirty)
+	}
+	if err := w.Finish(metrics.Summary{Status: metrics.StatusComplete}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !w.dirty.IsZero() {
+		t.Error("Finish left intervals unsynced")
+	}
+	if b, err := os.ReadFile(w.Path(IntervalsFile)); err != nil || bytes.Count(b, []byte{'\n'}) != 5 {
+		t.Errorf("intervals.jsonl: %d lines (%v)", bytes.Count(b, []byte{'\n'}), err)
+	}
+}
+
 // TestSamplesSyncPolicy: samples.jsonl is fsynced once its oldest unsynced
-// append is samplesSyncEvery old, and by Finish; not at every append.
+// append is syncEvery old, and by Finish; not at every append.
 func TestSamplesSyncPolicy(t *testing.T) {
 	w, err := openStore(t).Create(testSpec("tpcb", t0))
 	if err != nil {
@@ -184,12 +222,12 @@ func TestSamplesSyncPolicy(t *testing.T) {
 	if first.IsZero() {
 		t.Fatal("appends synced at once")
 	}
-	w.samplesDirty = first.Add(-samplesSyncEvery)
+	w.samplesDirty = first.Add(-syncEvery)
 	if err := w.AppendSamples(smp); err != nil {
 		t.Fatal(err)
 	}
 	if !w.samplesDirty.IsZero() {
-		t.Fatalf("not synced %s after the oldest append", samplesSyncEvery)
+		t.Fatalf("not synced %s after the oldest append", syncEvery)
 	}
 	if err := w.AppendSamples(smp); err != nil || w.samplesDirty.IsZero() {
 		t.Fatalf("append after a sync: %v, dirty since %v", err, w.samplesDirty)
