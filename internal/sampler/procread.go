@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -125,7 +126,9 @@ const recordRoom = 2048
 
 // readAt0 reads fd from offset 0 into *buf (grown as needed) until EOF, or
 // until a short read when whole, or a read shorter than recordRoom when
-// shortRecords.
+// shortRecords. The reads are raw system calls: a procfs file is made in
+// memory, never waited for, and a raw call does not wake the runtime's
+// sysmon thread as a Syscall does when the process was idle.
 func readAt0(fd int, buf *[]byte, whole, shortRecords bool, path string) ([]byte, error) {
 	if len(*buf) == 0 {
 		*buf = make([]byte, 8<<10)
@@ -135,14 +138,15 @@ func readAt0(fd int, buf *[]byte, whole, shortRecords bool, path string) ([]byte
 		if n == len(*buf) {
 			*buf = append(*buf, make([]byte, len(*buf))...)
 		}
-		m, err := unix.Pread(fd, (*buf)[n:], int64(n))
-		if err == unix.EINTR {
+		p := (*buf)[n:]
+		m, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(n), 0, 0)
+		if e == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		if e != 0 {
+			return nil, &os.PathError{Op: "read", Path: path, Err: e}
 		}
-		n += m
+		n += int(m)
 		if short := n < len(*buf); m == 0 || short && (whole || shortRecords && m < recordRoom) {
 			return (*buf)[:n], nil
 		}
