@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/loader"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/netio"
@@ -47,7 +49,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	r.fanned, r.fan, r.own = true, m.fan, m.own
 	// A run that fails from here on closes the fan in endOutputs.
 	m.fan.publish(Record{Start: &RunStart{ID: r.writer.ID(), Spec: r.recorded, Server: srv}})
-	latest := &latestSamples{m: map[string]float64{}}
+	latest := newLatestSamples(r.spec.Autostop)
 	if err := r.startWatchers(ctx, m, latest); err != nil {
 		return res, err
 	}
@@ -328,18 +330,35 @@ func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSampl
 	return smp
 }
 
-// latestSamples keeps the last value of every sampled series.
+// latestSamples keeps the last value of each sampled series an autostop
+// rule reads (none without such rules: a tick's samples are not copied).
 type latestSamples struct {
-	mu sync.Mutex
-	m  map[string]float64
+	mu   sync.Mutex
+	want []string // the series rules read
+	m    map[string]float64
+}
+
+func newLatestSamples(rules []driver.Rule) *latestSamples {
+	l := &latestSamples{m: map[string]float64{}}
+	for _, r := range rules {
+		if r.IsSampled() && !slices.Contains(l.want, r.Metric) {
+			l.want = append(l.want, r.Metric)
+		}
+	}
+	return l
 }
 
 func (l *latestSamples) update(b []store.Sample) {
+	if len(l.want) == 0 {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range b {
-		for k, v := range s.Values {
-			l.m[k] = v
+		for _, k := range l.want {
+			if v, ok := s.Values[k]; ok {
+				l.m[k] = v
+			}
 		}
 	}
 }
