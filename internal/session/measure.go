@@ -316,7 +316,11 @@ func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSampl
 	if r.spec.SampleEvery <= 0 {
 		return nil
 	}
-	opts := sampler.Options{ConnConfig: r.tgt.Direct().Config, Pooler: samplerPooler(r.tgt), Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
+	cfg := r.tgt.Direct().Config.Copy()
+	// Raw system calls on the sampler's socket too: a tick's round trip
+	// then does not wake the runtime's sysmon thread (netio).
+	netio.Apply(&cfg.Config, netio.Raw)
+	opts := sampler.Options{ConnConfig: cfg, Pooler: samplerPooler(r.tgt), Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
 		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog, CitusWorkers: citusWorkers(r.spec.CitusWorkers, r.citus, r.tgt.Direct().Config),
 		Sink: func(b []store.Sample) {
 			latest.update(b)
