@@ -62,6 +62,7 @@ func bucketsLen() int { return int(bucketIndex(histHighest)) + 1 }
 type bucketSet struct {
 	chunks  [][]int64 // by bucket>>chunkShift; nil until a value falls in it
 	touched []uint64  // a bit per bucket
+	words   []uint64  // a bit per word of touched that has one: take skips the rest
 }
 
 const chunkShift = subBucketHalfCountMagnitude
@@ -72,6 +73,7 @@ func (s *bucketSet) add(v int64) {
 		n := bucketsLen()
 		s.chunks = make([][]int64, (n+1<<chunkShift-1)>>chunkShift)
 		s.touched = make([]uint64, (n+63)/64)
+		s.words = make([]uint64, (len(s.touched)+63)/64)
 	}
 	c := s.chunks[i>>chunkShift]
 	if c == nil {
@@ -80,28 +82,31 @@ func (s *bucketSet) add(v int64) {
 	}
 	c[i&(1<<chunkShift-1)]++
 	s.touched[i>>6] |= 1 << (i & 63)
+	s.words[i>>12] |= 1 << (i >> 6 & 63)
 }
 
 // take returns the non-empty buckets in index order (non-nil: known, even
 // when empty) and empties the set.
 func (s *bucketSet) take() []bucketCount {
 	n := 0
-	for _, word := range s.touched {
-		n += bits.OnesCount64(word)
+	for k, ws := range s.words {
+		for ; ws != 0; ws &= ws - 1 {
+			n += bits.OnesCount64(s.touched[k*64+bits.TrailingZeros64(ws)])
+		}
 	}
 	out := make([]bucketCount, 0, n)
-	for w, word := range s.touched {
-		if word == 0 {
-			continue
+	for k, ws := range s.words {
+		for ; ws != 0; ws &= ws - 1 {
+			w := k*64 + bits.TrailingZeros64(ws)
+			for word := s.touched[w]; word != 0; word &= word - 1 {
+				i := w*64 + bits.TrailingZeros64(word)
+				c := s.chunks[i>>chunkShift]
+				out = append(out, bucketCount{int32(i), c[i&(1<<chunkShift-1)]})
+				c[i&(1<<chunkShift-1)] = 0
+			}
+			s.touched[w] = 0
 		}
-		for word != 0 {
-			i := w*64 + bits.TrailingZeros64(word)
-			word &= word - 1
-			c := s.chunks[i>>chunkShift]
-			out = append(out, bucketCount{int32(i), c[i&(1<<chunkShift-1)]})
-			c[i&(1<<chunkShift-1)] = 0
-		}
-		s.touched[w] = 0
+		s.words[k] = 0
 	}
 	return out
 }
