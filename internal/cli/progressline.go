@@ -45,6 +45,9 @@ func (p *progressOutput) String() string { return "progress lines" }
 // come, none is kept.
 func (p *progressOutput) BorrowsRecords() {}
 
+// SkipsSamples (a session.SampleSkipper): progress lines show no samples.
+func (p *progressOutput) SkipsSamples() {}
+
 // clearLine starts the next line's sums.
 func (p *progressOutput) clearLine() {
 	p.line.Reset()

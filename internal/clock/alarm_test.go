@@ -26,6 +26,18 @@ func TestAlarmWaitsAndCloseEndsItsWait(t *testing.T) {
 			t.Fatalf("Wait(%s) returned after %s", d, got)
 		}
 	}
+	// Expiries that come before the Wait parks (it arms the timer in the
+	// poller's read) end it all the same.
+	for i := range 300 {
+		if err := a.Wait(time.Duration(i%3) * time.Microsecond); err != nil {
+			t.Fatalf("short Wait %d: %v", i, err)
+		}
+	}
+	// A Ring before a Wait does not end it: arming clears its expiry.
+	a.Ring()
+	if start := time.Now(); a.Wait(20*time.Millisecond) != nil || time.Since(start) < 20*time.Millisecond {
+		t.Fatalf("Wait after a Ring returned after %s", time.Since(start))
+	}
 	// Ring ends a Wait in progress with nil.
 	rung := make(chan error, 1)
 	go func() { rung <- a.Wait(time.Hour) }()

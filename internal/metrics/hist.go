@@ -62,6 +62,7 @@ func bucketsLen() int { return int(bucketIndex(histHighest)) + 1 }
 type bucketSet struct {
 	chunks  [][]int64 // by bucket>>chunkShift; nil until a value falls in it
 	touched []uint64  // a bit per bucket
+	words   []uint64  // a bit per word of touched that has one: take skips the rest
 }
 
 const chunkShift = subBucketHalfCountMagnitude
@@ -72,6 +73,7 @@ func (s *bucketSet) add(v int64) {
 		n := bucketsLen()
 		s.chunks = make([][]int64, (n+1<<chunkShift-1)>>chunkShift)
 		s.touched = make([]uint64, (n+63)/64)
+		s.words = make([]uint64, (len(s.touched)+63)/64)
 	}
 	c := s.chunks[i>>chunkShift]
 	if c == nil {
@@ -80,28 +82,31 @@ func (s *bucketSet) add(v int64) {
 	}
 	c[i&(1<<chunkShift-1)]++
 	s.touched[i>>6] |= 1 << (i & 63)
+	s.words[i>>12] |= 1 << (i >> 6 & 63)
 }
 
 // take returns the non-empty buckets in index order (non-nil: known, even
 // when empty) and empties the set.
 func (s *bucketSet) take() []bucketCount {
 	n := 0
-	for _, word := range s.touched {
-		n += bits.OnesCount64(word)
+	for k, ws := range s.words {
+		for ; ws != 0; ws &= ws - 1 {
+			n += bits.OnesCount64(s.touched[k*64+bits.TrailingZeros64(ws)])
+		}
 	}
 	out := make([]bucketCount, 0, n)
-	for w, word := range s.touched {
-		if word == 0 {
-			continue
+	for k, ws := range s.words {
+		for ; ws != 0; ws &= ws - 1 {
+			w := k*64 + bits.TrailingZeros64(ws)
+			for word := s.touched[w]; word != 0; word &= word - 1 {
+				i := w*64 + bits.TrailingZeros64(word)
+				c := s.chunks[i>>chunkShift]
+				out = append(out, bucketCount{int32(i), c[i&(1<<chunkShift-1)]})
+				c[i&(1<<chunkShift-1)] = 0
+			}
+			s.touched[w] = 0
 		}
-		for word != 0 {
-			i := w*64 + bits.TrailingZeros64(word)
-			word &= word - 1
-			c := s.chunks[i>>chunkShift]
-			out = append(out, bucketCount{int32(i), c[i&(1<<chunkShift-1)]})
-			c[i&(1<<chunkShift-1)] = 0
-		}
-		s.touched[w] = 0
+		s.words[k] = 0
 	}
 	return out
 }
@@ -284,7 +289,8 @@ const (
 // payload (LEB128 counts, empty runs already folded) has few repeats for
 // LZ77 to find: Huffman codes alone make it 3-16% smaller than BestSpeed
 // on latency histograms (41 B to 4.8 KB payloads), with no table.
-// A cache, not state: any writer is as good as another.
+// Payloads of up to fixedMax bytes skip it (zfixed.go). A cache, not
+// state: any writer is as good as another.
 var zlibWriters = sync.Pool{New: func() any {
 	w, _ := zlib.NewWriterLevel(nil, zlib.HuffmanOnly) // a valid level: no error
 	return w
@@ -331,17 +337,20 @@ func encodeV2(h *hdr.Histogram, known []bucketCount) (string, bool) {
 	raw.Write(be.AppendUint64(nil, math.Float64bits(1)))
 	raw.Write(counts)
 
-	var z bytes.Buffer
-	w := zlibWriters.Get().(*zlib.Writer)
-	w.Reset(&z)
-	_, _ = w.Write(raw.Bytes()) // writes to a bytes.Buffer do not fail
-	_ = w.Close()
-	zlibWriters.Put(w)
-
-	out := make([]byte, 0, 8+z.Len())
-	out = be.AppendUint32(out, uint32(v2CompressedEncodingCookie))
-	out = be.AppendUint32(out, uint32(z.Len()))
-	out = append(out, z.Bytes()...)
+	out := make([]byte, 8, 8+raw.Len()+16)
+	be.PutUint32(out, uint32(v2CompressedEncodingCookie))
+	if raw.Len() <= fixedMax {
+		out = appendZlibFixed(out, raw.Bytes()) // zfixed.go
+	} else {
+		z := bytes.NewBuffer(out)
+		w := zlibWriters.Get().(*zlib.Writer)
+		w.Reset(z)
+		_, _ = w.Write(raw.Bytes()) // writes to a bytes.Buffer do not fail
+		_ = w.Close()
+		zlibWriters.Put(w)
+		out = z.Bytes()
+	}
+	be.PutUint32(out[4:], uint32(len(out)-8))
 	return base64.StdEncoding.EncodeToString(out), true
 }
 

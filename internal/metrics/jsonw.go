@@ -103,6 +103,12 @@ func (w *JSONWriter) Float(v float64) {
 		w.B = append(w.B, '0')
 		return
 	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 && (v != 0 || !math.Signbit(v)) {
+		// A whole number: the digits strconv's shortest 'f' form has,
+		// without its search for them (counts and zeros, most samples).
+		w.B = strconv.AppendInt(w.B, int64(v), 10)
+		return
+	}
 	format := byte('f')
 	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
 		format = 'e'

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -214,6 +215,25 @@ func TestJSONStringEveryByte(t *testing.T) {
 			if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
 				t.Errorf("%q: %s, encoding/json %s", s, got, want)
 			}
+		}
+	}
+}
+
+// TestJSONFloat: Float writes numbers as encoding/json does, whole ones
+// (written as integers) and the edges around them included.
+func TestJSONFloat(t *testing.T) {
+	vs := []float64{0, math.Copysign(0, -1), 1, -1, 7, 1e6, -1e6, 123456789, 1e15 - 1, 1e15, 1e15 + 2, 1e20, 1e21,
+		-1e21, 0.5, -0.5, 1e-7, 12.25, 2.5e-6, math.MaxInt64, math.MinInt64, math.Nextafter(1, 2), 4503599627370496}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		vs = append(vs, math.Round(r.NormFloat64()*1e6), math.Round(r.ExpFloat64()*1e12), r.NormFloat64()*1e3)
+	}
+	for _, v := range vs {
+		want, _ := json.Marshal(v)
+		w := JSONWriter{}
+		w.Float(v)
+		if !bytes.Equal(w.B, want) {
+			t.Errorf("%v: %s, encoding/json %s", v, w.B, want)
 		}
 	}
 }

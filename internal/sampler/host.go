@@ -35,6 +35,18 @@ type host struct {
 	disks    map[string]bool // whole devices to report
 	prevDisk map[string]ioStats
 	diskAt   time.Time
+	diskKeys map[string]*diskKeys // by device
+}
+
+// diskKeys are one device's series names, made once.
+type diskKeys struct {
+	rPerS, wPerS, rkBPerS, wkBPerS, util, aquSz, rAwait, wAwait, await string
+}
+
+func newDiskKeys(dev string) *diskKeys {
+	k := sampled.Disk + seriesWord(dev) + "."
+	return &diskKeys{rPerS: k + "r_per_s", wPerS: k + "w_per_s", rkBPerS: k + "rkB_per_s", wkBPerS: k + "wkB_per_s",
+		util: k + sampled.DiskUtilPct, aquSz: k + "aqu_sz", rAwait: k + "r_await_ms", wAwait: k + "w_await_ms", await: k + "await_ms"}
 }
 
 // skippedDevices are block devices that are not disks.
@@ -61,7 +73,7 @@ func newHost(dbLocal bool, dataDir string) *host {
 		h.notes = append(h.notes, "host_disk: cannot list block devices: "+err.Error()+", skipped")
 		return h
 	}
-	h.disks = map[string]bool{}
+	h.disks, h.diskKeys = map[string]bool{}, map[string]*diskKeys{}
 	for _, d := range devs {
 		if !slices.ContainsFunc(skippedDevices, func(p string) bool { return strings.HasPrefix(d, p) }) {
 			h.disks[d] = true
@@ -144,7 +156,7 @@ func (h *host) skip(now time.Time, source string, err error) (store.Sample, bool
 }
 
 func (h *host) sampleCPU(now time.Time) (store.Sample, bool) {
-	st, err := h.proc.Stat()
+	st, err := h.proc.CPUStat()
 	if err != nil {
 		h.cpuOff = true
 		return h.skip(now, "host_cpu", err)
@@ -239,24 +251,28 @@ func (h *host) sampleDisks(now time.Time) (store.Sample, bool) {
 		if !ok || c.ReadIOs+c.WriteIOs == 0 || c.ReadIOs < p.ReadIOs || c.WriteIOs < p.WriteIOs {
 			continue // new, never used, or counters wrapped
 		}
-		k := sampled.Disk + seriesWord(name) + "."
+		k := h.diskKeys[name]
+		if k == nil {
+			k = newDiskKeys(name)
+			h.diskKeys[name] = k
+		}
 		dr, dw := float64(c.ReadIOs-p.ReadIOs), float64(c.WriteIOs-p.WriteIOs)
 		drt, dwt := float64(c.ReadTicks-p.ReadTicks), float64(c.WriteTicks-p.WriteTicks)
-		vals[k+"r_per_s"] = dr / secs
-		vals[k+"w_per_s"] = dw / secs
-		vals[k+"rkB_per_s"] = float64(c.ReadSectors-p.ReadSectors) * 512 / 1024 / secs
-		vals[k+"wkB_per_s"] = float64(c.WriteSectors-p.WriteSectors) * 512 / 1024 / secs
-		vals[k+sampled.DiskUtilPct] = min(100, float64(c.IOsTotalTicks-p.IOsTotalTicks)/(secs*1000)*100)
-		vals[k+"aqu_sz"] = float64(c.WeightedIOTicks-p.WeightedIOTicks) / (secs * 1000)
-		vals[k+"r_await_ms"], vals[k+"w_await_ms"], vals[k+"await_ms"] = 0, 0, 0
+		vals[k.rPerS] = dr / secs
+		vals[k.wPerS] = dw / secs
+		vals[k.rkBPerS] = float64(c.ReadSectors-p.ReadSectors) * 512 / 1024 / secs
+		vals[k.wkBPerS] = float64(c.WriteSectors-p.WriteSectors) * 512 / 1024 / secs
+		vals[k.util] = min(100, float64(c.IOsTotalTicks-p.IOsTotalTicks)/(secs*1000)*100)
+		vals[k.aquSz] = float64(c.WeightedIOTicks-p.WeightedIOTicks) / (secs * 1000)
+		vals[k.rAwait], vals[k.wAwait], vals[k.await] = 0, 0, 0
 		if dr > 0 {
-			vals[k+"r_await_ms"] = drt / dr
+			vals[k.rAwait] = drt / dr
 		}
 		if dw > 0 {
-			vals[k+"w_await_ms"] = dwt / dw
+			vals[k.wAwait] = dwt / dw
 		}
 		if dr+dw > 0 {
-			vals[k+"await_ms"] = (drt + dwt) / (dr + dw)
+			vals[k.await] = (drt + dwt) / (dr + dw)
 		}
 	}
 	return h.labelled(now, "host_disk", vals), true

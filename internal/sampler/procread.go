@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,8 +31,9 @@ type procFS struct {
 // keptFiles are the open files of a procFS made by keepOpen, by path, and
 // the buffer they are read into. One goroutine at a time uses them.
 type keptFiles struct {
-	fds map[string]int
-	buf []byte
+	fds   map[string]int
+	paths map[string]string // /proc/name by name
+	buf   []byte
 }
 
 // procRoot is where procfs is mounted.
@@ -49,7 +51,7 @@ func newProcFS() (procFS, error) {
 // keepOpen returns fs keeping the files it reads open until close: for a
 // sampler that reads the same files at every tick.
 func (fs procFS) keepOpen() procFS {
-	fs.kept = &keptFiles{fds: map[string]int{}}
+	fs.kept = &keptFiles{fds: map[string]int{}, paths: map[string]string{}}
 	return fs
 }
 
@@ -125,7 +127,9 @@ const recordRoom = 2048
 
 // readAt0 reads fd from offset 0 into *buf (grown as needed) until EOF, or
 // until a short read when whole, or a read shorter than recordRoom when
-// shortRecords.
+// shortRecords. The reads are raw system calls: a procfs file is made in
+// memory, never waited for, and a raw call does not wake the runtime's
+// sysmon thread as a Syscall does when the process was idle.
 func readAt0(fd int, buf *[]byte, whole, shortRecords bool, path string) ([]byte, error) {
 	if len(*buf) == 0 {
 		*buf = make([]byte, 8<<10)
@@ -135,18 +139,35 @@ func readAt0(fd int, buf *[]byte, whole, shortRecords bool, path string) ([]byte
 		if n == len(*buf) {
 			*buf = append(*buf, make([]byte, len(*buf))...)
 		}
-		m, err := unix.Pread(fd, (*buf)[n:], int64(n))
-		if err == unix.EINTR {
+		p := (*buf)[n:]
+		m, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(n), 0, 0)
+		if e == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		if e != 0 {
+			return nil, &os.PathError{Op: "read", Path: path, Err: e}
 		}
-		n += m
+		n += int(m)
 		if short := n < len(*buf); m == 0 || short && (whole || shortRecords && m < recordRoom) {
 			return (*buf)[:n], nil
 		}
 	}
+}
+
+// parseUint is strconv.ParseUint(string(b), 10, 64) without making the
+// string: a tick parses ~50 numbers.
+func parseUint(b []byte) (uint64, error) {
+	if len(b) == 0 || len(b) > 19 {
+		return strconv.ParseUint(string(b), 10, 64) // its error, or a long number
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return strconv.ParseUint(string(b), 10, 64)
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, nil
 }
 
 // cpuStat is one line of /proc/stat's CPU times, in seconds.
@@ -160,15 +181,26 @@ type procStat struct {
 }
 
 // Stat reads /proc/stat.
-func (fs procFS) Stat() (procStat, error) {
+func (fs procFS) Stat() (procStat, error) { return fs.stat(true) }
+
+// CPUStat reads the CPU lines of /proc/stat, not its BootTime: it stops
+// at the first line after them (the kernel writes them first, in a run),
+// before the interrupt counts.
+func (fs procFS) CPUStat() (procStat, error) { return fs.stat(false) }
+
+func (fs procFS) stat(boot bool) (procStat, error) {
 	var st procStat
-	want := func(line []byte) bool { // the kernel starts these lines in column 0
-		return bytes.HasPrefix(line, []byte("cpu")) || bytes.HasPrefix(line, []byte("btime "))
+	want := func(line []byte) (bool, bool) { // the kernel starts these lines in column 0
+		cpu := bytes.HasPrefix(line, []byte("cpu"))
+		if !boot && !cpu && len(st.CPU) > 0 {
+			return false, true // the first line after the CPUs'
+		}
+		return cpu || bytes.HasPrefix(line, []byte("btime ")), false
 	}
 	err := fs.lines("stat", want, func(f [][]byte) error {
 		switch {
 		case string(f[0]) == "btime" && len(f) > 1:
-			v, err := strconv.ParseUint(string(f[1]), 10, 64)
+			v, err := parseUint(f[1])
 			st.BootTime = v
 			return err
 		case string(f[0]) == "cpu":
@@ -189,7 +221,7 @@ func (fs procFS) Stat() (procStat, error) {
 func parseCPU(f [][]byte) (cpuStat, error) {
 	var v [8]float64
 	for i := 1; i < len(f) && i <= len(v); i++ {
-		n, err := strconv.ParseUint(string(f[i]), 10, 64)
+		n, err := parseUint(f[i])
 		if err != nil {
 			return cpuStat{}, fmt.Errorf("/proc/stat %s: %w", f[0], err)
 		}
@@ -203,7 +235,7 @@ type loadAvg struct{ Load1, Load5, Load15 float64 }
 
 // LoadAvg reads /proc/loadavg.
 func (fs procFS) LoadAvg() (loadAvg, error) {
-	b, err := fs.read(filepath.Join(fs.proc, "loadavg"))
+	b, err := fs.read(fs.path("loadavg"))
 	if err != nil {
 		return loadAvg{}, err
 	}
@@ -227,8 +259,8 @@ type meminfo struct{ MemTotalBytes, MemAvailableBytes *uint64 }
 // Meminfo reads /proc/meminfo ("MemTotal: 24578424 kB").
 func (fs procFS) Meminfo() (meminfo, error) {
 	var mi meminfo
-	want := func(line []byte) bool { // in column 0
-		return bytes.HasPrefix(line, []byte("MemTotal:")) || bytes.HasPrefix(line, []byte("MemAvailable:"))
+	want := func(line []byte) (bool, bool) { // in column 0
+		return bytes.HasPrefix(line, []byte("MemTotal:")) || bytes.HasPrefix(line, []byte("MemAvailable:")), false
 	}
 	err := fs.lines("meminfo", want, func(f [][]byte) error {
 		var dst **uint64
@@ -243,7 +275,7 @@ func (fs procFS) Meminfo() (meminfo, error) {
 		if len(f) < 2 {
 			return fmt.Errorf("/proc/meminfo: %s without a value", f[0])
 		}
-		v, err := strconv.ParseUint(string(f[1]), 10, 64)
+		v, err := parseUint(f[1])
 		if err != nil {
 			return fmt.Errorf("/proc/meminfo %s %w", f[0], err)
 		}
@@ -251,6 +283,9 @@ func (fs procFS) Meminfo() (meminfo, error) {
 			v *= 1024
 		}
 		*dst = &v
+		if mi.MemTotalBytes != nil && mi.MemAvailableBytes != nil {
+			return errDone // the rest is not read
+		}
 		return nil
 	})
 	return mi, err
@@ -258,8 +293,9 @@ func (fs procFS) Meminfo() (meminfo, error) {
 
 // proc is one process of /proc.
 type proc struct {
-	fs  procFS
-	PID int
+	fs   procFS
+	PID  int
+	stat string // its stat file's path
 }
 
 // Self is pgarena's own process.
@@ -270,7 +306,7 @@ func (fs procFS) Proc(pid int) (proc, error) {
 	if _, err := os.Stat(filepath.Join(fs.proc, strconv.Itoa(pid))); err != nil {
 		return proc{}, err
 	}
-	return proc{fs: fs, PID: pid}, nil
+	return proc{fs: fs, PID: pid, stat: filepath.Join(fs.proc, strconv.Itoa(pid), "stat")}, nil
 }
 
 // pidStat is what the samplers read of /proc/<pid>/stat.
@@ -284,7 +320,10 @@ type pidStat struct {
 // Stat reads /proc/<pid>/stat (fields 4, 14, 15 and 22, counted after the
 // command name in parentheses, which may hold spaces).
 func (p proc) Stat() (pidStat, error) {
-	path := filepath.Join(p.fs.proc, strconv.Itoa(p.PID), "stat")
+	path := p.stat
+	if path == "" {
+		path = filepath.Join(p.fs.proc, strconv.Itoa(p.PID), "stat")
+	}
 	b, err := p.fs.read(path)
 	if err != nil {
 		return pidStat{}, err
@@ -301,9 +340,9 @@ func (p proc) Stat() (pidStat, error) {
 	st := pidStat{fs: p.fs}
 	var errs [4]error
 	st.PPID, errs[0] = strconv.Atoi(string(f[1]))
-	st.UTime, errs[1] = strconv.ParseUint(string(f[11]), 10, 64)
-	st.STime, errs[2] = strconv.ParseUint(string(f[12]), 10, 64)
-	st.Starttime, errs[3] = strconv.ParseUint(string(f[19]), 10, 64)
+	st.UTime, errs[1] = parseUint(f[11])
+	st.STime, errs[2] = parseUint(f[12])
+	st.Starttime, errs[3] = parseUint(f[19])
 	if err := errors.Join(errs[:]...); err != nil {
 		return pidStat{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -340,9 +379,9 @@ type diskstat struct {
 // the devices want accepts (nil: all).
 func (fs procFS) ProcDiskstats(want func(name []byte) bool) ([]diskstat, error) {
 	var out []diskstat
-	var name func([]byte) bool // the device's name, third field, is wanted
+	var name func([]byte) (bool, bool) // the device's name, third field, is wanted
 	if want != nil {
-		name = func(line []byte) bool { return want(field(line, 2)) }
+		name = func(line []byte) (bool, bool) { return want(field(line, 2)), false }
 	}
 	err := fs.lines("diskstats", name, func(f [][]byte) error {
 		if len(f) < 14 {
@@ -350,7 +389,7 @@ func (fs procFS) ProcDiskstats(want func(name []byte) bool) ([]diskstat, error) 
 		}
 		var v [11]uint64
 		for i := range v {
-			n, err := strconv.ParseUint(string(f[3+i]), 10, 64)
+			n, err := parseUint(f[3+i])
 			if err != nil {
 				return fmt.Errorf("/proc/diskstats %s: %w", f[2], err)
 			}
@@ -375,12 +414,28 @@ func (fs procFS) SysBlockDevices() ([]string, error) {
 	return names, nil
 }
 
+// errDone, from lines' fn, ends the reading: what follows is not wanted.
+var errDone = errors.New("done")
+
+// path is /proc/name, joined once for a procFS that keeps its files open.
+func (fs procFS) path(name string) string {
+	if fs.kept == nil {
+		return filepath.Join(fs.proc, name)
+	}
+	p, ok := fs.kept.paths[name]
+	if !ok {
+		p = filepath.Join(fs.proc, name)
+		fs.kept.paths[name] = p
+	}
+	return p
+}
+
 // lines calls fn with the fields of each non-empty line of /proc/name
-// that want accepts (nil: every line); the fields are valid during the
-// call. Lines are split only when wanted: /proc/stat's intr line alone
+// that want keeps (nil: every line), until want says stop or fn returns
+// errDone; the fields are valid during the call. Lines are split only when wanted: /proc/stat's intr line alone
 // has a field per interrupt.
-func (fs procFS) lines(name string, want func(line []byte) bool, fn func([][]byte) error) error {
-	b, err := fs.read(filepath.Join(fs.proc, name))
+func (fs procFS) lines(name string, want func(line []byte) (keep, stop bool), fn func([][]byte) error) error {
+	b, err := fs.read(fs.path(name))
 	if err != nil {
 		return err
 	}
@@ -388,11 +443,17 @@ func (fs procFS) lines(name string, want func(line []byte) bool, fn func([][]byt
 	for len(b) > 0 {
 		var line []byte
 		line, b, _ = bytes.Cut(b, []byte{'\n'})
-		if want != nil && !want(line) {
-			continue
+		if want != nil {
+			if keep, stop := want(line); stop {
+				return nil
+			} else if !keep {
+				continue
+			}
 		}
 		if fields := appendFields(buf[:0], line, -1); len(fields) > 0 {
-			if err := fn(fields); err != nil {
+			if err := fn(fields); err == errDone {
+				return nil
+			} else if err != nil {
 				return err
 			}
 		}

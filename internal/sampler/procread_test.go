@@ -49,6 +49,11 @@ func agreeWithProcfs(t *testing.T, fs procFS) {
 	if len(st.CPU) != len(pst.CPU) || st.BootTime != pst.BootTime || st.CPUTotal.User < pst.CPUTotal.User || st.CPUTotal.Idle <= 0 {
 		t.Errorf("stat: %d CPUs, boot %d, total %+v; procfs: %d, %d, %+v", len(st.CPU), st.BootTime, st.CPUTotal, len(pst.CPU), pst.BootTime, pst.CPUTotal)
 	}
+	// CPUStat stops after the CPU lines: the same CPUs, no boot time.
+	cst, err := fs.CPUStat()
+	if err != nil || len(cst.CPU) != len(pst.CPU) || cst.BootTime != 0 || cst.CPUTotal.User < pst.CPUTotal.User || cst.CPUTotal.Idle <= 0 {
+		t.Errorf("CPU lines of stat: %d CPUs, boot %d, total %+v (%v); procfs: %d, %+v", len(cst.CPU), cst.BootTime, cst.CPUTotal, err, len(pst.CPU), pst.CPUTotal)
+	}
 	mi, err := fs.Meminfo()
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +171,18 @@ func BenchmarkHostFiles(b *testing.B) {
 // after CPU work, /proc/loadavg after a fork (its last pid), /proc/meminfo
 // after touching memory. Each waits (bounded) until a fresh open sees a
 // change, then the kept file must see one too.
+// TestParseUint: parseUint is strconv.ParseUint's base 10, 64 bits.
+func TestParseUint(t *testing.T) {
+	for _, s := range []string{"0", "7", "0012", "18446744073709551615", "18446744073709551616", "1234567890123456789",
+		"99999999999999999999", "", "-1", "+1", "1x", "1_000", " 1"} {
+		v, err := parseUint([]byte(s))
+		w, werr := strconv.ParseUint(s, 10, 64)
+		if v != w || (err == nil) != (werr == nil) {
+			t.Errorf("%q: %d, %v; strconv %d, %v", s, v, err, w, werr)
+		}
+	}
+}
+
 func TestKeptProcFilesStayFresh(t *testing.T) {
 	fs, err := newProcFS()
 	if err != nil {

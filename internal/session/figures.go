@@ -138,6 +138,9 @@ func (fw *figureWindow) String() string { return "figures" }
 // BorrowsRecords: Write adds up counts and means and keeps no interval.
 func (fw *figureWindow) BorrowsRecords() {}
 
+// SkipsSamples: the figures come from the server, not the samplers.
+func (fw *figureWindow) SkipsSamples() {}
+
 // stop takes the final snapshot; call it as soon as the clients have
 // stopped.
 func (fw *figureWindow) stop(ctx context.Context) {

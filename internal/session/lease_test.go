@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
+	"github.com/pgarena/pgarena/internal/store"
 )
 
 // ticker cuts intervals of one type: interval n holds n transactions of
@@ -166,5 +167,40 @@ func TestOutputsReadIntervalsTheRecorderReuses(t *testing.T) {
 		if !countsMatch(iv) {
 			t.Errorf("a kept interval changed: interval %d holds %v", iv.Seq, histCounts(iv))
 		}
+	}
+}
+
+// sampleCounter counts the records it is given; a skipper is a SampleSkipper.
+type sampleCounter struct{ samples, intervals chan struct{} }
+
+func (o *sampleCounter) Write(r Record) error {
+	switch {
+	case r.Samples != nil:
+		o.samples <- struct{}{}
+	case r.Interval != nil:
+		o.intervals <- struct{}{}
+	}
+	return nil
+}
+
+type skipper struct{ sampleCounter }
+
+func (o *skipper) SkipsSamples() {}
+
+// TestSampleSkippersGetNoSamples: samples go to the outputs that use them
+// only; intervals go to every output.
+func TestSampleSkippersGetNoSamples(t *testing.T) {
+	newCounter := func() sampleCounter {
+		return sampleCounter{samples: make(chan struct{}, 10), intervals: make(chan struct{}, 10)}
+	}
+	all, skip := &sampleCounter{}, &skipper{}
+	*all, skip.sampleCounter = newCounter(), newCounter()
+	f := newFanout(func(string, ...any) {}, all, skip)
+	f.publish(Record{Samples: []store.Sample{{Source: "host_cpu"}}})
+	f.publish(Record{Interval: &metrics.Interval{Seq: 1}})
+	f.close()
+	if len(all.samples) != 1 || len(all.intervals) != 1 || len(skip.samples) != 0 || len(skip.intervals) != 1 {
+		t.Errorf("samples, intervals: output %d, %d; skipper %d, %d (want 1, 1; 0, 1)",
+			len(all.samples), len(all.intervals), len(skip.samples), len(skip.intervals))
 	}
 }

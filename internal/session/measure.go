@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pgarena/pgarena/internal/driver"
 	"github.com/pgarena/pgarena/internal/loader"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/netio"
@@ -47,7 +49,7 @@ func (r *run) measure(ctx context.Context, load bool, outs []Output) (Result, er
 	r.fanned, r.fan, r.own = true, m.fan, m.own
 	// A run that fails from here on closes the fan in endOutputs.
 	m.fan.publish(Record{Start: &RunStart{ID: r.writer.ID(), Spec: r.recorded, Server: srv}})
-	latest := &latestSamples{m: map[string]float64{}}
+	latest := newLatestSamples(r.spec.Autostop)
 	if err := r.startWatchers(ctx, m, latest); err != nil {
 		return res, err
 	}
@@ -315,7 +317,11 @@ func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSampl
 	if r.spec.SampleEvery <= 0 {
 		return nil
 	}
-	opts := sampler.Options{ConnConfig: r.tgt.Direct().Config, Pooler: samplerPooler(r.tgt), Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
+	cfg := r.tgt.Direct().Config.Copy()
+	// Raw system calls on the sampler's socket too: a tick's round trip
+	// then does not wake the runtime's sysmon thread (netio).
+	netio.Apply(&cfg.Config, netio.Raw)
+	opts := sampler.Options{ConnConfig: cfg, Pooler: samplerPooler(r.tgt), Interval: r.spec.SampleEvery, DBHostLocal: r.tgt.Local,
 		DataDir: r.tgt.DataDir, ServerLogPath: r.tgt.ServerLog, CitusWorkers: citusWorkers(r.spec.CitusWorkers, r.citus, r.tgt.Direct().Config),
 		Sink: func(b []store.Sample) {
 			latest.update(b)
@@ -329,18 +335,35 @@ func (r *run) startSampler(ctx context.Context, fan *fanout, latest *latestSampl
 	return smp
 }
 
-// latestSamples keeps the last value of every sampled series.
+// latestSamples keeps the last value of each sampled series an autostop
+// rule reads (none without such rules: a tick's samples are not copied).
 type latestSamples struct {
-	mu sync.Mutex
-	m  map[string]float64
+	mu   sync.Mutex
+	want []string // the series rules read
+	m    map[string]float64
+}
+
+func newLatestSamples(rules []driver.Rule) *latestSamples {
+	l := &latestSamples{m: map[string]float64{}}
+	for _, r := range rules {
+		if r.IsSampled() && !slices.Contains(l.want, r.Metric) {
+			l.want = append(l.want, r.Metric)
+		}
+	}
+	return l
 }
 
 func (l *latestSamples) update(b []store.Sample) {
+	if len(l.want) == 0 {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, s := range b {
-		for k, v := range s.Values {
-			l.m[k] = v
+		for _, k := range l.want {
+			if v, ok := s.Values[k]; ok {
+				l.m[k] = v
+			}
 		}
 	}
 }

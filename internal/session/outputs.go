@@ -66,6 +66,14 @@ type Borrower interface {
 	BorrowsRecords()
 }
 
+// SampleSkipper is an Output that does nothing with Samples records: they
+// are not queued for it, so its goroutine does not wake at each tick of
+// the samplers.
+type SampleSkipper interface {
+	Output
+	SkipsSamples()
+}
+
 // OutputFunc adapts a function to Output.
 type OutputFunc func(Record) error
 
@@ -92,10 +100,11 @@ type fanout struct {
 
 // outQueue is one output's unbounded queue and goroutine.
 type outQueue struct {
-	out     Output
-	durable bool
-	borrows bool // a Borrower: its intervals are released after Write
-	name    string
+	out       Output
+	durable   bool
+	borrows   bool // a Borrower: its intervals are released after Write
+	noSamples bool // a SampleSkipper
+	name      string
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -117,7 +126,8 @@ func newFanout(notef func(string, ...any), outs ...Output) *fanout {
 
 func (f *fanout) addOutput(o Output, durable bool) {
 	_, borrows := o.(Borrower)
-	q := &outQueue{out: o, durable: durable, borrows: borrows, name: outputName(o), done: make(chan struct{})}
+	_, noSamples := o.(SampleSkipper)
+	q := &outQueue{out: o, durable: durable, borrows: borrows, noSamples: noSamples, name: outputName(o), done: make(chan struct{})}
 	q.cond = sync.NewCond(&q.mu)
 	f.queues = append(f.queues, q)
 	go q.loop(f.note)
@@ -139,10 +149,13 @@ func (f *fanout) outputProblems() []string {
 	return append([]string(nil), f.problems...)
 }
 
-// publish queues r for every output still open. It never waits for an
-// output.
+// publish queues r for every output still open (samples only for those
+// that use them). It never waits for an output.
 func (f *fanout) publish(r Record) {
 	for _, q := range f.queues {
+		if r.Samples != nil && q.noSamples {
+			continue
+		}
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
@@ -234,8 +247,8 @@ func (f *fanout) closeFirst(n int) {
 	}
 }
 
-// storeOutput appends intervals and samples to the run's directory, each
-// fsynced: the durable output.
+// storeOutput appends intervals and samples to the run's directory: the
+// durable output (fsynced within 10 s: store's syncEvery).
 type storeOutput struct {
 	w     *store.Writer
 	notef func(string, ...any)

@@ -14,8 +14,8 @@
 //	                                lock knows the writer is gone
 //	    server.json                 ServerInfo: version and settings, once connected
 //	    intervals.jsonl             one metrics.Interval per line (compact JSON with
-//	                                base64 HDR histograms), appended and fsynced
-//	                                at every tick
+//	                                base64 HDR histograms), appended at every
+//	                                tick
 //	    histograms.hlog             at the end: the full latency histogram of each
 //	                                transaction type over the measured part of the
 //	                                run, in HdrHistogram log format, tagged with
@@ -26,7 +26,7 @@
 //	                                means the run ended (complete, stopped, failed)
 //	    samples.jsonl               one Sample per line: what a server or host
 //	                                source saw at one instant, as named series;
-//	                                appended and fsynced as samples come
+//	                                appended as samples come
 //	    findings.json               end-of-run findings ([]Finding), atomically
 //	    server.log ...              other files named through Writer.Path
 //
@@ -36,8 +36,10 @@
 // written to a temporary file, fsynced, renamed into place and the directory
 // fsynced, so a reader sees either nothing or the complete file.
 // intervals.jsonl and samples.jsonl only grow: each AppendIntervals or
-// AppendSamples is one write followed by one fsync. A process killed mid-write leaves at most a torn final line,
-// which Load ignores (Run.Truncated). A run without summary.json is reported
+// AppendSamples is one write, and a file is fsynced once its oldest
+// unsynced append is 10 s old, and at Finish and Close. A process killed
+// mid-write leaves at most a torn final line, which Load ignores
+// (Run.Truncated); a machine crash may lose the last 10 s of each file. A run without summary.json is reported
 // as running while its lock is held and as interrupted otherwise; its summary
 // is then computed from the intervals that reached the disk.
 //

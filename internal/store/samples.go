@@ -68,29 +68,46 @@ type Point struct {
 	Value float64
 }
 
-// samplesSyncEvery bounds how long an append to samples.jsonl waits for its
-// fsync: the samples of the last seconds before a machine crash may be
-// lost (intervals.jsonl, the run's measurement, is fsynced at each
-// append). Finish and Close fsync what is left.
-const samplesSyncEvery = 10 * time.Second
+// syncEvery bounds how long an append to intervals.jsonl or samples.jsonl
+// waits for its fsync: a file is fsynced at the first append once its
+// oldest unsynced append is syncEvery old, and by Finish and Close. A
+// process that is killed loses nothing of what it appended (the kernel
+// holds it); a machine that crashes may lose the last syncEvery of each
+// file and a tick's (the appends since the last fsync), never a line's
+// part in the middle: Load ignores a torn last line. An fsync a tick cost
+// an idle one-client run about a fifth of its background CPU.
+const syncEvery = 10 * time.Second
+
+// syncDue says whether an append made now must fsync, given when the
+// oldest unsynced append was made (*dirty, zero: none; set to now).
+func syncDue(dirty *time.Time, now time.Time) bool {
+	if dirty.IsZero() {
+		*dirty = now
+	}
+	return now.Sub(*dirty) >= syncEvery
+}
 
 // AppendSamples appends one compact JSON line per sample to samples.jsonl
 // (created on first use) in a single write; it fsyncs once the oldest
-// append not yet synced is samplesSyncEvery old. Values that are not
+// append not yet synced is syncEvery old. Values that are not
 // finite numbers (NaN, ±Inf) are left out. As with AppendIntervals a write
 // that fails part-way is cut back to the last whole line.
 func (w *Writer) AppendSamples(ss ...Sample) error {
 	if len(ss) == 0 {
 		return nil
 	}
-	var buf []byte
+	w.encMu.Lock()
+	buf := w.encBuf[:0]
 	for i := range ss {
 		var err error
-		if buf, err = appendSampleJSON(buf, finiteSample(ss[i])); err != nil {
+		if buf, err = w.enc.append(buf, finiteSample(ss[i])); err != nil {
+			w.encMu.Unlock()
 			return fmt.Errorf("encode sample of %s: %w", ss[i].Source, err)
 		}
 		buf = append(buf, '\n')
 	}
+	w.encBuf = buf
+	defer w.encMu.Unlock() // buf is written below
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -112,11 +129,7 @@ func (w *Writer) AppendSamples(ss ...Sample) error {
 		}
 		w.samples, w.samplesSize = f, fi.Size()
 	}
-	now := time.Now()
-	if w.samplesDirty.IsZero() {
-		w.samplesDirty = now
-	}
-	sync := now.Sub(w.samplesDirty) >= samplesSyncEvery
+	sync := syncDue(&w.samplesDirty, time.Now())
 	err := w.appendLines(w.samples, &w.samplesSize, &w.samplesTorn, buf, "samples", sync)
 	if sync && err == nil {
 		w.samplesDirty = time.Time{}
@@ -137,21 +150,88 @@ func (w *Writer) syncSamples() error {
 }
 
 // appendSampleJSON appends s, whose values are finite, as encoding/json
-// writes it, without its reflection (TestSampleJSON): a run writes a few
-// samples a second.
+// writes it, without its reflection (TestSampleJSON).
 func appendSampleJSON(b []byte, s Sample) ([]byte, error) {
+	var e sampleEncoder
+	return e.append(b, s)
+}
+
+// maxEncoderSources bounds the sources a sampleEncoder remembers.
+const maxEncoderSources = 256
+
+// sampleEncoder writes samples as appendSampleJSON does, remembering what
+// repeats from one tick to the next: each source's series names in order
+// with their quoted keys (a source reports the same series tick after
+// tick: no sort and no escaping then), and the last time written (a tick's
+// samples share it). One goroutine at a time uses it.
+type sampleEncoder struct {
+	sources map[string]*sourceKeys
+	at      time.Time // compared with ==: the same instant in another location formats otherwise
+	atJSON  []byte
+	vals    []float64
+}
+
+// sourceKeys are a source's series names, sorted, and each one's `"name":`.
+type sourceKeys struct {
+	names  []string
+	quoted [][]byte
+}
+
+// keysOf returns the sorted names of vals and their keys, with vals'
+// values in that order in e.vals.
+func (e *sampleEncoder) keysOf(source string, vals map[string]float64) *sourceKeys {
+	if k := e.sources[source]; k != nil && len(k.names) == len(vals) {
+		e.vals = e.vals[:0]
+		for _, n := range k.names {
+			v, ok := vals[n]
+			if !ok {
+				break
+			}
+			e.vals = append(e.vals, v)
+		}
+		if len(e.vals) == len(k.names) {
+			return k
+		}
+	}
+	k := &sourceKeys{names: slices.Sorted(maps.Keys(vals))}
+	k.quoted = make([][]byte, len(k.names))
+	e.vals = e.vals[:0]
+	for i, n := range k.names {
+		w := metrics.JSONWriter{}
+		w.Key(n)
+		k.quoted[i] = w.B
+		e.vals = append(e.vals, vals[n])
+	}
+	if e.sources == nil || len(e.sources) >= maxEncoderSources {
+		e.sources = map[string]*sourceKeys{}
+	}
+	e.sources[source] = k
+	return k
+}
+
+// append appends s, whose values are finite, as encoding/json writes it.
+func (e *sampleEncoder) append(b []byte, s Sample) ([]byte, error) {
 	w := metrics.JSONWriter{B: b[len(b):]} // its own document: no separator before it
 	w.Open()
 	w.Key("time")
-	w.Time(s.Time)
+	if e.atJSON == nil || s.Time != e.at {
+		t := metrics.JSONWriter{}
+		t.Time(s.Time)
+		if t.Err != nil {
+			return b, t.Err
+		}
+		e.at, e.atJSON = s.Time, t.B
+	}
+	w.Raw(e.atJSON)
 	w.Key("source")
 	w.String(s.Source)
 	if len(s.Values) > 0 {
 		w.Key("values")
 		w.Open()
-		for _, k := range slices.Sorted(maps.Keys(s.Values)) {
-			w.Key(k)
-			w.Float(s.Values[k])
+		k := e.keysOf(s.Source, s.Values)
+		for i, q := range k.quoted {
+			w.Raw(q)
+			w.Float(e.vals[i])
 		}
 		w.Close()
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -119,30 +120,92 @@ func TestLoadWithoutSamples(t *testing.T) {
 	}
 }
 
-// TestSampleJSON: samples.jsonl's lines are what encoding/json writes.
+// TestSampleJSON: samples.jsonl's lines are what encoding/json writes,
+// with an encoder that remembers each source's keys and the last time:
+// random samples, each twice, and a source whose series change (as many,
+// other names; fewer; more).
 func TestSampleJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
+	var e sampleEncoder
+	check := func(name string, s Sample) {
+		t.Helper()
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.append([]byte("x"), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got[1:], want) {
+			t.Fatalf("%s: by hand\n%s\nencoding/json\n%s", name, got[1:], want)
+		}
+	}
 	for i := range 500 {
 		var s Sample
 		if i > 0 {
 			fillRandom(reflect.ValueOf(&s).Elem(), r, 0)
 		}
-		want, err := json.Marshal(s)
-		if err != nil {
+		check(fmt.Sprint("case ", i), s)
+		check(fmt.Sprint("case ", i, " again"), s)
+	}
+	for i, vals := range []map[string]float64{
+		{"pg.wait.a": 1, "pg.wait.b": 2},
+		{"pg.wait.a": 3, "pg.wait.b": 4},
+		{"pg.wait.a": 5, "pg.wait.c": 6},
+		{"pg.wait.c": 7},
+		{"pg.wait.c": 8, "pg.wait.<d>": 9, "pg.wait.a": 10},
+		{},
+		{"pg.wait.c": 11},
+	} {
+		at := t0.Add(time.Duration(i/2) * time.Second)
+		if i == 6 {
+			at = t0.Add(2 * time.Second).In(time.FixedZone("x", 3600)) // case 5's instant, formatted otherwise
+		}
+		check(fmt.Sprint("activity ", i), Sample{Time: at, Source: "activity", Values: vals})
+	}
+}
+
+// TestIntervalsSyncPolicy: intervals.jsonl is fsynced as samples.jsonl
+// is, once its oldest unsynced append is syncEvery old, and by Finish.
+func TestIntervalsSyncPolicy(t *testing.T) {
+	w, err := openStore(t).Create(testSpec("tpcb", t0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 3 {
+		if err := w.AppendIntervals(metrics.Interval{Seq: i, Start: t0, End: t0.Add(time.Second)}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := appendSampleJSON([]byte("x"), s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got[1:], want) {
-			t.Fatalf("case %d: by hand\n%s\nencoding/json\n%s", i, got[1:], want)
-		}
+	}
+	first := w.dirty
+	if first.IsZero() {
+		t.Fatal("appends synced at once")
+	}
+	w.dirty = first.Add(-syncEvery)
+	if err := w.AppendIntervals(metrics.Interval{Seq: 3, Start: t0, End: t0.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if !w.dirty.IsZero() {
+		t.Fatalf("not synced %s after the oldest append", syncEvery)
+	}
+	if err := w.AppendIntervals(metrics.Interval{Seq: 4, Start: t0, End: t0.Add(time.Second)}); err != nil || w.dirty.IsZero() {
+		t.Fatalf("append after a sync: %v, dirty since %v", err, w.dirty)
+	}
+	if err := w.Finish(metrics.Summary{Status: metrics.StatusComplete}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !w.dirty.IsZero() {
+		t.Error("Finish left intervals unsynced")
+	}
+	if b, err := os.ReadFile(w.Path(IntervalsFile)); err != nil || bytes.Count(b, []byte{'\n'}) != 5 {
+		t.Errorf("intervals.jsonl: %d lines (%v)", bytes.Count(b, []byte{'\n'}), err)
 	}
 }
 
 // TestSamplesSyncPolicy: samples.jsonl is fsynced once its oldest unsynced
-// append is samplesSyncEvery old, and by Finish; not at every append.
+// append is syncEvery old, and by Finish; not at every append.
 func TestSamplesSyncPolicy(t *testing.T) {
 	w, err := openStore(t).Create(testSpec("tpcb", t0))
 	if err != nil {
@@ -159,12 +222,12 @@ func TestSamplesSyncPolicy(t *testing.T) {
 	if first.IsZero() {
 		t.Fatal("appends synced at once")
 	}
-	w.samplesDirty = first.Add(-samplesSyncEvery)
+	w.samplesDirty = first.Add(-syncEvery)
 	if err := w.AppendSamples(smp); err != nil {
 		t.Fatal(err)
 	}
 	if !w.samplesDirty.IsZero() {
-		t.Fatalf("not synced %s after the oldest append", samplesSyncEvery)
+		t.Fatalf("not synced %s after the oldest append", syncEvery)
 	}
 	if err := w.AppendSamples(smp); err != nil || w.samplesDirty.IsZero() {
 		t.Fatalf("append after a sync: %v, dirty since %v", err, w.samplesDirty)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -261,8 +262,11 @@ func TestHelperProcess(t *testing.T) {
 		}
 	}
 	fmt.Printf("RUN_ID=%s\n", w.ID())
-	// Block until killed; give up if the parent vanished.
+	// Block until killed; give up if the parent vanished. The writer
+	// stays reachable meanwhile: a collected one would close its lock
+	// file (os.File's finalizer) and the run would read as interrupted.
 	<-time.After(2 * time.Minute)
+	runtime.KeepAlive(w)
 	os.Exit(3)
 }
 

@@ -245,7 +245,10 @@ type Writer struct {
 	size      int64 // bytes of intervals.jsonl known to be whole lines
 	// torn is set when a failed append could not be cut back to size:
 	// later appends would follow a torn line, so they are refused.
-	torn   error
+	torn error
+	// dirty is when the oldest append to intervals.jsonl not yet fsynced
+	// was made (zero: all synced).
+	dirty  time.Time
 	closed bool
 
 	samples     *os.File // samples.jsonl, opened by the first AppendSamples
@@ -254,6 +257,12 @@ type Writer struct {
 	// samplesDirty is when the oldest append to samples.jsonl not yet
 	// fsynced was made (zero: all synced).
 	samplesDirty time.Time
+
+	// encMu guards the samples' encoder and its buffer (AppendSamples
+	// encodes outside mu).
+	encMu  sync.Mutex
+	enc    sampleEncoder
+	encBuf []byte
 }
 
 // ID returns the run id.
@@ -313,7 +322,8 @@ func (w *Writer) appendLines(f *os.File, size *int64, torn *error, buf []byte, w
 }
 
 // AppendIntervals appends one compact JSON line per interval to
-// intervals.jsonl in a single write, then fsyncs once. If the write fails
+// intervals.jsonl in a single write; it fsyncs once the oldest append not
+// yet synced is syncEvery old (samples.go). If the write fails
 // part-way the file is cut back to its last whole line, so later appends
 // never follow a torn one. A full disk gives an error wrapping ErrDiskFull.
 func (w *Writer) AppendIntervals(ivs ...metrics.Interval) error {
@@ -341,7 +351,12 @@ func (w *Writer) AppendIntervals(ivs ...metrics.Interval) error {
 	if len(ivs) > 1 {
 		what = fmt.Sprintf("intervals %d-%d", ivs[0].Seq, ivs[len(ivs)-1].Seq)
 	}
-	return w.appendLines(w.intervals, &w.size, &w.torn, buf.Bytes(), what, true)
+	sync := syncDue(&w.dirty, time.Now())
+	err := w.appendLines(w.intervals, &w.size, &w.torn, buf.Bytes(), what, sync)
+	if sync && err == nil {
+		w.dirty = time.Time{}
+	}
+	return err
 }
 
 // Finish records the end of the run (intervals.jsonl and samples.jsonl
@@ -366,6 +381,7 @@ func (w *Writer) Finish(sum metrics.Summary, acc *metrics.Accumulator) error {
 	if err := w.intervals.Sync(); err != nil {
 		return w.full("sync "+IntervalsFile, fmt.Errorf("sync %s: %w", w.Path(IntervalsFile), err))
 	}
+	w.dirty = time.Time{}
 	if err := w.syncSamples(); err != nil {
 		return w.full("sync "+SamplesFile, err)
 	}
