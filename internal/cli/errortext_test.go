@@ -108,14 +108,12 @@ func TestPgbouncerTransactionModePrepared(t *testing.T) {
 
 	// Once both server connections hold every statement, no transaction
 	// fails: whether one meets a server connection that lacks them depends
-	// on pgbouncer's choice of server (under CI load none did). RECONNECT
-	// every 100 ms replaces server connections as they are released, so
-	// some clients certainly do (as in TestPoolerAdminDSN).
-	admin := b.AdminDSN()
-	stop := reconnectEvery(t, admin, 100*time.Millisecond)
+	// on pgbouncer's choice of server (under CI load none did). Replacing
+	// the server connections every 100 ms makes some clients certainly do
+	// (as in TestPoolerAdminDSN).
+	replaceServersOften(t, b.AdminDSN())
 	r := pgarena(t, nil, "run", "tpcb", "-M", "prepared", "-c", "4", "-T", "3s",
 		"--dsn", b.DSN(), "--json", "--results", t.TempDir())
-	stop()
 	if r.code != ExitOK && r.code != ExitFailed {
 		t.Fatalf("exit code %d\n%s", r.code, r)
 	}

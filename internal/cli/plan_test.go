@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -216,23 +217,58 @@ func TestPlanValidateNamesTheLine(t *testing.T) {
 // measured in a closed loop, which runs at capacity) finds it within 10%.
 // Not parallel: the other tests of the package would change the capacity
 // between the measurement and the search on a small machine.
+//
+// Other processes of a loaded host still can: the capacity is measured
+// just before and just after the search, and the search is judged only if
+// the host held it steady: both measurements within 5% of each other, and
+// a service time p99 (a pg_sleep(0.1), queueing excluded) of at most
+// stallMs in them and in the lowest step that broke the SLO. A stall can
+// break a step below the capacity, never make one above it hold, and the
+// rate found is bounded by that lowest broken step only. An attempt the
+// host disturbed is logged and made again, at most three times.
 func TestFindMaxConverges(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	results := t.TempDir()
-	closed := mustRun(t, "run", "zz-sleep", "-c", "8", "-T", "3s", "--dsn", dsn, "--results", results, "--json",
-		"--sample-interval", "0")
-	limit := num(t, summaryJSON(t, closed.stdout), "tps")
-	if limit > 1.05*8/sleepSeconds || limit < 0.5*8/sleepSeconds {
-		t.Fatalf("closed-loop capacity %.1f tps, expected about %.0f", limit, 8/sleepSeconds)
+	var unsteady []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		why := findMaxAttempt(t, dsn)
+		if why == "" {
+			return
+		}
+		t.Logf("attempt %d not judged: %s", attempt, why)
+		unsteady = append(unsteady, why)
 	}
+	t.Fatalf("the host did not hold the capacity steady in 3 attempts: %s", strings.Join(unsteady, "; "))
+}
+
+// stallMs is a service time no pg_sleep(0.1) takes on a host that runs
+// the test's processes when they are ready: one took longer, the host
+// stalled them.
+const stallMs = 2 * sleepSeconds * 1000
+
+// findMaxAttempt measures the capacity, runs find-max and measures again.
+// It judges find-max's rate (t.Errorf) and returns "", or returns why the
+// host did not hold the capacity steady enough to judge it.
+func findMaxAttempt(t *testing.T, dsn string) (unsteady string) {
+	t.Helper()
+	results := t.TempDir()
+	capacity := func() (*store.Run, float64) {
+		// -t: 30 transactions per client, not -T, whose end cuts the
+		// clients' last transactions off the count (up to 8 of 240).
+		r := mustRun(t, "run", "zz-sleep", "-c", "8", "-t", "30", "--dsn", dsn, "--results", results, "--json",
+			"--sample-interval", "0")
+		return loadLast(t, results), num(t, summaryJSON(t, r.stdout), "tps")
+	}
+	first, before := capacity()
 	r := mustRun(t, "find-max", "zz-sleep", "--slo", "p99<400ms", "--start", "20", "--window", "3s",
 		"-c", "8", "--arrival", "uniform", "--dsn", dsn, "--results", results, "--json", "--sample-interval", "0", "-P", "0")
+	last, after := capacity()
 	var res struct {
 		Rate   float64 `json:"rate"`
 		Probes []struct {
-			Rate float64 `json:"rate"`
-			Held bool    `json:"held"`
-			Why  string  `json:"why"`
+			Rate  float64 `json:"rate"`
+			RunID string  `json:"run_id"`
+			Held  bool    `json:"held"`
+			Why   string  `json:"why"`
 		} `json:"probes"`
 		Above *struct {
 			RunID string `json:"run_id"`
@@ -241,10 +277,35 @@ func TestFindMaxConverges(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("find-max --json: %v\n%s", err, r)
 	}
-	t.Logf("closed-loop capacity %.1f tps; find-max %.0f tx/s; probes %+v", limit, res.Rate, res.Probes)
+	runs := []*store.Run{first, last}
+	if res.Above != nil { // the lowest rate that broke the SLO: the one that bounds the rate found
+		st, err := store.Open(results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		above, err := st.Load(res.Above.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, above)
+	}
+	for _, run := range runs {
+		if p99 := run.Summary.Service.P99; p99 > stallMs {
+			return fmt.Sprintf("run %s: service time p99 %.0f ms for a pg_sleep(%g)", run.ID, p99, sleepSeconds)
+		}
+	}
+	if math.Abs(after-before) > 0.05*min(before, after) {
+		return fmt.Sprintf("the capacity moved from %.1f to %.1f tps during the search", before, after)
+	}
+	limit := (before + after) / 2
+	if limit > 1.05*8/sleepSeconds || limit < 0.5*8/sleepSeconds {
+		t.Fatalf("closed-loop capacity %.1f tps, expected about %.0f", limit, 8/sleepSeconds)
+	}
+	t.Logf("closed-loop capacity %.1f then %.1f tps; find-max %.0f tx/s; probes %+v", before, after, res.Rate, res.Probes)
 	if math.Abs(res.Rate-limit)/limit > 0.10 || res.Above == nil {
 		t.Errorf("find-max found %.0f tx/s, the true limit is %.1f tps (want within 10%%)\n%s", res.Rate, limit, r.stderr)
 	}
+	return ""
 }
 
 // TestExamplePlansValidate: every plan under examples/ decodes and every
