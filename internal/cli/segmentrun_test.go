@@ -317,8 +317,13 @@ func TestNOPMOverTheMeasuredWindow(t *testing.T) {
 		if delta == 0 || math.Abs(nopm.Value-want)/want > tolerance {
 			t.Errorf("%s: nopm %.0f, want %.0f (within %.1f%%)", c.name, nopm.Value, want, 100*tolerance)
 		}
-		if strings.Contains(nopm.Note, "differ") {
-			t.Errorf("%s: merged nopm %.0f, clients %.0f, yet the note says %q", c.name, nopm.Value, figs["nopm_clients"].Value, nopm.Note)
+		// The database's count is bracketed by one segment's snapshots; on
+		// a busy host another segment's drain can end after them, so the
+		// clients may count more, by at most the drain's share of the
+		// window (a missing segment would be ~50%).
+		if clients := figs["nopm_clients"].Value; strings.Contains(nopm.Note, "differ") &&
+			math.Abs(clients-nopm.Value)/nopm.Value > tolerance {
+			t.Errorf("%s: merged nopm %.0f, clients %.0f (more than %.1f%% apart), and the note says %q", c.name, nopm.Value, clients, 100*tolerance, nopm.Note)
 		}
 	}
 }
