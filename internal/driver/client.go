@@ -68,7 +68,7 @@ type client struct {
 	started     bool                          // the loop goroutine was started
 	finished    atomic.Bool                   // the loop goroutine returned
 	hadConn     bool
-	growStack   bool // loop grows its stack to 4 KB first
+	growStack   bool // loop grows its stack to 4 KB first (run.go's launch)
 	connected   *atomic.Int64
 	reconnects  int64
 	jitter      *rand.Rand      // backoff jitter
@@ -116,8 +116,9 @@ func (c *client) setHooks(cancelled <-chan struct{}) {
 
 // loop is the client's goroutine: it runs transactions until the run
 // ends for it, then tells the run (exit). Its frame is under every
-// statement's wait, so the rarer paths' locals live in the functions they
-// call.
+// statement's wait, on a stack that stays at 2 KB for a client whose
+// transactions fit it (smallStack), so the rarer paths' locals live in
+// the functions they call.
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 	if c.growStack {
 		gostack.At4K() // its transactions reach 4 KB
@@ -200,7 +201,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 
 // The parts of loop before and after its transactions are functions of
 // their own: loop is at the bottom of every client's stack, which starts at
-// 4 KB (see docs/benchmarks.md), and what they need (a select's cases, the
+// 2 KB (see smallStack), and what they need (a select's cases, the
 // end time, the arguments of the calls that count a transaction) is then
 // not in its frame, under every statement's wait.
 
@@ -375,6 +376,16 @@ func (c *client) run(ctx context.Context, tx workload.TxType, first error) (pger
 		c.dropConn()
 	}
 	return pgerr.ClassNone, false, nil
+}
+
+// smallStack reports whether the client's transactions fit the 2 KB
+// stack a goroutine starts with (workload.SmallStacker): else loop grows
+// it to 4 KB first, which one growth in its first transaction would do
+// with the client's frames on it to copy, and a collection could shrink
+// again while the client waits between transactions.
+func (c *client) smallStack() bool {
+	s, ok := c.worker.(workload.SmallStacker)
+	return ok && c.pgw != nil && c.group.Protocol == workload.ProtocolSimple && !c.group.Held && s.SmallStack()
 }
 
 // errNotRun tells run that the transaction's first try is still to run.

@@ -229,7 +229,7 @@ func (r *groupRun) launch(ctx context.Context) {
 			c.gate = finished[slices.IndexFunc(r.groups, func(g Group) bool { return g.Name == after })].done
 		}
 		c.end, c.wg = finished[gi], &wg
-		c.growStack = true // a transaction reaches 4 KB
+		c.growStack = !c.smallStack()
 		go c.loop(runCtx, r.stopNew)
 	}
 	r.done = make(chan struct{})

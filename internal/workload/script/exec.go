@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
@@ -155,9 +156,9 @@ func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 
 // The cold parts of Do are functions of their own, kept out of line: Do
 // is on every client's stack below the statement's read, and its frame
-// (the size of everything inlined into it) counts against the 4 KB a
-// client goroutine's stack starts with (TestClientStackStaysSmall in
-// internal/session guards it; see docs/benchmarks.md).
+// (the size of everything inlined into it) counts against the 2 KB a
+// client goroutine's stack starts with (SmallStack; TestClientStackStaysSmall
+// in internal/session guards it; see docs/benchmarks.md).
 
 // UsePgConn implements workload.PgConnWorker: pc is the runner's
 // connection, proto its protocol; nothing is prepared on it yet.
@@ -166,6 +167,45 @@ func (r *Runner) UsePgConn(pc *pgconn.PgConn, proto workload.Protocol) {
 	for i := range r.scripts {
 		r.scripts[i].unprepare()
 	}
+}
+
+// SmallStack implements workload.SmallStacker: true when the scripts hold
+// only SQL commands whose rows are discarded and that leave the
+// transaction status as it was, \set and \if: a client then waits for
+// each answer in exec's lean path (roundtrip's readQuiet). \gset, \aset,
+// \sleep, shell commands, pipelines and a transaction block's BEGIN and
+// END (whose answers pgconn reads itself, to learn the new status) go
+// deeper.
+func (r *Runner) SmallStack() bool {
+	for _, s := range r.prog.scripts {
+		for i := range s.cmds {
+			switch c := &s.cmds[i]; c.kind {
+			case cSQL:
+				if c.assign != assignNone || changesTxStatus(c.text) {
+					return false
+				}
+			case cSet, cIf, cElif, cElse, cEndif:
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// changesTxStatus reports whether SQL text starts with a statement that
+// begins or ends a transaction block.
+func changesTxStatus(text string) bool {
+	word := strings.TrimLeft(text, " \t\r\n")
+	if i := strings.IndexFunc(word, func(r rune) bool { return !unicode.IsLetter(r) }); i >= 0 {
+		word = word[:i]
+	}
+	for _, w := range []string{"begin", "start", "commit", "end", "rollback", "abort", "prepare"} {
+		if strings.EqualFold(word, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // failed ends the transaction that failed with err in script s and names
