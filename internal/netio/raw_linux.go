@@ -245,6 +245,14 @@ func (c *rawConn) ReadMore(keep int) ([]byte, error) {
 	return c.in[:c.inLen], err
 }
 
+// ReserveAnswers makes ReadMore's buffer ahead of its first use (see
+// roundtrip.Ready).
+func (c *rawConn) ReserveAnswers() {
+	if c.in == nil {
+		c.in = make([]byte, inSize)
+	}
+}
+
 // grow doubles the buffer, keeping its filled part.
 //
 //go:noinline

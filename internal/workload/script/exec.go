@@ -167,6 +167,9 @@ func (r *Runner) UsePgConn(pc *pgconn.PgConn, proto workload.Protocol) {
 	for i := range r.scripts {
 		r.scripts[i].unprepare()
 	}
+	if proto != protoExtended {
+		roundtrip.Ready(pc) // exec's lean paths read their answers in netio's buffer
+	}
 }
 
 // SmallStack implements workload.SmallStacker: true when the scripts hold
