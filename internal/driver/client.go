@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgarena/pgarena/internal/clock"
+	"github.com/pgarena/pgarena/internal/gostack"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/pgerr"
 	"github.com/pgarena/pgarena/internal/workload"
@@ -66,6 +68,7 @@ type client struct {
 	started     bool                          // the loop goroutine was started
 	finished    atomic.Bool                   // the loop goroutine returned
 	hadConn     bool
+	growStack   bool // loop grows its stack to 4 KB first (run.go's launch)
 	connected   *atomic.Int64
 	reconnects  int64
 	jitter      *rand.Rand      // backoff jitter
@@ -79,12 +82,15 @@ type client struct {
 	// only with -r.
 	curTx    workload.TxType
 	stepMark time.Time
-	_        [clientPad]byte
+	// end and wg learn of loop's return (exit).
+	end *groupEnd
+	wg  *sync.WaitGroup
+	_   [clientPad]byte
 }
 
 // clientPad pads client to a multiple of 64 bytes on 64-bit platforms; the array's length
 // below fails to compile when it does not.
-const clientPad = 24
+const clientPad = 8
 
 var _ [0]struct{} = [unsafe.Sizeof(client{}) % 64 * (unsafe.Sizeof(uintptr(0)) / 8)]struct{}{} // 64-bit platforms
 
@@ -108,26 +114,30 @@ func (c *client) setHooks(cancelled <-chan struct{}) {
 	hu.SetHooks(h)
 }
 
+// loop is the client's goroutine: it runs transactions until the run
+// ends for it, then tells the run (exit). Its frame is under every
+// statement's wait, on a stack that stays at 2 KB for a client whose
+// transactions fit it (smallStack), so the rarer paths' locals live in
+// the functions they call.
 func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
-	if !c.begin(ctx.Done(), stopNew) {
-		return
+	if c.growStack {
+		gostack.At4K() // its transactions reach 4 KB
 	}
-	limit := c.group.LatencyLimit
 	// start is also the last transaction's end while the next one starts
 	// right after it (a closed loop, no pause between): then that is its
 	// start, as in pgbench, one clock read per transaction instead of two.
 	var start time.Time
-	for {
+	for going := c.begin(ctx.Done(), stopNew); going; {
 		intended, ok := c.model.next(stopNew, c.done)
 		if !ok {
-			return
+			break
 		}
 		tx := c.worker.Next()
 		var thinking time.Duration
 		if c.paced {
 			start = time.Time{}
 			if thinking, ok = c.keyIn(tx, stopNew); !ok {
-				return
+				break
 			}
 		}
 		if !intended.IsZero() || start.IsZero() {
@@ -135,17 +145,29 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		}
 		if intended.IsZero() {
 			if c.pastEnd(start) {
-				return // the measured time is over: nothing new starts
+				break // the measured time is over: nothing new starts
 			}
 			intended = start
-		} else if limit > 0 && start.Sub(intended) > limit {
+		} else if limit := c.group.LatencyLimit; limit > 0 && start.Sub(intended) > limit {
 			c.skip(tx, &intended, &start) // already too late to be worth starting (pgbench -L)
 			continue
 		}
 		if c.cfg.StatementLatencies {
 			c.curTx, c.stepMark = tx, start
 		}
-		class, connectFailed, err := c.run(ctx, tx)
+		// The common case, a connected pgconn-only client, runs the
+		// transaction here: run (connecting, retries) is called only
+		// when it is needed, its frame not under every statement's wait.
+		var class pgerr.ErrorClass
+		var connectFailed bool
+		var err error
+		if c.pgw != nil && c.live {
+			if err = c.pgw.DoPgConn(c.cfg.stmtCtx, tx); err != nil || c.group.ConnectPerTx {
+				class, connectFailed, err = c.run(ctx, tx, err)
+			}
+		} else {
+			class, connectFailed, err = c.run(ctx, tx, errNotRun)
+		}
 		if class != pgerr.ClassNone && (ctx.Err() != nil || errors.Is(err, workload.ErrStopped)) {
 			// Cancelled by the drain's deadline or a stop (in a pause of
 			// the transaction, \sleep, too): unfinished, then cancelled.
@@ -153,7 +175,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			if ctx.Err() != nil {
 				c.cancelled(tx, &intended, class, err)
 			}
-			return
+			break
 		}
 		start = c.record(tx, &intended, &start, class, err)
 		c.done++
@@ -161,7 +183,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 			// The backoff is the wait; no think time on top of it.
 			start = time.Time{}
 			if !c.sleepBackoff(ctx, stopNew) {
-				return
+				break
 			}
 			continue
 		}
@@ -170,15 +192,16 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		if thinking > 0 && (c.cfg.Transactions == 0 || c.done < c.cfg.Transactions) {
 			start = time.Time{}
 			if !pause(c.cfg.Clock, thinking, stopNew) {
-				return
+				break
 			}
 		}
 	}
+	c.exit()
 }
 
 // The parts of loop before and after its transactions are functions of
 // their own: loop is at the bottom of every client's stack, which starts at
-// 4 KB (see docs/benchmarks.md), and what they need (a select's cases, the
+// 2 KB (see smallStack), and what they need (a select's cases, the
 // end time, the arguments of the calls that count a transaction) is then
 // not in its frame, under every statement's wait.
 
@@ -304,10 +327,14 @@ func (c *client) observe(tx workload.TxType, intended, start, end *time.Time, cl
 // run runs one transaction, connecting first if the client has no
 // connection, retrying retryable failures up to MaxTries. It reports the
 // outcome's class, whether the failure was a failed connection attempt, and
-// the error of a failure (kept with it for its text).
-func (c *client) run(ctx context.Context, tx workload.TxType) (pgerr.ErrorClass, bool, error) {
+// the error of a failure (kept with it for its text). first is the
+// outcome of a first try loop made itself (nil: it succeeded), or
+// errNotRun.
+//
+//go:noinline
+func (c *client) run(ctx context.Context, tx workload.TxType, first error) (pgerr.ErrorClass, bool, error) {
 	c.retries = 0
-	if !c.live {
+	if first == errNotRun && !c.live {
 		conn, pc, err := c.connect(ctx)
 		if err != nil {
 			return pgerr.Classify(err), true, err
@@ -319,10 +346,10 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (pgerr.ErrorClass,
 		// then skips arming a cancel watch per statement, a measurable
 		// share of client CPU. A stopping run interrupts statements in
 		// flight through the socket deadline instead (interrupt).
-		var err error
-		if c.pgw != nil {
+		err := first
+		if first = errNotRun; err == errNotRun && c.pgw != nil {
 			err = c.pgw.DoPgConn(c.cfg.stmtCtx, tx)
-		} else {
+		} else if err == errNotRun {
 			err = c.worker.Do(c.cfg.stmtCtx, c.conn, tx)
 		}
 		if err == nil {
@@ -349,6 +376,26 @@ func (c *client) run(ctx context.Context, tx workload.TxType) (pgerr.ErrorClass,
 		c.dropConn()
 	}
 	return pgerr.ClassNone, false, nil
+}
+
+// smallStack reports whether the client's transactions fit the 2 KB
+// stack a goroutine starts with (workload.SmallStacker): else loop grows
+// it to 4 KB first, which one growth in its first transaction would do
+// with the client's frames on it to copy, and a collection could shrink
+// again while the client waits between transactions.
+func (c *client) smallStack() bool {
+	s, ok := c.worker.(workload.SmallStacker)
+	return ok && c.pgw != nil && c.group.Protocol == workload.ProtocolSimple && !c.group.Held && s.SmallStack()
+}
+
+// errNotRun tells run that the transaction's first try is still to run.
+var errNotRun = errors.New("not run")
+
+// exit ends the client's goroutine (loop): it tells the run.
+func (c *client) exit() {
+	c.finished.Store(true)
+	c.end.clientDone()
+	c.wg.Done()
 }
 
 // statementFailed counts, with -r, a failure of the transaction at the

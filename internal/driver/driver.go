@@ -53,7 +53,10 @@ type Group struct {
 	// query protocol of its connections (-M).
 	DialPgConn target.PgConnDialer
 	Protocol   workload.Protocol
-	Clients    int
+	// Held: the clients' connections wait for answers in a netio.Hold
+	// (a deeper stack than the netpoller's wait).
+	Held    bool
+	Clients int
 	// TxBase is the Recorder index of the group's first transaction type;
 	// the others follow in the order of Workload.TxTypes().
 	TxBase       int

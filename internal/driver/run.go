@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pgarena/pgarena/internal/clock"
-	"github.com/pgarena/pgarena/internal/gostack"
 	"github.com/pgarena/pgarena/internal/metrics"
 	"github.com/pgarena/pgarena/internal/workload"
 )
@@ -229,13 +228,9 @@ func (r *groupRun) launch(ctx context.Context) {
 		if after := c.group.After; after != "" {
 			c.gate = finished[slices.IndexFunc(r.groups, func(g Group) bool { return g.Name == after })].done
 		}
-		go func() {
-			defer wg.Done()
-			gostack.At4K() // a transaction reaches 4 KB
-			c.loop(runCtx, r.stopNew)
-			c.finished.Store(true)
-			finished[gi].clientDone()
-		}()
+		c.end, c.wg = finished[gi], &wg
+		c.growStack = !c.smallStack()
+		go c.loop(runCtx, r.stopNew)
 	}
 	r.done = make(chan struct{})
 	go func() { wg.Wait(); close(r.done) }()

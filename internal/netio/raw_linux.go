@@ -230,21 +230,49 @@ func (c *rawConn) ReadMore(keep int) ([]byte, error) {
 		c.pending = nil
 		return c.in[:c.inLen], nil
 	}
+	if keep > 0 || c.in == nil {
+		c.keep(keep)
+	} else {
+		c.inLen = 0
+	}
+	// Making and growing the buffer are out of line (keep, grow), so
+	// that ReadMore's frame is small: it is on a client's deepest stack,
+	// under the answer's wait (see workload.SmallStacker).
+	n, err := c.Read(c.in[c.inLen:])
+	if c.inLen += n; c.inLen == len(c.in) && len(c.in) < inGrown {
+		c.grow()
+	}
+	return c.in[:c.inLen], err
+}
+
+// ReserveAnswers makes ReadMore's buffer ahead of its first use (see
+// roundtrip.Ready).
+func (c *rawConn) ReserveAnswers() {
+	if c.in == nil {
+		c.in = make([]byte, inSize)
+	}
+}
+
+// grow doubles the buffer, keeping its filled part.
+//
+//go:noinline
+func (c *rawConn) grow() { c.in = doubled(c.in, c.inLen) }
+
+// keep moves the last keep bytes of what ReadMore returned last to the
+// front of the buffer (made on first use, grown when they fill it), as
+// the buffer's filled part.
+//
+//go:noinline
+func (c *rawConn) keep(keep int) {
 	if c.in == nil {
 		c.in = make([]byte, inSize)
 	}
 	if keep > 0 {
 		copy(c.in, c.in[c.inLen-keep:c.inLen])
 	}
-	if keep == len(c.in) {
-		c.in = doubled(c.in, keep)
+	if c.inLen = keep; keep == len(c.in) {
+		c.grow()
 	}
-	n, err := c.Read(c.in[keep:])
-	if keep+n == len(c.in) && len(c.in) < inGrown {
-		c.in = doubled(c.in, keep+n)
-	}
-	c.inLen = keep + n
-	return c.in[:c.inLen], err
 }
 
 // doubled returns a buffer twice b's length holding b's first n bytes.

@@ -79,6 +79,17 @@ type answerReader interface {
 	Unread(n int)
 }
 
+// Ready makes what the round trips on pc's connection need before the
+// first: netio's buffer for answers (its ReserveAnswers), made on the
+// caller's stack (connecting, shallow) rather than under the first
+// statement's wait, where malloc's slow path could outgrow a client's
+// 2 KB stack (see workload.SmallStacker).
+func Ready(pc *pgconn.PgConn) {
+	if r, ok := pc.Conn().(interface{ ReserveAnswers() }); ok {
+		r.ReserveAnswers()
+	}
+}
+
 // maxQuiet bounds the messages readQuiet reads itself (their length
 // field); a longer one is left to pgconn, so that the connection's buffer
 // stays small (netio grows it to 8 KB at most for these).

@@ -290,6 +290,7 @@ func (r *run) groups(st Step, hold *netio.Hold) ([]driver.Group, *metrics.Record
 			LatencyLimit: g.LatencyLimit, After: g.After}
 		if g.Workload.Meta().PgConnOnly {
 			dg.DialPgConn, dg.Protocol = r.pgConnDialer(g, hold)
+			dg.Held = hold != nil
 		}
 		if i == 0 {
 			dg.Clients, dg.Schedule = st.Clients, st.Schedule

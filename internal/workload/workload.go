@@ -44,6 +44,7 @@
 //	Lister            its list's length: a run that ends before it     driver.unfinishedLists
 //	                  is cut short
 //	PgConnWorker      Do on a pgconn connection alone (no pgx.Conn)    driver.client.run
+//	SmallStacker      transactions that fit a goroutine's first stack  driver.client.smallStack
 package workload
 
 import (
@@ -132,6 +133,19 @@ type PgConnWorker interface {
 	UsePgConn(pc *pgconn.PgConn, proto Protocol)
 	// DoPgConn is Do on the connection UsePgConn gave.
 	DoPgConn(ctx context.Context, tx TxType) error
+}
+
+// SmallStacker is implemented by PgConnWorkers whose transactions can
+// fit the 2 KB stack a goroutine starts with: a client's goroutine is
+// otherwise grown to 4 KB when it starts (internal/gostack), so that a
+// deeper path is not reached by repeated growths. Each 2 KB not grown is
+// 20 MB at 10,000 clients. internal/session's TestClientStackStaysSmall
+// checks that the clients of one that says so stay at 2 KB.
+type SmallStacker interface {
+	// SmallStack reports whether each transaction, run on a connection
+	// of the simple protocol with no netio.Hold, keeps within 2 KB of
+	// stack.
+	SmallStack() bool
 }
 
 // Pacer is implemented by Workers that emulate a user's pauses around each

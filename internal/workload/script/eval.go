@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // Limits of pgbench's random functions.
@@ -57,6 +58,47 @@ func (s *state) text(slot int) ([]byte, bool) {
 		x.hasText = true
 	}
 	return x.text, true
+}
+
+// formatText makes the text form of the variables in slots that \set
+// set (text's), before a statement's text is built: out of the builder's
+// frame, which its appends make large, so that formatting is not under it
+// on a client's stack (see workload.SmallStacker).
+//
+//go:noinline
+func (s *state) formatText(slots []int) {
+	for _, slot := range slots {
+		if x := &s.vars[slot]; x.set && !x.hasText {
+			s.text(slot)
+		}
+	}
+}
+
+// intText is the most bytes of an integer's text (-9223372036854775808).
+const intText = 20
+
+// reserveText gives each variable that the SQL commands of scripts refer
+// to room for an integer's text, in one allocation: the first formatting
+// of its text, under a client's first statement, then allocates nothing
+// (an allocation there, on the client's deepest stack, would outgrow
+// the 2 KB it starts with; see workload.SmallStacker).
+func (s *state) reserveText(scripts []*Script) {
+	var slots []int
+	for _, sc := range scripts {
+		for i := range sc.cmds {
+			if c := &sc.cmds[i]; c.kind == cSQL {
+				for _, slot := range c.refs {
+					if !slices.Contains(slots, slot) {
+						slots = append(slots, slot)
+					}
+				}
+			}
+		}
+	}
+	buf := make([]byte, len(slots)*intText)
+	for i, slot := range slots {
+		s.vars[slot].text = buf[i*intText : i*intText : (i+1)*intText]
+	}
 }
 
 func (s *state) get(slot int) (value, error) {
@@ -129,10 +171,29 @@ func (s *state) eval(n *node) (value, error) {
 				}
 			}
 		}
-		if a.k == kNull || b.k == kNull {
-			return value{k: kNull}, nil
-		}
-		return s.apply(n.op, []value{a, b})
+		return s.applyPair(n.op, a, b)
+	}
+	return s.evalOther(n)
+}
+
+// applyPair applies o to a and b: NULL if either is.
+//
+//go:noinline
+func (s *state) applyPair(o op, a, b value) (value, error) {
+	if a.k == kNull || b.k == kNull {
+		return value{k: kNull}, nil
+	}
+	return s.apply(o, []value{a, b})
+}
+
+// evalOther evaluates the operators and functions eval leaves, out of
+// eval's frame: eval is on a client's stack under every \set (twice
+// under pgbench's random(1, 100000 * :scale)), which has to fit the 2 KB
+// a goroutine starts with (workload.SmallStacker).
+//
+//go:noinline
+func (s *state) evalOther(n *node) (value, error) {
+	switch n.op {
 	case opAnd, opOr:
 		a, err := s.eval(n.args[0])
 		if err != nil || a.k == kNull {

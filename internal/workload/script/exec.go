@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
@@ -117,6 +118,7 @@ func (p *Program) NewRunner(id, clients int, seed uint64, debug io.Writer) *Runn
 	r := &Runner{prog: p}
 	r.st.names = p.syms.names
 	r.st.vars = make([]variable, len(p.syms.names))
+	r.st.reserveText(p.scripts)
 	r.st.debug = debug
 	r.st.where = func() string { return fmt.Sprintf("script=%d,command=%d", r.script, r.command+1) }
 	var defaultSeed int64
@@ -154,9 +156,9 @@ func (r *Runner) SetHooks(h workload.Hooks) { r.hooks = h }
 
 // The cold parts of Do are functions of their own, kept out of line: Do
 // is on every client's stack below the statement's read, and its frame
-// (the size of everything inlined into it) counts against the 4 KB a
-// client goroutine's stack starts with (TestClientStackStaysSmall in
-// internal/session guards it; see docs/benchmarks.md).
+// (the size of everything inlined into it) counts against the 2 KB a
+// client goroutine's stack starts with (SmallStack; TestClientStackStaysSmall
+// in internal/session guards it; see docs/benchmarks.md).
 
 // UsePgConn implements workload.PgConnWorker: pc is the runner's
 // connection, proto its protocol; nothing is prepared on it yet.
@@ -165,6 +167,48 @@ func (r *Runner) UsePgConn(pc *pgconn.PgConn, proto workload.Protocol) {
 	for i := range r.scripts {
 		r.scripts[i].unprepare()
 	}
+	if proto != protoExtended {
+		roundtrip.Ready(pc) // exec's lean paths read their answers in netio's buffer
+	}
+}
+
+// SmallStack implements workload.SmallStacker: true when the scripts hold
+// only SQL commands whose rows are discarded and that leave the
+// transaction status as it was, \set and \if: a client then waits for
+// each answer in exec's lean path (roundtrip's readQuiet). \gset, \aset,
+// \sleep, shell commands, pipelines and a transaction block's BEGIN and
+// END (whose answers pgconn reads itself, to learn the new status) go
+// deeper.
+func (r *Runner) SmallStack() bool {
+	for _, s := range r.prog.scripts {
+		for i := range s.cmds {
+			switch c := &s.cmds[i]; c.kind {
+			case cSQL:
+				if c.assign != assignNone || changesTxStatus(c.text) {
+					return false
+				}
+			case cSet, cIf, cElif, cElse, cEndif:
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// changesTxStatus reports whether SQL text starts with a statement that
+// begins or ends a transaction block.
+func changesTxStatus(text string) bool {
+	word := strings.TrimLeft(text, " \t\r\n")
+	if i := strings.IndexFunc(word, func(r rune) bool { return !unicode.IsLetter(r) }); i >= 0 {
+		word = word[:i]
+	}
+	for _, w := range []string{"begin", "start", "commit", "end", "rollback", "abort", "prepare"} {
+		if strings.EqualFold(word, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // failed ends the transaction that failed with err in script s and names
@@ -215,53 +259,12 @@ func (r *Runner) DoPgConn(ctx context.Context, tx workload.TxType) error {
 	for pc := 0; pc < len(s.cmds); {
 		r.command = pc
 		c := &s.cmds[pc]
+		next := pc + 1
 		var err error
-		switch c.kind {
-		case cSQL:
-			if pl != nil {
-				err = r.send(pl, s.index, pc, c)
-			} else {
-				err = r.exec(ctx, s.index, pc, c)
-			}
-		case cSet:
-			var v value
-			if v, err = r.st.eval(c.expr); err == nil {
-				r.st.setValue(c.slot, v)
-			}
-		case cIf:
-			var next int
-			if next, err = r.branch(s.cmds, pc, c); err == nil {
-				if step != nil {
-					step(pc)
-				}
-				pc = next
-				continue
-			}
-		case cElif, cElse:
-			// the end of a branch that ran
-			if step != nil {
-				step(pc)
-			}
-			pc = c.end + 1
-			continue
-		case cEndif:
-		case cSleep:
-			err = r.sleep(c)
-		case cShell, cSetShell:
-			err = r.shell(ctx, c)
-		case cStartPipeline:
-			if r.proto == protoSimple {
-				err = errors.New("cannot use pipeline mode with the simple query protocol")
-			} else if err = r.preparePipeline(ctx, s, pc); err == nil {
-				pl = r.pc.StartPipeline(ctx)
-				r.pending = r.pending[:0]
-			}
-		case cSyncPipeline:
-			pl.SendPipelineSync()
-			r.pending = append(r.pending, -1)
-		case cEndPipeline:
-			err = r.endPipeline(pl, s)
-			pl = nil
+		if c.kind == cSQL && pl == nil {
+			err = r.exec(ctx, s.index, pc, c)
+		} else {
+			next, err = r.other(ctx, s, pc, c, &pl)
 		}
 		if err != nil {
 			return r.failed(ctx, s, err)
@@ -269,12 +272,54 @@ func (r *Runner) DoPgConn(ctx context.Context, tx workload.TxType) error {
 		if step != nil {
 			step(pc)
 		}
-		pc++
+		pc = next
 	}
 	if r.pc.TxStatus() != 'I' {
 		return r.leftOpen(ctx, s)
 	}
 	return nil
+}
+
+// other runs command c at pc of s other than an SQL command outside a
+// pipeline (DoPgConn's own): the index of the command to run next. It
+// keeps the rarer commands' locals out of DoPgConn's frame, which is on
+// every client's deepest stack.
+//
+//go:noinline
+func (r *Runner) other(ctx context.Context, s *Script, pc int, c *command, pl **pgconn.Pipeline) (next int, err error) {
+	next = pc + 1
+	switch c.kind {
+	case cSQL:
+		err = r.send(*pl, s.index, pc, c)
+	case cSet:
+		var v value
+		if v, err = r.st.eval(c.expr); err == nil {
+			r.st.setValue(c.slot, v)
+		}
+	case cIf:
+		next, err = r.branch(s.cmds, pc, c)
+	case cElif, cElse:
+		next = c.end + 1 // the end of a branch that ran
+	case cEndif:
+	case cSleep:
+		err = r.sleep(c)
+	case cShell, cSetShell:
+		err = r.shell(ctx, c)
+	case cStartPipeline:
+		if r.proto == protoSimple {
+			err = errors.New("cannot use pipeline mode with the simple query protocol")
+		} else if err = r.preparePipeline(ctx, s, pc); err == nil {
+			*pl = r.pc.StartPipeline(ctx)
+			r.pending = r.pending[:0]
+		}
+	case cSyncPipeline:
+		(*pl).SendPipelineSync()
+		r.pending = append(r.pending, -1)
+	case cEndPipeline:
+		err = r.endPipeline(*pl, s)
+		*pl = nil
+	}
+	return next, err
 }
 
 // ErrOpenAtEnd is a script that ended with its transaction still open:
@@ -379,6 +424,7 @@ func (r *Runner) shell(ctx context.Context, c *command) error {
 // text writes the simple-protocol text of c into r.buf. An unset variable
 // stays as ":name", as in pgbench.
 func (r *Runner) text(c *command) string {
+	r.st.formatText(c.refs)
 	b := r.appendText(r.buf[:0], c)
 	r.buf = b
 	// pgconn copies the text into its send buffer and keeps no reference
@@ -386,14 +432,16 @@ func (r *Runner) text(c *command) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// appendText appends the simple-protocol text of c to b (see text).
+// appendText appends the simple-protocol text of c to b (see text), with
+// the text of its variables that formatText made. Not inlined: its
+// appends' temporaries would be in exec's frame, under the answer's wait.
+//
+//go:noinline
 func (r *Runner) appendText(b []byte, c *command) []byte {
 	b = append(b, c.pieces[0]...)
 	for i, slot := range c.refs {
 		if x := &r.st.vars[slot]; x.hasText {
 			b = append(b, x.text...)
-		} else if t, ok := r.st.text(slot); ok {
-			b = append(b, t...)
 		} else {
 			b = append(b, ':')
 			b = append(b, r.st.names[slot]...)
@@ -457,6 +505,7 @@ func (r *Runner) exec(ctx context.Context, script, i int, c *command) error {
 	case protoSimple:
 		if c.assign == assignNone && roundtrip.Usable(ctx, pc) {
 			// the text written once, into the Query message
+			r.st.formatText(c.refs)
 			return r.simple.Run(pc, r.appendText(r.simple.Query(), c))
 		}
 		return r.execSimple(ctx, pc, c)
