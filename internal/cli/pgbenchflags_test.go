@@ -162,3 +162,33 @@ func runSpec(t *testing.T, results, id string) (s struct {
 	}
 	return s
 }
+
+// TestLogRetriesPerTransaction: with --max-tries 2, each line of -l's log
+// carries its own transaction's retries. A script whose every third try
+// fails with a serialization failure (a sequence counts the tries) gives
+// retries 1, 0, 1, 0, ...: a count left over from the last transaction
+// would show 1 on every line.
+func TestLogRetriesPerTransaction(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.DSN(t)
+	if _, err := connect(t, dsn).Exec(context.Background(), "create sequence tries"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "retry.sql")
+	body := "DO $$ BEGIN IF nextval('tries') % 3 = 1 THEN RAISE EXCEPTION 'try again' USING ERRCODE = '40001'; END IF; END $$;\n"
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(dir, "log")
+	mustRun(t, "run", "script", "-f", script, "-c", "1", "-t", "6", "-M", "simple", "--max-tries=2", "-l",
+		"--log-prefix="+prefix, "--results", filepath.Join(dir, "results"), "--dsn", dsn)
+	var got []string
+	for _, line := range fileLines(t, prefix+"."+strconv.Itoa(os.Getpid())) {
+		fs := strings.Fields(line)
+		got = append(got, fs[len(fs)-1])
+	}
+	if want := "1 0 1 0 1 0"; strings.Join(got, " ") != want {
+		t.Errorf("retries per logged transaction %q, want %q", strings.Join(got, " "), want)
+	}
+}

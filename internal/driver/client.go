@@ -162,6 +162,7 @@ func (c *client) loop(ctx context.Context, stopNew <-chan struct{}) {
 		var connectFailed bool
 		var err error
 		if c.pgw != nil && c.live {
+			c.retries = 0 // as run does: the Observer's count is this transaction's
 			if err = c.pgw.DoPgConn(c.cfg.stmtCtx, tx); err != nil || c.group.ConnectPerTx {
 				class, connectFailed, err = c.run(ctx, tx, err)
 			}
