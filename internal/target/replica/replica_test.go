@@ -154,30 +154,36 @@ func lagAndCatchUp(t *testing.T, ctx context.Context, kind string, tgt *target.T
 	if took[0] < held-200*time.Millisecond || took[0] > held+2*time.Second {
 		t.Errorf("catch-up took %s; the replica was held %s after the load", took[0], held)
 	}
-	// The lag read over 300 ms that start after the catch-up.
+	// slony applies the SYNC events its slon fetches from the origin by
+	// polling, londiste the batches between the queue's ticks: their lag
+	// at rest is up to about 1.7 s on a quiet host (slony 1.35 and 1.58 s,
+	// londiste 1.69 s) and saw-tooths higher on a busy one (londiste 3.14 s
+	// in one CI run), so theirs must come to rest within 10 s of the
+	// catch-up; a streaming or logical replica's first read after it must
+	// already be at rest.
+	atRest, batched := 0.3, kind == "slony" || kind == "londiste"
+	if batched {
+		atRest = 2.5
+	}
+	// The lag read over 300 ms windows that start after the catch-up.
 	caughtUp := time.Now()
 	var after replica.LagStats
 	for deadline := caughtUp.Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		now := time.Now()
 		if from := now.Add(-300 * time.Millisecond); from.After(caughtUp) {
-			if after = mon.Stats(from, now)[0]; after.Reads > 0 {
+			if after = mon.Stats(from, now)[0]; after.Reads > 0 && (!batched || after.Max <= atRest) {
 				break
 			}
 		}
 		if now.After(deadline) {
-			t.Fatal("no lag read within 10 s after the catch-up")
+			if after.Reads == 0 {
+				t.Fatal("no lag read within 10 s after the catch-up")
+			}
+			break
 		}
 	}
-	// slony applies the SYNC events its slon fetches from the origin by
-	// polling, londiste the batches between the queue's ticks: their lag
-	// at rest is up to about 1.7 s here (slony 1.35 and 1.58 s, londiste
-	// 1.69 s).
-	atRest := 0.3
-	if kind == "slony" || kind == "londiste" {
-		atRest = 2.5
-	}
 	if after.Max > atRest {
-		t.Errorf("lag after catch-up: %.2fs, want at most %.1fs", after.Max, atRest)
+		t.Errorf("lag after catch-up (%s later): %.2fs, want at most %.1fs", time.Since(caughtUp).Round(time.Millisecond), after.Max, atRest)
 	}
 	var primary, copy int
 	conn, err := target.Connect(ctx, rep.Config, "test")
