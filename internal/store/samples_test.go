@@ -179,24 +179,24 @@ func TestIntervalsSyncPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := w.dirty
+	first := w.intervalsDirty
 	if first.IsZero() {
 		t.Fatal("appends synced at once")
 	}
-	w.dirty = first.Add(-syncEvery)
+	w.intervalsDirty = first.Add(-syncEvery)
 	if err := w.AppendIntervals(metrics.Interval{Seq: 3, Start: t0, End: t0.Add(time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	if !w.dirty.IsZero() {
+	if !w.intervalsDirty.IsZero() {
 		t.Fatalf("not synced %s after the oldest append", syncEvery)
 	}
-	if err := w.AppendIntervals(metrics.Interval{Seq: 4, Start: t0, End: t0.Add(time.Second)}); err != nil || w.dirty.IsZero() {
-		t.Fatalf("append after a sync: %v, dirty since %v", err, w.dirty)
+	if err := w.AppendIntervals(metrics.Interval{Seq: 4, Start: t0, End: t0.Add(time.Second)}); err != nil || w.intervalsDirty.IsZero() {
+		t.Fatalf("append after a sync: %v, dirty since %v", err, w.intervalsDirty)
 	}
 	if err := w.Finish(metrics.Summary{Status: metrics.StatusComplete}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !w.dirty.IsZero() {
+	if !w.intervalsDirty.IsZero() {
 		t.Error("Finish left intervals unsynced")
 	}
 	if b, err := os.ReadFile(w.Path(IntervalsFile)); err != nil || bytes.Count(b, []byte{'\n'}) != 5 {

@@ -246,10 +246,10 @@ type Writer struct {
 	// torn is set when a failed append could not be cut back to size:
 	// later appends would follow a torn line, so they are refused.
 	torn error
-	// dirty is when the oldest append to intervals.jsonl not yet fsynced
+	// intervalsDirty is when the oldest append to intervals.jsonl not yet fsynced
 	// was made (zero: all synced).
-	dirty  time.Time
-	closed bool
+	intervalsDirty time.Time
+	closed         bool
 
 	samples     *os.File // samples.jsonl, opened by the first AppendSamples
 	samplesSize int64    // bytes of samples.jsonl known to be whole lines
@@ -351,10 +351,10 @@ func (w *Writer) AppendIntervals(ivs ...metrics.Interval) error {
 	if len(ivs) > 1 {
 		what = fmt.Sprintf("intervals %d-%d", ivs[0].Seq, ivs[len(ivs)-1].Seq)
 	}
-	sync := syncDue(&w.dirty, time.Now())
+	sync := syncDue(&w.intervalsDirty, time.Now())
 	err := w.appendLines(w.intervals, &w.size, &w.torn, buf.Bytes(), what, sync)
 	if sync && err == nil {
-		w.dirty = time.Time{}
+		w.intervalsDirty = time.Time{}
 	}
 	return err
 }
@@ -381,7 +381,7 @@ func (w *Writer) Finish(sum metrics.Summary, acc *metrics.Accumulator) error {
 	if err := w.intervals.Sync(); err != nil {
 		return w.full("sync "+IntervalsFile, fmt.Errorf("sync %s: %w", w.Path(IntervalsFile), err))
 	}
-	w.dirty = time.Time{}
+	w.intervalsDirty = time.Time{}
 	if err := w.syncSamples(); err != nil {
 		return w.full("sync "+SamplesFile, err)
 	}
